@@ -1,0 +1,21 @@
+/** Injection token of the resolved module options. */
+export const AWA_OPTIONS = Symbol('AWA_OPTIONS');
+/** Injection token of the raw options given to forRoot / forRootAsync. */
+export const AWA_RAW_OPTIONS = Symbol('AWA_RAW_OPTIONS');
+/** Metadata key set by @JobHandler on a method. */
+export const JOB_HANDLER_METADATA = 'awa:job-handler';
+
+/** PostgreSQL schema that holds every table of the queue. */
+export const AWA_SCHEMA = 'awa';
+/** NOTIFY channel: the payload is the queue name of newly available jobs. */
+export const AWA_JOBS_CHANNEL = 'awa_jobs';
+
+/** Advisory-lock keys (pg_advisory_lock takes a bigint; these spell "awa" + purpose). */
+export const MAINTENANCE_LOCK_KEY = '6182721100001';
+
+export const DEFAULT_QUEUE = 'default';
+/** Priority bounds: a smallint, lower runs first (like graphile-worker). */
+export const PRIORITY_MIN = -32768;
+export const PRIORITY_MAX = 32767;
+/** Injection token of the host's SchedulerRegistry, checked at boot. */
+export const AWA_SCHEDULER = Symbol('AWA_SCHEDULER');

@@ -1,0 +1,66 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { AWA_OPTIONS, JOB_HANDLER_METADATA } from './awa.constants.js';
+import { AwaMessages } from './awa.messages.js';
+import type { JobHandlerMetadata } from './decorators/job-handler.decorator.js';
+import type { Job } from './interfaces/job.interface.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
+
+export interface RegisteredHandler {
+  kind: string;
+  queue: string;
+  /** `Class.method`, for messages. */
+  name: string;
+  invoke: (job: Job) => unknown;
+}
+
+/** Finds every @JobHandler method on the app's providers and controllers, at boot. */
+@Injectable()
+export class AwaExplorer {
+  private readonly byKind = new Map<string, RegisteredHandler>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
+
+  explore(): void {
+    this.byKind.clear();
+    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
+    for (const wrapper of wrappers) {
+      const { instance } = wrapper;
+      // Request-scoped and not-yet-resolved providers have no single instance to bind a handler to.
+      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
+      const prototype = Object.getPrototypeOf(instance);
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const meta = this.reflector.get<JobHandlerMetadata | undefined>(JOB_HANDLER_METADATA, prototype[method]);
+        if (meta) this.register(meta, instance as Record<string, (job: Job) => unknown>, method);
+      }
+    }
+  }
+
+  get handlers(): ReadonlyMap<string, RegisteredHandler> {
+    return this.byKind;
+  }
+
+  /** Kinds handled here, by queue. */
+  kindsByQueue(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const h of this.byKind.values()) out.set(h.queue, [...(out.get(h.queue) ?? []), h.kind]);
+    return out;
+  }
+
+  private register(meta: JobHandlerMetadata, instance: Record<string, (job: Job) => unknown>, method: string): void {
+    const name = `${instance.constructor.name}.${method}`;
+    if (typeof meta.kind !== 'string' || meta.kind.trim() === '' || meta.kind.length > 200) {
+      throw new Error(AwaMessages.handlerKindInvalid(name));
+    }
+    const existing = this.byKind.get(meta.kind);
+    if (existing) throw new Error(AwaMessages.duplicateHandler(meta.kind, existing.name, name));
+    if (!this.options.queues.has(meta.queue)) throw new Error(AwaMessages.handlerQueueUnknown(name, meta.queue));
+    const fn = instance[method]!;
+    this.byKind.set(meta.kind, { kind: meta.kind, queue: meta.queue, name, invoke: (job) => fn.call(instance, job) });
+  }
+}

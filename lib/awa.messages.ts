@@ -1,0 +1,70 @@
+/** Every message the library throws or logs, in one place. */
+export const AwaMessages = {
+  invalidOption: (path: string, problem: string) =>
+    `nestjs-awa: invalid option \`${path}\`: ${problem}.`,
+  scheduleModuleMissing: () =>
+    'nestjs-awa: SchedulerRegistry is not available. Import ScheduleModule.forRoot() once in your root module ' +
+    '(AwaModule does not import it itself, so your own cron jobs are not registered twice).',
+  dataSourceMissing: (name: string) =>
+    `nestjs-awa: no TypeORM DataSource named "${name}" was found. Import TypeOrmModule.forRoot(...) ` +
+    'for it, or set the AwaModule option `dataSource` to the name you gave it.',
+  notPostgres: (type: string) =>
+    `nestjs-awa: the DataSource uses driver "${type}"; nestjs-awa needs PostgreSQL (type: 'postgres').`,
+  entitiesMissing: (names: string[]) =>
+    `nestjs-awa: the entities ${names.join(', ')} are not registered on the DataSource. ` +
+    'Set `autoLoadEntities: true` in TypeOrmModule.forRoot(...), or add `...AwaEntities` to its `entities`.',
+  schemaMissing: () =>
+    'nestjs-awa: the "awa" schema is missing from the database: its migrations were not run. ' +
+    'Add `...AwaMigrations` to your DataSource `migrations` and run them, or set the AwaModule option `migrationsRun: true`.',
+  schemaOutdated: (missing: string[]) =>
+    `nestjs-awa: the "awa" schema is out of date; migrations not applied: ${missing.join(', ')}. ` +
+    'Run your migrations, or set the AwaModule option `migrationsRun: true`.',
+  duplicateHandler: (kind: string, first: string, second: string) =>
+    `nestjs-awa: two handlers for job kind "${kind}": ${first} and ${second}. Each kind has exactly one handler.`,
+  handlerQueueUnknown: (handler: string, queue: string) =>
+    `nestjs-awa: handler ${handler} is bound to queue "${queue}", which is not configured. ` +
+    `Add it to the AwaModule option \`queues\` (e.g. queues: { ${JSON.stringify(queue)}: {} }).`,
+  handlerKindInvalid: (handler: string) =>
+    `nestjs-awa: @JobHandler on ${handler} needs a non-empty kind string.`,
+
+  enqueueKindInvalid: () => 'nestjs-awa: enqueue needs a non-empty job kind string (at most 200 characters).',
+  enqueueQueueUnknown: (queue: string, known: string[]) =>
+    `nestjs-awa: cannot enqueue into unknown queue "${queue}"; configured queues: ${known.join(', ')}.`,
+  enqueueArgsInvalid: (reason: string) => `nestjs-awa: job args cannot be stored as JSON: ${reason}.`,
+  enqueueArgsTooLarge: (bytes: number, limit: number) =>
+    `nestjs-awa: job args are ${bytes} bytes as JSON; the limit is ${limit} bytes (option maxArgsBytes). Store large payloads elsewhere and pass a reference.`,
+  enqueueRunAtInvalid: () => 'nestjs-awa: `runAt` must be a valid Date.',
+  enqueuePriorityInvalid: (min: number, max: number) =>
+    `nestjs-awa: \`priority\` must be an integer from ${min} to ${max} (lower runs first).`,
+  enqueueMaxAttemptsInvalid: () => 'nestjs-awa: `maxAttempts` must be an integer of at least 1.',
+  enqueueManagerInvalid: () =>
+    'nestjs-awa: `manager` must be a TypeORM EntityManager of the same PostgreSQL DataSource.',
+
+  leaseLost: (id: string, kind: string, lease: string) =>
+    `job ${id} (${kind}) finished, but its lease ${lease} was no longer held: it had been rescued. The result was discarded.`,
+  handlerThrew: (id: string, kind: string, attempt: number, error: string) =>
+    `job ${id} (${kind}) attempt ${attempt} failed: ${error}`,
+  noHandlerForKind: (kind: string) => `no handler registered for kind "${kind}" on the instance that claimed it`,
+  leaderAcquired: (instance: string) => `instance ${instance} is now the maintenance leader`,
+  leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
+  rescued: (task: string, count: number) => `${task}: rescued ${count} job(s)`,
+  tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
+  shutdownTimeout: (count: number, ms: number) =>
+    `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
+} as const;
+
+/** Error texts written to a job's `errors` array by rescues and releases. */
+export const RescueErrors = {
+  heartbeatStale: 'heartbeat stale: worker presumed dead',
+  deadlineExceeded: 'hard deadline exceeded',
+  instanceDied: (id: string) => `worker instance died: ${id}`,
+  releasedOnShutdown: 'released on shutdown',
+} as const;
+
+/** Reasons given to `job.signal.abort(reason)`. */
+export const AbortReasons = {
+  deadline: 'hard deadline exceeded',
+  leaseLost: 'lease lost: the job was rescued by maintenance',
+  shutdown: 'shutdown timeout: the job will be released',
+  cancelled: 'cancelled by producer.cancel()',
+} as const;

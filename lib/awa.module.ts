@@ -1,0 +1,89 @@
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { AWA_OPTIONS, AWA_RAW_OPTIONS, AWA_SCHEDULER } from './awa.constants.js';
+import { AwaExplorer } from './awa.explorer.js';
+import { AwaLifecycle } from './awa.lifecycle.js';
+import { AwaMessages } from './awa.messages.js';
+import { AWA_DATA_SOURCE, AwaDatabase } from './database/awa-database.js';
+import { SchemaVerifier } from './database/schema-verifier.js';
+import { AwaEntities } from './entities/index.js';
+import { HeartbeatService } from './heartbeat/heartbeat.service.js';
+import { InstanceSession } from './instance/instance-session.js';
+import { LeaderElection } from './maintenance/leader-election.js';
+import { MaintenanceService } from './maintenance/maintenance.service.js';
+import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
+import { DeadlineRescueTask } from './maintenance/tasks/deadline-rescue.task.js';
+import { HeartbeatRescueTask } from './maintenance/tasks/heartbeat-rescue.task.js';
+import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
+import { PromotionTask } from './maintenance/tasks/promotion.task.js';
+import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
+import { resolveAwaOptions } from './options/awa-options.resolver.js';
+import { QueueProducer } from './producer/queue-producer.js';
+import { LeaseRegistry } from './worker/lease-registry.js';
+import { LeaseWriter } from './worker/lease-writer.js';
+import { WorkerService } from './worker/worker.service.js';
+
+const SERVICES: Provider[] = [
+  AwaDatabase, SchemaVerifier, AwaExplorer, AwaLifecycle, InstanceSession, LeaseRegistry, LeaseWriter,
+  WorkerService, HeartbeatService, LeaderElection, MaintenanceService, QueueProducer,
+  HeartbeatRescueTask, DeadlineRescueTask, OrphanRescueTask, PromotionTask, CleanupTask,
+];
+const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];
+
+/**
+ * The job queue. Import it once, next to TypeOrmModule.forRoot(...) and ScheduleModule.forRoot();
+ * it is global, so QueueProducer can be injected anywhere.
+ */
+@Module({})
+export class AwaModule {
+  static forRoot(options: AwaModuleOptions = {}): DynamicModule {
+    const resolved = resolveAwaOptions(options); // bad options fail here, naming the option
+    return AwaModule.build(resolved.dataSource, [{ provide: AWA_OPTIONS, useValue: resolved }]);
+  }
+
+  static forRootAsync(options: AwaModuleAsyncOptions): DynamicModule {
+    if (!options || typeof options.useFactory !== 'function') {
+      throw new Error(AwaMessages.invalidOption('useFactory', 'forRootAsync needs a useFactory function'));
+    }
+    return AwaModule.build(options.dataSource, [
+      { provide: AWA_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
+      {
+        provide: AWA_OPTIONS,
+        useFactory: (raw: AwaModuleOptions) => resolveAwaOptions({ ...raw, dataSource: options.dataSource }),
+        inject: [AWA_RAW_OPTIONS],
+      },
+    ], options.imports ?? []);
+  }
+
+  private static build(dataSource: string | undefined, optionProviders: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
+    return {
+      module: AwaModule,
+      global: true,
+      imports: [...imports, DiscoveryModule, TypeOrmModule.forFeature(AwaEntities, dataSource)],
+      providers: [
+        ...optionProviders,
+        {
+          provide: AWA_DATA_SOURCE,
+          useFactory: (ds: DataSource | undefined) => {
+            if (!ds) throw new Error(AwaMessages.dataSourceMissing(dataSource ?? 'default'));
+            return ds;
+          },
+          inject: [{ token: getDataSourceToken(dataSource), optional: true }],
+        },
+        {
+          provide: AWA_SCHEDULER,
+          useFactory: (registry: SchedulerRegistry | undefined) => {
+            if (!registry) throw new Error(AwaMessages.scheduleModuleMissing());
+            return registry;
+          },
+          inject: [{ token: SchedulerRegistry, optional: true }],
+        },
+        ...SERVICES,
+      ],
+      exports: EXPORTS,
+    };
+  }
+}

@@ -1,0 +1,52 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Client, Pool, PoolClient, QueryResultRow } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { SqlStatement } from '../sql/sql-statement.js';
+
+/** Injection token of the TypeORM DataSource the queue lives in. */
+export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
+
+/**
+ * The queue's door to PostgreSQL. Hot-path statements go straight to the pg Pool behind the
+ * app's TypeORM DataSource, as named prepared statements: no entity hydration, no query builder.
+ */
+@Injectable()
+export class AwaDatabase {
+  constructor(@Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource) {}
+
+  /** The pg Pool of the DataSource (its primary, when replication is configured). */
+  get pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
+  }
+
+  async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
+    const result = await this.pool.query<R>({ name: sql.name, text: sql.text, values });
+    return result.rows;
+  }
+
+  /** Runs a statement and returns how many rows it touched. */
+  async execute(sql: SqlStatement, values: unknown[] = []): Promise<number> {
+    const result = await this.pool.query({ name: sql.name, text: sql.text, values });
+    return result.rowCount ?? 0;
+  }
+
+  /** Runs a statement on a given client (a dedicated connection or a checked-out pool client). */
+  static async queryOn<R extends QueryResultRow = any>(
+    client: Client | PoolClient, sql: SqlStatement, values: unknown[] = [],
+  ): Promise<R[]> {
+    const result = await client.query<R>({ name: sql.name, text: sql.text, values });
+    return result.rows;
+  }
+
+  /**
+   * A new connection outside the pool, with the pool's own settings, for a session-scoped job:
+   * LISTEN, the maintenance leader lock, the instance liveness lock. The caller connects and ends it.
+   */
+  createDedicatedClient(applicationName: string): Client {
+    const pool = this.pool as Pool & { Client: new (config: object) => Client; options: Record<string, unknown> };
+    const client = new pool.Client({ ...pool.options, application_name: applicationName });
+    // A dropped connection must not crash the process; owners watch 'end' and reconnect.
+    client.on('error', () => undefined);
+    return client;
+  }
+}

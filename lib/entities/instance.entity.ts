@@ -1,0 +1,13 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** A live (or recently live) worker instance: one Nest application process running AwaModule. */
+@Entity({ schema: 'awa', name: 'instances', synchronize: false })
+export class AwaInstanceEntity {
+  @PrimaryColumn({ type: 'text' }) id!: string;
+  @Column({ type: 'text' }) hostname!: string;
+  @Column({ type: 'integer' }) pid!: number;
+  @Column({ type: 'text', array: true }) queues!: string[];
+  @Column({ type: 'integer', name: 'lock_key' }) lockKey!: number;
+  @Column({ type: 'timestamptz', name: 'started_at' }) startedAt!: Date;
+  @Column({ type: 'timestamptz', name: 'heartbeat_at' }) heartbeatAt!: Date;
+}

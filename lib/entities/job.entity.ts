@@ -1,0 +1,27 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { JobError, JobState } from '../interfaces/job.interface.js';
+
+/**
+ * A job row, for reading jobs with TypeORM (repositories, query builders, relations of your own).
+ * The queue itself writes with raw SQL; the schema comes from the bundled migrations, never from
+ * `synchronize`.
+ */
+@Entity({ schema: 'awa', name: 'jobs', synchronize: false })
+export class AwaJobEntity<TArgs = unknown> {
+  /** bigint, as a string. */
+  @PrimaryColumn({ type: 'bigint' }) id!: string;
+  @Column({ type: 'text' }) kind!: string;
+  @Column({ type: 'text' }) queue!: string;
+  @Column({ type: 'jsonb' }) args!: TArgs;
+  @Column({ type: 'text' }) state!: JobState;
+  @Column({ type: 'smallint' }) priority!: number;
+  @Column({ type: 'integer' }) attempt!: number;
+  @Column({ type: 'integer', name: 'max_attempts' }) maxAttempts!: number;
+  @Column({ type: 'timestamptz', name: 'run_at' }) runAt!: Date;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'attempted_at', nullable: true }) attemptedAt!: Date | null;
+  @Column({ type: 'timestamptz', name: 'finalized_at', nullable: true }) finalizedAt!: Date | null;
+  @Column({ type: 'jsonb' }) errors!: JobError[];
+  /** bigint, as a string. */
+  @Column({ type: 'bigint', name: 'run_lease' }) runLease!: string;
+}

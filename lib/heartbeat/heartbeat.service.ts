@@ -1,0 +1,95 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
+import { AbortReasons, AwaMessages } from '../awa.messages.js';
+import { InstanceSession } from '../instance/instance-session.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { chunk } from '../util/chunk.js';
+import { LeaseRegistry } from '../worker/lease-registry.js';
+import { LeaseWriter } from '../worker/lease-writer.js';
+
+export const HEARTBEAT_INTERVAL_NAME = 'awa.heartbeat';
+
+export interface HeartbeatReport {
+  /** Leases refreshed. */
+  refreshed: number;
+  /** Leases found no longer held; their signals were aborted. */
+  lost: number;
+  /** Statements spent on leases: ceil(in-flight / heartbeatBatchSize). */
+  statements: number;
+}
+
+/**
+ * Runs on every instance. Each heartbeatInterval it refreshes heartbeat_at of all this instance's
+ * leases, one `unnest` UPDATE per heartbeatBatchSize chunk, and re-registers the instance row.
+ * A lease the UPDATE no longer finds was rescued: its handler's signal is aborted.
+ */
+@Injectable()
+export class HeartbeatService {
+  private readonly logger = new Logger('AwaHeartbeat');
+  private ticking: Promise<unknown> | undefined;
+  private lastSuccess = Date.now();
+
+  constructor(
+    private readonly leases: LeaseRegistry,
+    private readonly writer: LeaseWriter,
+    private readonly session: InstanceSession,
+    @Inject(AWA_SCHEDULER) private readonly scheduler: SchedulerRegistry,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
+
+  start(): void {
+    this.lastSuccess = Date.now();
+    const timer = setInterval(() => void this.tick(), this.options.heartbeatInterval);
+    this.scheduler.addInterval(HEARTBEAT_INTERVAL_NAME, timer);
+  }
+
+  async stop(): Promise<void> {
+    if (this.scheduler.doesExist('interval', HEARTBEAT_INTERVAL_NAME)) this.scheduler.deleteInterval(HEARTBEAT_INTERVAL_NAME);
+    await this.ticking;
+  }
+
+  /** One heartbeat now. Ticks never overlap. */
+  async tick(): Promise<HeartbeatReport | undefined> {
+    if (this.ticking) return undefined;
+    const run = this.beat();
+    this.ticking = run;
+    try {
+      return await run;
+    } catch (error) {
+      this.logger.warn(AwaMessages.tickFailed('heartbeat', String(error)));
+      this.abandonIfStale();
+      return undefined;
+    } finally {
+      this.ticking = undefined;
+    }
+  }
+
+  private async beat(): Promise<HeartbeatReport> {
+    await this.session.refresh();
+    const report: HeartbeatReport = { refreshed: 0, lost: 0, statements: 0 };
+    for (const jobs of chunk(this.leases.snapshot(), this.options.heartbeatBatchSize)) {
+      const held = await this.writer.heartbeat(jobs);
+      report.statements++;
+      for (const job of jobs) {
+        if (held.has(job.id)) report.refreshed++;
+        else if (!job.settled && this.leases.get(job.id) === job) {
+          // Rescued while the handler still runs: tell it to stop; its result will be fenced out.
+          job.abort(AbortReasons.leaseLost);
+          report.lost++;
+        }
+      }
+    }
+    this.lastSuccess = Date.now();
+    return report;
+  }
+
+  /**
+   * Heartbeats have failed for longer than heartbeatStaleAfter: maintenance may have rescued any
+   * of our leases. Abort their handlers; their results stay fenced by run_lease.
+   */
+  private abandonIfStale(): void {
+    if (Date.now() - this.lastSuccess <= this.options.heartbeatStaleAfter) return;
+    for (const job of this.leases.snapshot()) if (!job.settled) job.abort(AbortReasons.leaseLost);
+  }
+}

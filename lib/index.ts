@@ -1,0 +1,16 @@
+export { AwaModule } from './awa.module.js';
+export { JobHandler, type JobHandlerOptions, type JobHandlerMetadata } from './decorators/job-handler.decorator.js';
+export { QueueProducer, type EnqueuedJob } from './producer/queue-producer.js';
+export { HeartbeatService, type HeartbeatReport } from './heartbeat/heartbeat.service.js';
+export { MaintenanceService, type SweepReport } from './maintenance/maintenance.service.js';
+export { AwaDatabase } from './database/awa-database.js';
+export { AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity } from './entities/index.js';
+export { AwaMigrations, AwaInit1764400000000 } from '../migrations/index.js';
+export { AWA_OPTIONS, DEFAULT_QUEUE, PRIORITY_MAX, PRIORITY_MIN } from './awa.constants.js';
+export { AbortReasons, RescueErrors } from './awa.messages.js';
+export { JOB_STATES } from './interfaces/job.interface.js';
+export type {
+  EnqueueManyItem, EnqueueOptions, Job, JobError, JobHandlerFn, JobRecord, JobState,
+} from './interfaces/job.interface.js';
+export type { AwaModuleAsyncOptions, AwaModuleOptions, QueueOptions, RetentionOptions } from './options/awa-options.interface.js';
+export type { ResolvedAwaOptions, ResolvedQueueOptions } from './options/awa-options.resolver.js';

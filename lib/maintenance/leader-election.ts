@@ -1,0 +1,48 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
+import { AwaMessages } from '../awa.messages.js';
+import { InstanceSession } from '../instance/instance-session.js';
+import { schemaSql } from '../sql/index.js';
+
+/**
+ * Maintenance leadership: a session-level advisory lock held on the instance session. PostgreSQL
+ * grants it to one session at a time and drops it when that session ends, so a dead leader's
+ * lock is free for the next instance that asks.
+ */
+@Injectable()
+export class LeaderElection {
+  private leader = false;
+  private readonly logger = new Logger('AwaLeader');
+
+  constructor(private readonly session: InstanceSession) {
+    this.session.onDisconnect(() => {
+      if (this.leader) this.logger.warn(AwaMessages.leaderLost(this.session.id, 'session lost'));
+      this.leader = false;
+    });
+  }
+
+  get isLeader(): boolean {
+    return this.leader && this.session.connected;
+  }
+
+  /** Takes the lock if it is free; true while this instance leads. */
+  async ensureLeader(): Promise<boolean> {
+    if (this.isLeader) return true;
+    if (!this.session.connected) return false;
+    try {
+      const [row] = await this.session.query<{ acquired: boolean }>(schemaSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY]);
+      this.leader = row?.acquired === true;
+      if (this.leader) this.logger.log(AwaMessages.leaderAcquired(this.session.id));
+    } catch (error) {
+      this.leader = false;
+      this.logger.warn(AwaMessages.tickFailed('leader election', String(error)));
+    }
+    return this.leader;
+  }
+
+  async resign(): Promise<void> {
+    if (!this.isLeader) return;
+    this.leader = false;
+    await this.session.query(schemaSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY]).catch(() => undefined);
+  }
+}

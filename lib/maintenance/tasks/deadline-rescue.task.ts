@@ -1,0 +1,22 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AWA_OPTIONS } from '../../awa.constants.js';
+import { RescueErrors } from '../../awa.messages.js';
+import { AwaDatabase } from '../../database/awa-database.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import { maintenanceSql } from '../../sql/index.js';
+import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
+
+/** Rescues leases past their hard deadline: the handler hung, even if its worker still heartbeats. */
+@Injectable()
+export class DeadlineRescueTask implements MaintenanceTask {
+  readonly name = 'deadline rescue';
+
+  constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
+
+  async run(): Promise<number> {
+    const rows = await this.db.query(maintenanceSql.rescueExpiredDeadlines, [
+      ...rescueParams(this.options), RescueErrors.deadlineExceeded,
+    ]);
+    return rows.length;
+  }
+}

@@ -1,0 +1,21 @@
+import { QUEUE_DEFAULTS } from '../../options/awa-options.defaults.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+
+/** One unit of maintenance work, run by the leader. Returns how many rows it moved. */
+export interface MaintenanceTask {
+  readonly name: string;
+  run(): Promise<number>;
+}
+
+/** $1..$6 of every rescue statement: per-queue retry settings, defaults, batch size. */
+export function rescueParams(options: ResolvedAwaOptions): unknown[] {
+  const queues = [...options.queues.values()];
+  return [
+    queues.map((q) => q.name),
+    queues.map((q) => q.retryBaseDelay),
+    queues.map((q) => q.retryMaxDelay),
+    QUEUE_DEFAULTS.retryBaseDelay,
+    QUEUE_DEFAULTS.retryMaxDelay,
+    options.rescueBatchSize,
+  ];
+}

@@ -1,0 +1,27 @@
+import type { AwaModuleOptions, QueueOptions, RetentionOptions } from './awa-options.interface.js';
+
+export const QUEUE_DEFAULTS: Required<QueueOptions> = {
+  concurrency: 10,
+  deadlineDuration: 300_000,
+  maxAttempts: 25,
+  retryBaseDelay: 1_000,
+  retryMaxDelay: 86_400_000,
+  pollInterval: 1_000,
+};
+
+export const RETENTION_DEFAULTS: Required<RetentionOptions> = {
+  completed: 86_400_000,
+  failed: 604_800_000,
+};
+
+export const MODULE_DEFAULTS = {
+  heartbeatInterval: 30_000,
+  heartbeatStaleAfter: 90_000,
+  maintenanceInterval: 30_000,
+  rescueBatchSize: 500,
+  heartbeatBatchSize: 500,
+  migrationsRun: false,
+  shutdownTimeout: 30_000,
+  maxArgsBytes: 1_048_576,
+  orphanSweepInterval: 5_000,
+} satisfies Partial<AwaModuleOptions>;

@@ -1,0 +1,66 @@
+import type { ModuleMetadata } from '@nestjs/common';
+
+/** Options of one queue. Every instance applies them to the jobs it claims from that queue. */
+export interface QueueOptions {
+  /** Handlers of this queue running at once on one instance. Default 10. */
+  concurrency?: number;
+  /** Hard deadline set at claim, in ms; 0 disables it. Default 300_000 (5 min). */
+  deadlineDuration?: number;
+  /** Attempts before a job fails for good (a job's own maxAttempts wins). Default 25. */
+  maxAttempts?: number;
+  /** Retry delay base in ms: base * 2^(attempt-1), plus up to 25% jitter. Default 1000. */
+  retryBaseDelay?: number;
+  /** Upper bound of the retry delay in ms. Default 86_400_000 (24 h). */
+  retryMaxDelay?: number;
+  /** Poll interval in ms, the fallback when no notification arrives. Default 1000. */
+  pollInterval?: number;
+}
+
+/** How long finished jobs are kept before the maintenance leader deletes them, in ms. */
+export interface RetentionOptions {
+  /** Default 86_400_000 (24 h). 0 keeps completed jobs forever. */
+  completed?: number;
+  /** Failed and cancelled jobs. Default 604_800_000 (7 days). 0 keeps them forever. */
+  failed?: number;
+}
+
+export interface AwaModuleOptions {
+  /** Name of the TypeORM DataSource to use. Default: the default DataSource. */
+  dataSource?: string;
+  /** Queues and their options. The queue 'default' always exists. */
+  queues?: Record<string, QueueOptions>;
+  /** How often each instance refreshes the heartbeats of its leases, in ms. Default 30_000. */
+  heartbeatInterval?: number;
+  /** A lease whose heartbeat is older than this is rescued, in ms. Default 90_000. */
+  heartbeatStaleAfter?: number;
+  /** How often the maintenance leader runs its sweeps, in ms. Default 30_000. */
+  maintenanceInterval?: number;
+  /** Rows per rescue sweep. Default 500. */
+  rescueBatchSize?: number;
+  /** Leases per heartbeat statement. Default 500. */
+  heartbeatBatchSize?: number;
+  /** Apply the bundled migrations at boot, under an advisory lock. Default false. */
+  migrationsRun?: boolean;
+  /** Time in-flight handlers get to finish on shutdown, in ms. Default 30_000. */
+  shutdownTimeout?: number;
+  /** Largest accepted job args, in bytes of JSON. Default 1_048_576 (1 MiB). */
+  maxArgsBytes?: number;
+  /** How often the maintenance leader rescues the leases of dead instances, in ms. Default 5_000. */
+  orphanSweepInterval?: number;
+  /**
+   * How the leader tells that an instance died. 'session' (default): the instance holds an advisory
+   * lock on its own connection, which PostgreSQL drops the moment the process dies. 'heartbeat': only
+   * the instance row's heartbeat age counts (for poolers where session locks do not hold).
+   */
+  livenessProbe?: 'session' | 'heartbeat';
+  /** Retention of finished jobs. */
+  retention?: RetentionOptions;
+}
+
+/** forRootAsync: options from a factory, like TypeOrmModule.forRootAsync. */
+export interface AwaModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Name of the TypeORM DataSource to use; it must be known before the factory runs. */
+  dataSource?: string;
+  useFactory: (...args: any[]) => Omit<AwaModuleOptions, 'dataSource'> | Promise<Omit<AwaModuleOptions, 'dataSource'>>;
+  inject?: any[];
+}

@@ -1,0 +1,132 @@
+import { DEFAULT_QUEUE } from '../awa.constants.js';
+import { AwaMessages } from '../awa.messages.js';
+import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
+import type { AwaModuleOptions, QueueOptions, RetentionOptions } from './awa-options.interface.js';
+
+export type ResolvedQueueOptions = Required<QueueOptions> & { name: string };
+
+/** Module options after validation, with every default filled in. */
+export interface ResolvedAwaOptions {
+  dataSource: string | undefined;
+  queues: ReadonlyMap<string, ResolvedQueueOptions>;
+  heartbeatInterval: number;
+  heartbeatStaleAfter: number;
+  maintenanceInterval: number;
+  rescueBatchSize: number;
+  heartbeatBatchSize: number;
+  migrationsRun: boolean;
+  shutdownTimeout: number;
+  maxArgsBytes: number;
+  orphanSweepInterval: number;
+  livenessProbe: 'session' | 'heartbeat';
+  retention: Required<RetentionOptions>;
+}
+
+const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+const MAX_TIMER_MS = 2_147_483_647; // setTimeout/setInterval cap
+
+type Rule = 'positive' | 'nonNegative';
+
+function checkNumber(path: string, value: unknown, rule: Rule, integer: boolean, max = Number.MAX_SAFE_INTEGER): number {
+  const fail = (problem: string): never => {
+    throw new Error(AwaMessages.invalidOption(path, `${problem}, got ${describe(value)}`));
+  };
+  if (typeof value !== 'number' || Number.isNaN(value)) fail('expected a number');
+  const n = value as number;
+  if (!Number.isFinite(n)) fail('expected a finite number');
+  if (integer && !Number.isInteger(n)) fail('expected an integer');
+  if (rule === 'positive' && n <= 0) fail('must be greater than 0');
+  if (rule === 'nonNegative' && n < 0) fail('must not be negative');
+  if (n > max) fail(`must be at most ${max}`);
+  return n;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  return typeof value;
+}
+
+function pick<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
+function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueueOptions {
+  const at = (key: string) => `queues.${name}.${key}`;
+  if (!QUEUE_NAME.test(name)) {
+    throw new Error(AwaMessages.invalidOption(`queues.${name}`, 'a queue name is 1-100 characters of letters, digits, _ . : -'));
+  }
+  if (raw !== undefined && (raw === null || typeof raw !== 'object')) {
+    throw new Error(AwaMessages.invalidOption(`queues.${name}`, `expected an object, got ${describe(raw)}`));
+  }
+  const q = raw ?? {};
+  const resolved: ResolvedQueueOptions = {
+    name,
+    concurrency: checkNumber(at('concurrency'), pick(q.concurrency, QUEUE_DEFAULTS.concurrency), 'positive', true, 10_000),
+    deadlineDuration: checkNumber(at('deadlineDuration'), pick(q.deadlineDuration, QUEUE_DEFAULTS.deadlineDuration), 'nonNegative', false, MAX_TIMER_MS),
+    maxAttempts: checkNumber(at('maxAttempts'), pick(q.maxAttempts, QUEUE_DEFAULTS.maxAttempts), 'positive', true, 1_000_000),
+    retryBaseDelay: checkNumber(at('retryBaseDelay'), pick(q.retryBaseDelay, QUEUE_DEFAULTS.retryBaseDelay), 'nonNegative', false),
+    retryMaxDelay: checkNumber(at('retryMaxDelay'), pick(q.retryMaxDelay, QUEUE_DEFAULTS.retryMaxDelay), 'nonNegative', false),
+    pollInterval: checkNumber(at('pollInterval'), pick(q.pollInterval, QUEUE_DEFAULTS.pollInterval), 'positive', false, MAX_TIMER_MS),
+  };
+  if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
+    throw new Error(AwaMessages.invalidOption(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`));
+  }
+  return resolved;
+}
+
+/** Validates raw module options and fills in defaults. Throws an Error naming the bad option. */
+export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAwaOptions {
+  if (raw !== undefined && (raw === null || typeof raw !== 'object')) {
+    throw new Error(AwaMessages.invalidOption('options', `expected an object, got ${describe(raw)}`));
+  }
+  const o = raw ?? {};
+  if (o.dataSource !== undefined && (typeof o.dataSource !== 'string' || o.dataSource === '')) {
+    throw new Error(AwaMessages.invalidOption('dataSource', `expected a DataSource name, got ${describe(o.dataSource)}`));
+  }
+  if (o.queues !== undefined && (o.queues === null || typeof o.queues !== 'object' || Array.isArray(o.queues))) {
+    throw new Error(AwaMessages.invalidOption('queues', `expected an object of queue name -> options, got ${describe(o.queues)}`));
+  }
+  const queues = new Map<string, ResolvedQueueOptions>();
+  queues.set(DEFAULT_QUEUE, resolveQueue(DEFAULT_QUEUE, o.queues?.[DEFAULT_QUEUE]));
+  for (const [name, q] of Object.entries(o.queues ?? {})) {
+    if (name !== DEFAULT_QUEUE) queues.set(name, resolveQueue(name, q));
+  }
+
+  const num = (key: keyof typeof MODULE_DEFAULTS, rule: Rule, integer: boolean, max?: number) =>
+    checkNumber(key, pick(o[key] as number | undefined, MODULE_DEFAULTS[key] as number), rule, integer, max);
+
+  const heartbeatInterval = num('heartbeatInterval', 'positive', false, MAX_TIMER_MS);
+  const heartbeatStaleAfter = num('heartbeatStaleAfter', 'positive', false);
+  if (heartbeatStaleAfter <= heartbeatInterval) {
+    throw new Error(AwaMessages.invalidOption('heartbeatStaleAfter',
+      `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`));
+  }
+  if (o.migrationsRun !== undefined && typeof o.migrationsRun !== 'boolean') {
+    throw new Error(AwaMessages.invalidOption('migrationsRun', `expected a boolean, got ${describe(o.migrationsRun)}`));
+  }
+  if (o.livenessProbe !== undefined && o.livenessProbe !== 'session' && o.livenessProbe !== 'heartbeat') {
+    throw new Error(AwaMessages.invalidOption('livenessProbe', `expected 'session' or 'heartbeat', got ${describe(o.livenessProbe)}`));
+  }
+  if (o.retention !== undefined && (o.retention === null || typeof o.retention !== 'object')) {
+    throw new Error(AwaMessages.invalidOption('retention', `expected an object, got ${describe(o.retention)}`));
+  }
+  return {
+    dataSource: o.dataSource,
+    queues,
+    heartbeatInterval,
+    heartbeatStaleAfter,
+    maintenanceInterval: num('maintenanceInterval', 'positive', false, MAX_TIMER_MS),
+    rescueBatchSize: num('rescueBatchSize', 'positive', true, 100_000),
+    heartbeatBatchSize: num('heartbeatBatchSize', 'positive', true, 100_000),
+    migrationsRun: o.migrationsRun ?? MODULE_DEFAULTS.migrationsRun,
+    shutdownTimeout: num('shutdownTimeout', 'nonNegative', false, MAX_TIMER_MS),
+    maxArgsBytes: num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024),
+    orphanSweepInterval: num('orphanSweepInterval', 'positive', false, MAX_TIMER_MS),
+    livenessProbe: o.livenessProbe ?? 'session',
+    retention: {
+      completed: checkNumber('retention.completed', pick(o.retention?.completed, RETENTION_DEFAULTS.completed), 'nonNegative', false),
+      failed: checkNumber('retention.failed', pick(o.retention?.failed, RETENTION_DEFAULTS.failed), 'nonNegative', false),
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
+import { AwaExplorer } from '../awa.explorer.js';
+import { AwaMessages } from '../awa.messages.js';
+import { AwaDatabase } from '../database/awa-database.js';
+import type { EnqueueManyItem, EnqueueOptions, JobError, JobRecord, JobState } from '../interfaces/job.interface.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { jobsSql } from '../sql/index.js';
+import { WorkerService } from '../worker/worker.service.js';
+import { encodeJob } from './enqueue-validator.js';
+
+export interface EnqueuedJob {
+  id: string;
+  kind: string;
+  queue: string;
+}
+
+/**
+ * Enqueues jobs. Inject it anywhere. Pass `manager` (from `dataSource.transaction(...)`) to insert
+ * inside your own transaction: the job exists, and workers are woken, only if you commit.
+ * Every input is checked before the database is touched.
+ */
+@Injectable()
+export class QueueProducer {
+  constructor(
+    private readonly db: AwaDatabase,
+    private readonly explorer: AwaExplorer,
+    private readonly workers: WorkerService,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
+
+  /**
+   * Enqueues one job. Without `queue`, it goes to the queue of this app's handler for `kind`,
+   * or to 'default' if this app has none.
+   */
+  async enqueue<TArgs = unknown>(kind: string, args: TArgs, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
+    const [job] = await this.insert([{ ...options, kind, args }], options.manager);
+    return job!;
+  }
+
+  /** Enqueues many jobs in one statement; all or none. Returns them in input order. */
+  async enqueueMany<TArgs = unknown>(items: ReadonlyArray<EnqueueManyItem<TArgs>>, options: { manager?: EntityManager } = {}): Promise<EnqueuedJob[]> {
+    if (!Array.isArray(items)) throw new Error(AwaMessages.enqueueArgsInvalid('enqueueMany takes an array of jobs'));
+    if (items.length === 0) return [];
+    return this.insert(items, options.manager);
+  }
+
+  /** A job as stored, or null. */
+  async getJob<TArgs = unknown>(id: string): Promise<JobRecord<TArgs> | null> {
+    if (!/^\d{1,19}$/.test(String(id))) return null;
+    const [row] = await this.db.query(jobsSql.getJob, [id]);
+    return row ? toRecord<TArgs>(row) : null;
+  }
+
+  private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined): Promise<EnqueuedJob[]> {
+    if (manager !== undefined && manager?.connection !== this.db.dataSource) throw new Error(AwaMessages.enqueueManagerInvalid());
+    const encoded = items.map((item) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind)));
+    const payload = `[${encoded.map((e) => e.json).join(',')}]`;
+    const rows: Array<{ id: string }> = manager
+      ? await manager.query(jobsSql.insertJobs.text, [payload])
+      : await this.db.query(jobsSql.insertJobs, [payload]);
+    if (!manager) {
+      // Committed already: wake local workers now instead of waiting for our own NOTIFY.
+      for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);
+    }
+    return rows.map((row, i) => ({ id: row.id, kind: items[i]!.kind, queue: encoded[i]!.queue }));
+  }
+
+  private defaultQueue(kind: string): string {
+    return this.explorer.handlers.get(kind)?.queue ?? DEFAULT_QUEUE;
+  }
+}
+
+function toRecord<TArgs>(row: Record<string, unknown>): JobRecord<TArgs> {
+  return {
+    id: row.id as string,
+    kind: row.kind as string,
+    queue: row.queue as string,
+    args: row.args as TArgs,
+    state: row.state as JobState,
+    priority: row.priority as number,
+    attempt: row.attempt as number,
+    maxAttempts: row.max_attempts as number,
+    runAt: row.run_at as Date,
+    createdAt: row.created_at as Date,
+    attemptedAt: row.attempted_at as Date | null,
+    finalizedAt: row.finalized_at as Date | null,
+    errors: row.errors as JobError[],
+    runLease: row.run_lease as string,
+  };
+}

@@ -1,0 +1,77 @@
+import { failAssignments, millis, statement, type SqlStatement } from './sql-statement.js';
+
+/**
+ * Parameters shared by every rescue statement:
+ *   $1 queue names, $2 their retry base ms, $3 their retry cap ms (the leader's queue options),
+ *   $4 default base ms, $5 default cap ms (for queues the leader does not know), $6 batch size.
+ * Statement-specific parameters start at $7.
+ *
+ * A rescue locks the chosen lease rows (SKIP LOCKED, so two leaders never take the same one),
+ * deletes them, and moves each job, still fenced on (id, run_lease, running), through the same
+ * retry/fail path as a failed attempt. A completion racing a rescue finds its lease gone.
+ */
+function rescue(name: string, pickLeases: string, errorExpr: string): SqlStatement {
+  return statement(name, `
+    WITH picked AS (
+      ${pickLeases}
+      LIMIT $6 FOR UPDATE SKIP LOCKED
+    ), released AS (
+      DELETE FROM awa.active_leases l USING picked p
+       WHERE l.job_id = p.job_id AND l.run_lease = p.run_lease AND l.instance_id = p.instance_id
+      RETURNING l.job_id, l.run_lease, l.instance_id
+    ), targets AS (
+      SELECT r.job_id, r.run_lease, r.instance_id,
+             coalesce(c.base_ms, $4::float8) AS base_ms, coalesce(c.cap_ms, $5::float8) AS cap_ms
+        FROM released r
+        JOIN awa.jobs j0 ON j0.id = r.job_id
+        LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS c(queue, base_ms, cap_ms) ON c.queue = j0.queue
+    )
+    UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms')}
+      FROM targets t
+     WHERE j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'
+    RETURNING j.id::text, j.state`);
+}
+
+/** Leases whose heartbeat is older than $7 ms; error text $8. */
+export const rescueStaleHeartbeats = rescue('rescue_stale_heartbeats', `
+  SELECT job_id, run_lease, instance_id FROM awa.active_leases
+   WHERE heartbeat_at < now() - ${millis('$7')}
+   ORDER BY heartbeat_at`, '$8::text');
+
+/** Leases past their hard deadline; error text $7. */
+export const rescueExpiredDeadlines = rescue('rescue_expired_deadlines', `
+  SELECT job_id, run_lease, instance_id FROM awa.active_leases
+   WHERE deadline_at < now()
+   ORDER BY deadline_at`, '$7::text');
+
+/** Leases held by the dead instances $7; the error names the instance. */
+export const rescueOrphanedLeases = rescue('rescue_orphaned_leases', `
+  SELECT job_id, run_lease, instance_id FROM awa.active_leases
+   WHERE instance_id = ANY($7::text[])`, `'worker instance died: ' || t.instance_id`);
+
+/** Makes up to $1 due scheduled/retryable jobs available, and NOTIFYs their queues. */
+export const promoteDueJobs = statement('promote_due_jobs', `
+  WITH due AS (
+    SELECT id FROM awa.jobs
+     WHERE state IN ('scheduled', 'retryable') AND run_at <= now()
+     ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED
+  ), promoted AS (
+    UPDATE awa.jobs j SET state = 'available' FROM due WHERE j.id = due.id RETURNING j.queue
+  )
+  SELECT count(*)::int AS promoted,
+         (SELECT count(pg_notify('awa_jobs', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int AS queues
+    FROM promoted`);
+
+/**
+ * Deletes up to $3 finished jobs: completed ones finalized more than $1 ms ago and failed or
+ * cancelled ones finalized more than $2 ms ago. A NULL retention keeps that kind forever.
+ */
+export const deleteFinishedJobs = statement('delete_finished_jobs', `
+  WITH doomed AS (
+    SELECT id FROM awa.jobs
+     WHERE finalized_at < now() - ${millis('least($1::float8, $2::float8)')}
+       AND ((state = 'completed' AND finalized_at < now() - ${millis('$1')})
+         OR (state IN ('failed', 'cancelled') AND finalized_at < now() - ${millis('$2')}))
+     ORDER BY finalized_at LIMIT $3
+  )
+  DELETE FROM awa.jobs j USING doomed WHERE j.id = doomed.id`);

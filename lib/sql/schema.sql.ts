@@ -1,0 +1,15 @@
+import { statement } from './sql-statement.js';
+
+/** Which awa migrations the database has applied (empty if the schema is missing). */
+export const appliedMigrations = statement('applied_migrations', `
+  SELECT coalesce(array_agg(name), '{}') AS names
+    FROM (SELECT name FROM awa.schema_migrations) m`);
+
+export const schemaExists = statement('schema_exists',
+  `SELECT to_regclass('awa.schema_migrations') IS NOT NULL AS present`);
+
+export const tryMaintenanceLock = statement('try_maintenance_lock',
+  `SELECT pg_try_advisory_lock($1::bigint) AS acquired`);
+
+export const releaseMaintenanceLock = statement('release_maintenance_lock',
+  `SELECT pg_advisory_unlock($1::bigint) AS released`);

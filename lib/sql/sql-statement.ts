@@ -1,0 +1,29 @@
+/**
+ * A named SQL statement. The name doubles as the prepared-statement name, so each statement is
+ * parsed and planned once per connection.
+ */
+export interface SqlStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function statement(name: string, text: string): SqlStatement {
+  return { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };
+}
+
+/** `ms` milliseconds as an interval, from a float8 parameter or expression. */
+export const millis = (expr: string) => `(${expr})::float8 * interval '1 millisecond'`;
+
+/**
+ * When a failed attempt runs again: base * 2^(attempt-1), plus up to 25% jitter, capped.
+ * One formula for worker failures and maintenance rescues.
+ */
+export const retryAt = (attempt: string, baseMs: string, capMs: string) =>
+  `now() + ${millis(`least(${baseMs} * power(2, least(${attempt} - 1, 60)) * (1 + random() * 0.25), ${capMs})`)}`;
+
+/** The job-row assignments of a failed attempt: retry with backoff, or fail for good. */
+export const failAssignments = (errorText: string, baseMs: string, capMs: string) => `
+  state        = CASE WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'retryable' END,
+  run_at       = CASE WHEN j.attempt >= j.max_attempts THEN j.run_at ELSE ${retryAt('j.attempt', baseMs, capMs)} END,
+  finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
+  errors       = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', ${errorText}))`;

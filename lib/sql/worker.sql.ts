@@ -1,0 +1,94 @@
+import { failAssignments, millis, statement } from './sql-statement.js';
+
+/**
+ * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
+ * (0: none). Takes available jobs and due scheduled/retryable ones, so a due retry needs no
+ * maintenance tick. Each claimed job gets state running, attempt+1, run_lease+1 and a lease row.
+ */
+export const claimJobs = statement('claim_jobs', `
+  WITH available AS (
+    SELECT id, priority, run_at FROM awa.jobs
+     WHERE state = 'available' AND queue = $1 AND kind = ANY($2::text[])
+     ORDER BY priority, run_at, id
+     LIMIT $3 FOR UPDATE SKIP LOCKED
+  ), due AS (
+    SELECT id, priority, run_at FROM awa.jobs
+     WHERE state IN ('scheduled', 'retryable') AND run_at <= now() AND queue = $1 AND kind = ANY($2::text[])
+     ORDER BY run_at, id
+     LIMIT $3 FOR UPDATE SKIP LOCKED
+  ), picked AS (
+    SELECT id FROM (SELECT * FROM available UNION ALL SELECT * FROM due) c
+     ORDER BY priority, run_at, id LIMIT $3
+  ), claimed AS (
+    UPDATE awa.jobs j
+       SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = now()
+      FROM picked WHERE j.id = picked.id
+    RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at
+  ), leased AS (
+    INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
+    SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
+      FROM claimed
+  )
+  SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text, created_at FROM claimed`);
+
+/**
+ * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
+ * exists is completed; the ids returned are the ones that were.
+ */
+export const completeJobs = statement('complete_jobs', `
+  WITH released AS (
+    DELETE FROM awa.active_leases l
+     USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
+     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
+    RETURNING l.job_id, l.run_lease
+  )
+  UPDATE awa.jobs j SET state = 'completed', finalized_at = now()
+    FROM released r
+   WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
+  RETURNING j.id::text`);
+
+/**
+ * Fails attempts ($1 ids, $2 leases, $3 error texts, $4 retry base ms, $5 retry cap ms): retryable
+ * with backoff, or failed once attempts are spent. Fenced like completeJobs.
+ */
+export const failJobs = statement('fail_jobs', `
+  WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::float8[], $5::float8[])
+      AS f(job_id, run_lease, error, base_ms, cap_ms)
+  ), released AS (
+    DELETE FROM awa.active_leases l USING input f
+     WHERE l.job_id = f.job_id AND l.run_lease = f.run_lease
+    RETURNING l.job_id, l.run_lease
+  )
+  UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms')}
+    FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
+   WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
+  RETURNING j.id::text, j.state`);
+
+/**
+ * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is
+ * available again at once. Used on shutdown. Fenced like completeJobs; NOTIFYs the queues.
+ */
+export const releaseJobs = statement('release_jobs', `
+  WITH released AS (
+    DELETE FROM awa.active_leases l
+     USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
+     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
+    RETURNING l.job_id, l.run_lease
+  ), requeued AS (
+    UPDATE awa.jobs j
+       SET state = 'available', attempt = j.attempt - 1, run_at = now(),
+           errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', $3::text))
+      FROM released r
+     WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
+    RETURNING j.id, j.queue
+  )
+  SELECT r.id::text, (SELECT count(pg_notify('awa_jobs', q.queue)) FROM (SELECT DISTINCT queue FROM requeued) q) AS notified
+    FROM requeued r`);
+
+/** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the ids still held. */
+export const heartbeatLeases = statement('heartbeat_leases', `
+  UPDATE awa.active_leases l SET heartbeat_at = now()
+    FROM unnest($1::bigint[], $2::bigint[]) AS h(job_id, run_lease)
+   WHERE l.job_id = h.job_id AND l.run_lease = h.run_lease
+  RETURNING l.job_id::text`);

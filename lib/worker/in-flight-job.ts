@@ -1,0 +1,84 @@
+import type { Job } from '../interfaces/job.interface.js';
+
+/** A claimed row as the claim statement returns it. */
+export interface ClaimedJobRow {
+  id: string;
+  kind: string;
+  queue: string;
+  args: unknown;
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  run_lease: string;
+  created_at: Date;
+}
+
+export type AttemptOutcome =
+  | { kind: 'returned' }
+  | { kind: 'threw'; error: unknown }
+  | { kind: 'deadline' };
+
+/**
+ * One attempt this instance is running: the lease it holds, its abort signal and its local
+ * deadline timer. It stays registered (and heartbeated) until its result is written.
+ */
+export class InFlightJob {
+  readonly id: string;
+  readonly runLease: string;
+  readonly job: Job;
+  /** Set once the handler settled (or timed out): heartbeats then no longer judge it. */
+  settled = false;
+  private readonly controller = new AbortController();
+
+  constructor(readonly row: ClaimedJobRow) {
+    this.id = row.id;
+    this.runLease = row.run_lease;
+    this.job = Object.freeze({
+      id: row.id,
+      kind: row.kind,
+      queue: row.queue,
+      args: row.args,
+      attempt: row.attempt,
+      maxAttempts: row.max_attempts,
+      priority: row.priority,
+      runLease: row.run_lease,
+      createdAt: row.created_at,
+      signal: this.controller.signal,
+    });
+  }
+
+  get aborted(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  abort(reason: string): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /**
+   * Runs the handler, racing it against the local hard deadline (0: none). A handler that never
+   * settles cannot hold its slot past the deadline: the attempt ends there and the late result,
+   * if any, is ignored by `onLate`.
+   */
+  run(handler: (job: Job) => unknown, deadlineMs: number, onLate: (outcome: AttemptOutcome) => void): Promise<AttemptOutcome> {
+    return new Promise((resolve) => {
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (outcome: AttemptOutcome) => {
+        if (done) {
+          onLate(outcome);
+          return;
+        }
+        done = true;
+        if (timer) clearTimeout(timer);
+        resolve(outcome);
+      };
+      if (deadlineMs > 0) {
+        timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs);
+      }
+      Promise.resolve()
+        .then(() => handler(this.job))
+        .then(() => finish({ kind: 'returned' }), (error: unknown) => finish({ kind: 'threw', error }));
+    });
+  }
+}

@@ -1,0 +1,104 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AWA_OPTIONS } from '../awa.constants.js';
+import { AwaMessages } from '../awa.messages.js';
+import { AwaDatabase } from '../database/awa-database.js';
+import type { JobState } from '../interfaces/job.interface.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { workerSql } from '../sql/index.js';
+import { MicroBatcher } from '../util/micro-batcher.js';
+import { SerialLane } from '../util/serial-lane.js';
+import type { InFlightJob } from './in-flight-job.js';
+
+export interface FailRequest {
+  job: InFlightJob;
+  error: string;
+  retryBaseDelay: number;
+  retryMaxDelay: number;
+}
+
+/**
+ * Every write to this instance's leases: completions and failures (batched, one `unnest`
+ * statement per flush), releases and heartbeats. All are fenced on (job_id, run_lease), and all
+ * go through one serial lane, so the instance never deadlocks with itself on its own lease rows.
+ */
+@Injectable()
+export class LeaseWriter {
+  private readonly lane = new SerialLane();
+  private readonly logger = new Logger('AwaLeaseWriter');
+  private readonly completions = new MicroBatcher<InFlightJob, boolean>((jobs) => this.persist(() => this.writeCompletions(jobs)));
+  private readonly failures = new MicroBatcher<FailRequest, JobState | null>((reqs) => this.persist(() => this.writeFailures(reqs)));
+
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
+
+  /** Resolves true if the attempt was completed, false if its lease was no longer held. */
+  complete(job: InFlightJob): Promise<boolean> {
+    return this.completions.push(job);
+  }
+
+  /** Resolves with the new state (retryable or failed), or null if the lease was no longer held. */
+  fail(request: FailRequest): Promise<JobState | null> {
+    return this.failures.push(request);
+  }
+
+  /** Gives attempts back without spending them; returns the ids that were released. */
+  release(jobs: InFlightJob[], reason: string): Promise<string[]> {
+    if (jobs.length === 0) return Promise.resolve([]);
+    return this.persist(async () => {
+      const rows = await this.lane.run(() =>
+        this.db.query<{ id: string }>(workerSql.releaseJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease), reason]));
+      return rows.map((r) => r.id);
+    });
+  }
+
+  /** Refreshes heartbeats of one chunk of leases; returns the ids still held. */
+  async heartbeat(jobs: InFlightJob[]): Promise<Set<string>> {
+    const rows = await this.lane.run(() =>
+      this.db.query<{ job_id: string }>(workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
+    return new Set(rows.map((r) => r.job_id));
+  }
+
+  /** Waits for every pending completion and failure to be written. */
+  async flush(): Promise<void> {
+    await Promise.all([this.completions.drain(), this.failures.drain()]);
+  }
+
+  private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
+    const rows = await this.lane.run(() =>
+      this.db.query<{ id: string }>(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
+    const done = new Set(rows.map((r) => r.id));
+    return jobs.map((j) => done.has(j.id));
+  }
+
+  private async writeFailures(requests: FailRequest[]): Promise<Array<JobState | null>> {
+    const rows = await this.lane.run(() =>
+      this.db.query<{ id: string; state: JobState }>(workerSql.failJobs, [
+        requests.map((r) => r.job.id),
+        requests.map((r) => r.job.runLease),
+        requests.map((r) => r.error),
+        requests.map((r) => r.retryBaseDelay),
+        requests.map((r) => r.retryMaxDelay),
+      ]));
+    const states = new Map(rows.map((r) => [r.id, r.state]));
+    return requests.map((r) => states.get(r.job.id) ?? null);
+  }
+
+  /**
+   * A result must not be lost to a passing database fault: retry with backoff for as long as the
+   * lease could still be ours (heartbeatStaleAfter). Past that, maintenance rescues the attempt.
+   */
+  private async persist<T>(write: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + this.options.heartbeatStaleAfter;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 2_000)) {
+      try {
+        return await write();
+      } catch (error) {
+        if (Date.now() + delay >= giveUpAt) throw error;
+        this.logger.warn(AwaMessages.tickFailed('writing job results (will retry)', String(error)));
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { Logger } from '@nestjs/common';
+import { AbortReasons, AwaMessages, RescueErrors } from '../awa.messages.js';
+import type { RegisteredHandler } from '../awa.explorer.js';
+import type { AwaDatabase } from '../database/awa-database.js';
+import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import { workerSql } from '../sql/index.js';
+import { clip, describeThrown } from '../util/describe-error.js';
+import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from './in-flight-job.js';
+import type { LeaseRegistry } from './lease-registry.js';
+import type { LeaseWriter } from './lease-writer.js';
+
+export interface QueueWorkerDeps {
+  db: AwaDatabase;
+  leases: LeaseRegistry;
+  writer: LeaseWriter;
+  instanceId: string;
+  handlers: ReadonlyMap<string, RegisteredHandler>;
+}
+
+/**
+ * Runs the jobs of one queue on this instance: claims in batches up to the free concurrency
+ * slots, runs each handler, and hands the result to the LeaseWriter. Woken by NOTIFY, by a
+ * freed slot after a full claim, and by a poll timer as the fallback.
+ */
+export class QueueWorker {
+  private readonly running = new Map<string, { job: InFlightJob; done: Promise<void> }>();
+  private readonly kinds: string[];
+  private readonly logger: Logger;
+  private claiming = false;
+  private wanted = false;
+  private stopped = true;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private retryDelay = 0;
+
+  constructor(
+    readonly options: ResolvedQueueOptions,
+    kinds: string[],
+    private readonly deps: QueueWorkerDeps,
+  ) {
+    this.kinds = [...kinds];
+    this.logger = new Logger(`AwaWorker:${options.name}`);
+  }
+
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.pollTimer = setInterval(() => this.wake(), this.options.pollInterval);
+    this.pollTimer.unref();
+    this.wake();
+  }
+
+  /** Asks for a claim; many calls in a row coalesce into one. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.wanted = true;
+      return;
+    }
+    void this.claimLoop();
+  }
+
+  /** Stops claiming. Running handlers go on; see drain(). */
+  stopClaiming(): void {
+    this.stopped = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+  }
+
+  /** Waits up to `timeoutMs` for running handlers; returns the attempts still running then. */
+  async drain(timeoutMs: number): Promise<InFlightJob[]> {
+    const all = Promise.all([...this.running.values()].map((r) => r.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
+    return [...this.running.values()].map((r) => r.job);
+  }
+
+  private async claimLoop(): Promise<void> {
+    this.claiming = true;
+    try {
+      do {
+        this.wanted = false;
+        if (this.stopped) break;
+        const free = this.options.concurrency - this.running.size;
+        if (free <= 0) {
+          this.wanted = true; // remember the demand: claim when a slot frees
+          break;
+        }
+        const rows = await this.deps.db.query<ClaimedJobRow>(workerSql.claimJobs, [
+          this.options.name, this.kinds, free, this.deps.instanceId, this.options.deadlineDuration,
+        ]);
+        this.retryDelay = 0;
+        for (const row of rows) this.launch(row);
+        // A full batch means more may be waiting: claim again as soon as a slot frees.
+        if (rows.length === free) this.wanted = true;
+      } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
+    } catch (error) {
+      this.logger.warn(AwaMessages.tickFailed('claiming jobs', String(error)));
+      this.retryDelay = Math.min(Math.max(this.retryDelay * 2, 100), 5_000);
+      setTimeout(() => this.wake(), this.retryDelay).unref();
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private launch(row: ClaimedJobRow): void {
+    const job = new InFlightJob(row);
+    this.deps.leases.add(job);
+    const done = this.execute(job).finally(() => {
+      this.deps.leases.remove(job);
+      this.running.delete(job.id);
+      if (this.wanted) this.wake();
+    });
+    this.running.set(job.id, { job, done });
+  }
+
+  private async execute(inFlight: InFlightJob): Promise<void> {
+    const { row } = inFlight;
+    const handler = this.deps.handlers.get(row.kind);
+    const outcome: AttemptOutcome = handler
+      ? await inFlight.run(handler.invoke, this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
+      : { kind: 'threw', error: AwaMessages.noHandlerForKind(row.kind) };
+    inFlight.settled = true;
+    if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
+    try {
+      const held = outcome.kind === 'returned'
+        ? await this.deps.writer.complete(inFlight)
+        : (await this.deps.writer.fail({
+            job: inFlight,
+            error: outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
+            retryBaseDelay: this.options.retryBaseDelay,
+            retryMaxDelay: this.options.retryMaxDelay,
+          })) !== null;
+      if (!held) {
+        this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
+        inFlight.abort(AbortReasons.leaseLost);
+      } else if (outcome.kind === 'threw') {
+        this.logger.warn(AwaMessages.handlerThrew(row.id, row.kind, row.attempt, describeThrown(outcome.error)));
+      }
+    } catch (error) {
+      // The result could not be written within heartbeatStaleAfter: once this attempt stops being
+      // heartbeated (it is removed from the registry now), maintenance rescues and reruns it.
+      this.logger.error(AwaMessages.tickFailed(`writing the result of job ${row.id}`, String(error)));
+    }
+  }
+
+  private onLate(inFlight: InFlightJob, outcome: AttemptOutcome): void {
+    this.logger.warn(
+      `job ${inFlight.id} (${inFlight.row.kind}) settled (${outcome.kind}) after its hard deadline; the result was ignored`,
+    );
+  }
+}

@@ -1,0 +1,79 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AWA_JOBS_CHANNEL, AWA_OPTIONS } from '../awa.constants.js';
+import { AwaExplorer } from '../awa.explorer.js';
+import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
+import { AwaDatabase } from '../database/awa-database.js';
+import { InstanceSession } from '../instance/instance-session.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { LeaseRegistry } from './lease-registry.js';
+import { LeaseWriter } from './lease-writer.js';
+import { QueueWorker } from './queue-worker.js';
+
+/** The workers of this instance, one per queue it has handlers for. */
+@Injectable()
+export class WorkerService {
+  private readonly workers = new Map<string, QueueWorker>();
+  private readonly logger = new Logger('AwaWorkers');
+
+  constructor(
+    private readonly db: AwaDatabase,
+    private readonly explorer: AwaExplorer,
+    private readonly session: InstanceSession,
+    private readonly leases: LeaseRegistry,
+    private readonly writer: LeaseWriter,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {
+    // Registered before the session connects, so the channel is LISTENed from the start.
+    this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
+    this.session.onReconnect(() => this.workers.forEach((w) => w.wake()));
+  }
+
+  /** Queues this instance runs jobs from. */
+  get queues(): string[] {
+    return [...this.explorer.kindsByQueue().keys()];
+  }
+
+  start(): void {
+    for (const [queue, kinds] of this.explorer.kindsByQueue()) {
+      const worker = new QueueWorker(this.options.queues.get(queue)!, kinds, {
+        db: this.db,
+        leases: this.leases,
+        writer: this.writer,
+        instanceId: this.session.id,
+        handlers: this.explorer.handlers,
+      });
+      this.workers.set(queue, worker);
+      worker.start();
+    }
+  }
+
+  /**
+   * Stops claiming, waits up to shutdownTimeout for running handlers, aborts the rest and gives
+   * their jobs back (without spending an attempt), then flushes pending results.
+   */
+  async stop(): Promise<void> {
+    const workers = [...this.workers.values()];
+    workers.forEach((w) => w.stopClaiming());
+    const leftovers = (await Promise.all(workers.map((w) => w.drain(this.options.shutdownTimeout)))).flat();
+    if (leftovers.length > 0) {
+      this.logger.warn(AwaMessages.shutdownTimeout(leftovers.length, this.options.shutdownTimeout));
+      leftovers.forEach((job) => {
+        job.settled = true;
+        job.abort(AbortReasons.shutdown);
+      });
+      try {
+        await this.writer.release(leftovers, RescueErrors.releasedOnShutdown);
+      } catch (error) {
+        this.logger.error(AwaMessages.tickFailed('releasing jobs on shutdown', String(error)));
+      }
+      leftovers.forEach((job) => this.leases.remove(job));
+    }
+    await this.writer.flush();
+    this.workers.clear();
+  }
+
+  /** Wakes the worker of `queue` (used after an enqueue on this instance). */
+  wake(queue: string): void {
+    this.workers.get(queue)?.wake();
+  }
+}

@@ -1,0 +1,60 @@
+import type { Provider, Type } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AwaModule, type AwaModuleOptions } from 'nestjs-awa';
+
+/** Short intervals, so recovery paths run in test time. */
+export const FAST_OPTIONS: AwaModuleOptions = {
+  heartbeatInterval: 200,
+  heartbeatStaleAfter: 1_000,
+  maintenanceInterval: 200,
+  orphanSweepInterval: 200,
+  migrationsRun: true,
+  shutdownTimeout: 2_000,
+  queues: { default: { pollInterval: 200, retryBaseDelay: 50, retryMaxDelay: 200 } },
+};
+
+export interface TestAppOptions {
+  url: string;
+  awa?: AwaModuleOptions;
+  providers?: Provider[];
+  imports?: Type[];
+  /** Leave out ScheduleModule.forRoot(), to test the boot error. */
+  withoutSchedule?: boolean;
+  autoLoadEntities?: boolean;
+}
+
+/** A Nest application context with TypeORM, @nestjs/schedule and AwaModule, initialised. */
+export async function startTestApp(options: TestAppOptions): Promise<TestingModule> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      TypeOrmModule.forRoot({
+        type: 'postgres', url: options.url, autoLoadEntities: options.autoLoadEntities ?? true, logging: false,
+      }),
+      ...(options.withoutSchedule ? [] : [ScheduleModule.forRoot()]),
+      AwaModule.forRoot({ ...FAST_OPTIONS, ...options.awa }),
+      ...(options.imports ?? []),
+    ],
+    providers: options.providers ?? [],
+  }).compile();
+  const app = moduleRef;
+  try {
+    await app.init();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  return app;
+}
+
+/** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
+export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
