@@ -70,7 +70,7 @@ export class MaintenanceService {
   async sweep(): Promise<SweepReport | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
     const report: SweepReport = {};
-    for (const task of [...this.sweepTasks, this.orphanRescue]) report[task.name] = await this.runTask(task);
+    for (const task of this.sweepTasks) report[task.name] = await this.runTask(task);
     return report;
   }
 
