@@ -72,8 +72,8 @@ export class HeartbeatService {
       const held = await this.writer.heartbeat(jobs);
       report.statements++;
       for (const job of jobs) {
-        if (held.has(job.id)) report.refreshed++;
-        else if (!job.settled && this.leases.get(job.id) === job) {
+        if (held.has(job.key)) report.refreshed++;
+        else if (!job.settled && this.leases.has(job)) {
           // Rescued while the handler still runs: tell it to stop; its result will be fenced out.
           job.abort(AbortReasons.leaseLost);
           report.lost++;

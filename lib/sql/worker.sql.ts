@@ -45,7 +45,7 @@ export const completeJobs = statement('complete_jobs', `
   UPDATE awa.jobs j SET state = 'completed', finalized_at = now()
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-  RETURNING j.id::text`);
+  RETURNING j.id::text, j.run_lease::text`);
 
 /**
  * Fails attempts ($1 ids, $2 leases, $3 error texts, $4 retry base ms, $5 retry cap ms): retryable
@@ -63,7 +63,7 @@ export const failJobs = statement('fail_jobs', `
   UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms')}
     FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
    WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.state`);
+  RETURNING j.id::text, j.run_lease::text, j.state`);
 
 /**
  * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is
@@ -86,9 +86,9 @@ export const releaseJobs = statement('release_jobs', `
   SELECT r.id::text, (SELECT count(pg_notify('awa_jobs', q.queue)) FROM (SELECT DISTINCT queue FROM requeued) q) AS notified
     FROM requeued r`);
 
-/** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the ids still held. */
+/** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the leases still held. */
 export const heartbeatLeases = statement('heartbeat_leases', `
   UPDATE awa.active_leases l SET heartbeat_at = now()
     FROM unnest($1::bigint[], $2::bigint[]) AS h(job_id, run_lease)
    WHERE l.job_id = h.job_id AND l.run_lease = h.run_lease
-  RETURNING l.job_id::text`);
+  RETURNING l.job_id::text, l.run_lease::text`);

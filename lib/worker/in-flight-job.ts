@@ -13,6 +13,8 @@ export interface ClaimedJobRow {
   created_at: Date;
 }
 
+export const leaseKey = (id: string, runLease: string) => `${id}:${runLease}`;
+
 export type AttemptOutcome =
   | { kind: 'returned' }
   | { kind: 'threw'; error: unknown }
@@ -25,6 +27,8 @@ export type AttemptOutcome =
 export class InFlightJob {
   readonly id: string;
   readonly runLease: string;
+  /** `id:runLease`: a job can be claimed again (by this very instance) while a rescued attempt still runs. */
+  readonly key: string;
   readonly job: Job;
   /** Set once the handler settled (or timed out): heartbeats then no longer judge it. */
   settled = false;
@@ -33,6 +37,7 @@ export class InFlightJob {
   constructor(readonly row: ClaimedJobRow) {
     this.id = row.id;
     this.runLease = row.run_lease;
+    this.key = leaseKey(row.id, row.run_lease);
     this.job = Object.freeze({
       id: row.id,
       kind: row.kind,

@@ -1,21 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import type { InFlightJob } from './in-flight-job.js';
 
-/** Every attempt this instance holds a lease for, across its queues. The heartbeat reads it. */
+/**
+ * Every attempt this instance holds a lease for, across its queues, keyed by (id, run_lease).
+ * The heartbeat reads it.
+ */
 @Injectable()
 export class LeaseRegistry {
   private readonly jobs = new Map<string, InFlightJob>();
 
   add(job: InFlightJob): void {
-    this.jobs.set(job.id, job);
+    this.jobs.set(job.key, job);
   }
 
   remove(job: InFlightJob): void {
-    if (this.jobs.get(job.id) === job) this.jobs.delete(job.id);
+    this.jobs.delete(job.key);
   }
 
-  get(id: string): InFlightJob | undefined {
-    return this.jobs.get(id);
+  has(job: InFlightJob): boolean {
+    return this.jobs.get(job.key) === job;
+  }
+
+  /** The attempts of job `id` held here (normally at most one). */
+  byJobId(id: string): InFlightJob[] {
+    return [...this.jobs.values()].filter((job) => job.id === id);
   }
 
   get size(): number {

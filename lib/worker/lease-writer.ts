@@ -7,7 +7,7 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { workerSql } from '../sql/index.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
-import type { InFlightJob } from './in-flight-job.js';
+import { leaseKey, type InFlightJob } from './in-flight-job.js';
 
 export interface FailRequest {
   job: InFlightJob;
@@ -53,11 +53,11 @@ export class LeaseWriter {
     });
   }
 
-  /** Refreshes heartbeats of one chunk of leases; returns the ids still held. */
+  /** Refreshes heartbeats of one chunk of leases; returns the lease keys still held. */
   async heartbeat(jobs: InFlightJob[]): Promise<Set<string>> {
     const rows = await this.lane.run(() =>
-      this.db.query<{ job_id: string }>(workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
-    return new Set(rows.map((r) => r.job_id));
+      this.db.query<{ job_id: string; run_lease: string }>(workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
+    return new Set(rows.map((r) => leaseKey(r.job_id, r.run_lease)));
   }
 
   /** Waits for every pending completion and failure to be written. */
@@ -67,22 +67,22 @@ export class LeaseWriter {
 
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
     const rows = await this.lane.run(() =>
-      this.db.query<{ id: string }>(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
-    const done = new Set(rows.map((r) => r.id));
-    return jobs.map((j) => done.has(j.id));
+      this.db.query<{ id: string; run_lease: string }>(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
+    const done = new Set(rows.map((r) => leaseKey(r.id, r.run_lease)));
+    return jobs.map((j) => done.has(j.key));
   }
 
   private async writeFailures(requests: FailRequest[]): Promise<Array<JobState | null>> {
     const rows = await this.lane.run(() =>
-      this.db.query<{ id: string; state: JobState }>(workerSql.failJobs, [
+      this.db.query<{ id: string; run_lease: string; state: JobState }>(workerSql.failJobs, [
         requests.map((r) => r.job.id),
         requests.map((r) => r.job.runLease),
         requests.map((r) => r.error),
         requests.map((r) => r.retryBaseDelay),
         requests.map((r) => r.retryMaxDelay),
       ]));
-    const states = new Map(rows.map((r) => [r.id, r.state]));
-    return requests.map((r) => states.get(r.job.id) ?? null);
+    const states = new Map(rows.map((r) => [leaseKey(r.id, r.run_lease), r.state]));
+    return requests.map((r) => states.get(r.job.key) ?? null);
   }
 
   /**

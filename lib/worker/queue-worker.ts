@@ -110,10 +110,10 @@ export class QueueWorker {
     this.deps.leases.add(job);
     const done = this.execute(job).finally(() => {
       this.deps.leases.remove(job);
-      this.running.delete(job.id);
+      this.running.delete(job.key);
       if (this.wanted) this.wake();
     });
-    this.running.set(job.id, { job, done });
+    this.running.set(job.key, { job, done });
   }
 
   private async execute(inFlight: InFlightJob): Promise<void> {

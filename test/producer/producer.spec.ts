@@ -1,0 +1,125 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { JobHandler, QueueProducer } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp } from '../support/test-app.js';
+
+@Injectable()
+class ReportHandler {
+  @JobHandler('report.render', { queue: 'reports' }) render() {}
+}
+
+/** The producer checks every input before touching the database, and can join the caller's transaction. */
+describe('QueueProducer', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+  let producer: QueueProducer;
+  let dataSource: DataSource;
+  const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // Workers are started (the reports handler exists) but claim nothing of kinds used here.
+    app = await startTestApp({
+      url: db.url, providers: [ReportHandler],
+      awa: { queues: { default: {}, reports: { concurrency: 1 } }, maxArgsBytes: 1_048_576 },
+    });
+    producer = app.get(QueueProducer);
+    dataSource = app.get(DataSource);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const circular: Record<string, unknown> = {};
+  circular.self = circular;
+  const bad: Array<[string, () => Promise<unknown>, RegExp]> = [
+    ['an empty kind', () => producer.enqueue('', {}), /non-empty job kind/],
+    ['a kind that is not a string', () => producer.enqueue(42 as unknown as string, {}), /non-empty job kind/],
+    ['an unknown queue', () => producer.enqueue('x', {}, { queue: 'nope' }), /unknown queue "nope"; configured queues: default, reports/],
+    ['a queue name carrying SQL', () => producer.enqueue('x', {}, { queue: "default'; DROP TABLE awa.jobs; --" }), /unknown queue/],
+    ['BigInt args', () => producer.enqueue('x', { n: 10n }), /cannot be stored as JSON: .*BigInt/],
+    ['circular args', () => producer.enqueue('x', circular), /cannot be stored as JSON: .*circular/i],
+    ['undefined args', () => producer.enqueue('x', undefined), /undefined is not a JSON value/],
+    ['a function as args', () => producer.enqueue('x', () => 1), /function is not a JSON value/],
+    ['a NUL character', () => producer.enqueue('x', { s: 'a\u0000b' }), /NUL character/],
+    ['args over the size limit', () => producer.enqueue('x', { blob: 'x'.repeat(2 * 1024 * 1024) }), /bytes as JSON; the limit is 1048576 bytes/],
+    ['an invalid runAt', () => producer.enqueue('x', {}, { runAt: new Date('nope') }), /`runAt` must be a valid Date/],
+    ['a runAt that is not a Date', () => producer.enqueue('x', {}, { runAt: '2030-01-01' as unknown as Date }), /`runAt` must be a valid Date/],
+    ['a runAt beyond year 9999', () => producer.enqueue('x', {}, { runAt: new Date(Date.UTC(20000, 0, 1)) }), /`runAt` must be a valid Date/],
+    ['a priority out of range', () => producer.enqueue('x', {}, { priority: 40_000 }), /`priority` must be an integer from -32768 to 32767/],
+    ['a fractional priority', () => producer.enqueue('x', {}, { priority: 1.5 }), /`priority` must be an integer/],
+    ['maxAttempts 0', () => producer.enqueue('x', {}, { maxAttempts: 0 }), /`maxAttempts` must be an integer of at least 1/],
+    ['a manager that is not an EntityManager', () => producer.enqueue('x', {}, { manager: {} as never }), /`manager` must be a TypeORM EntityManager/],
+    ['one bad item in a batch', () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: '', args: {} }]), /non-empty job kind/],
+  ];
+
+  it.each(bad)('rejects %s before touching the database', async (_what, call, message) => {
+    const before = await count();
+    await expect(call()).rejects.toThrow(message);
+    expect(await count()).toBe(before);
+  });
+
+  it('enqueues a job and reads it back', async () => {
+    const job = await producer.enqueue('x.read', { a: [1, 'two', { three: true }] }, { priority: -3, maxAttempts: 4 });
+    expect(job).toEqual({ id: expect.stringMatching(/^\d+$/), kind: 'x.read', queue: 'default' });
+    expect(await producer.getJob(job.id)).toMatchObject({
+      id: job.id, kind: 'x.read', queue: 'default', args: { a: [1, 'two', { three: true }] }, state: 'available',
+      priority: -3, attempt: 0, maxAttempts: 4, errors: [], runLease: '0', attemptedAt: null, finalizedAt: null,
+    });
+  });
+
+  it('sends a kind with a local handler to that handler\'s queue by default', async () => {
+    const job = await producer.enqueue('report.other', {});
+    expect(job.queue).toBe('default');
+    const local = await dataSource.query('SELECT queue FROM awa.jobs WHERE kind = $1 LIMIT 1', ['x.read']);
+    expect(local[0].queue).toBe('default');
+    // report.render is handled here on 'reports'; without `queue` it must go there.
+    await dataSource.query("UPDATE awa.jobs SET state = 'cancelled' WHERE kind = 'report.render'");
+    const handled = await producer.enqueue('report.render', {}, { runAt: new Date(Date.now() + 3_600_000) });
+    expect(handled.queue).toBe('reports');
+  });
+
+  it('stores a future runAt as scheduled and a past one as available', async () => {
+    const later = await producer.enqueue('x.later', {}, { runAt: new Date(Date.now() + 3_600_000) });
+    const past = await producer.enqueue('x.past', {}, { runAt: new Date('1999-01-01T00:00:00Z') });
+    expect((await producer.getJob(later.id))?.state).toBe('scheduled');
+    expect((await producer.getJob(past.id))?.state).toBe('available');
+  });
+
+  it('enqueueMany returns ids in input order', async () => {
+    const jobs = await producer.enqueueMany(Array.from({ length: 50 }, (_, i) => ({ kind: 'x.many', args: { i } })));
+    expect(jobs).toHaveLength(50);
+    for (const [i, job] of jobs.entries()) expect((await producer.getJob(job.id))?.args).toEqual({ i });
+    expect(await producer.enqueueMany([])).toEqual([]);
+  });
+
+  it('commits the job with the caller\'s transaction', async () => {
+    const job = await dataSource.transaction(async (manager) => {
+      const j = await producer.enqueue('x.tx', { ok: true }, { manager });
+      // Not visible outside the transaction before commit.
+      expect(await producer.getJob(j.id)).toBeNull();
+      return j;
+    });
+    expect((await producer.getJob(job.id))?.state).toBe('available');
+  });
+
+  it('loses the job with the caller\'s rolled-back transaction', async () => {
+    let id = '';
+    await expect(dataSource.transaction(async (manager) => {
+      const [a, b] = await producer.enqueueMany([{ kind: 'x.rb', args: {} }, { kind: 'x.rb', args: {} }], { manager });
+      id = a!.id;
+      expect(b).toBeDefined();
+      throw new Error('caller rolls back');
+    })).rejects.toThrow('caller rolls back');
+    expect(id).not.toBe('');
+    expect(await producer.getJob(id)).toBeNull();
+  });
+
+  it('getJob returns null for unknown or malformed ids', async () => {
+    expect(await producer.getJob('999999999')).toBeNull();
+    expect(await producer.getJob("1; DROP TABLE awa.jobs")).toBeNull();
+  });
+});

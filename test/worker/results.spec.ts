@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { AbortReasons, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
+import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+
+@Injectable()
+class Handlers {
+  reasons = new Map<string, unknown>();
+  releaseFenced: (() => void) | undefined;
+
+  @JobHandler('always.fails')
+  fails() {
+    throw new Error('boom');
+  }
+
+  @JobHandler('throws.odd')
+  odd(job: Job<{ value: 'string' | 'undefined' | 'object' }>) {
+    const values = { string: 'plain string', undefined, object: { code: 7 } };
+    throw values[job.args.value];
+  }
+
+  @JobHandler('hangs', { queue: 'tight' })
+  hangs(job: Job) {
+    job.signal.addEventListener('abort', () => this.reasons.set(`${job.id}:${job.attempt}`, job.signal.reason));
+    return new Promise(() => undefined);
+  }
+
+  /** Attempt 1 waits until its lease is rescued, then returns: the late completion must be fenced out. */
+  @JobHandler('late')
+  async late(job: Job) {
+    if (job.attempt > 1) return;
+    await new Promise<void>((resolve) => {
+      this.releaseFenced = resolve;
+      job.signal.addEventListener('abort', () => {
+        this.reasons.set(`${job.id}:${job.attempt}`, job.signal.reason);
+        resolve();
+      });
+    });
+  }
+}
+
+describe('handler results', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+  let producer: QueueProducer;
+  let handlers: Handlers;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({
+      url: db.url, providers: [Handlers],
+      awa: {
+        queues: {
+          default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 },
+          tight: { deadlineDuration: 300, maxAttempts: 2, retryBaseDelay: 20, retryMaxDelay: 50, pollInterval: 100 },
+        },
+      },
+    });
+    producer = app.get(QueueProducer);
+    handlers = app.get(Handlers);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const final = (id: string) => waitFor(async () => {
+    const job = await producer.getJob(id);
+    return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
+  }, 20_000, `job ${id} to finish`);
+
+  it('retries a throwing handler with backoff, then fails it with one error entry per attempt', async () => {
+    const { id } = await producer.enqueue('always.fails', {}, { maxAttempts: 3 });
+    const job = await final(id);
+    expect(job.state).toBe('failed');
+    expect(job.attempt).toBe(3);
+    expect(job.finalizedAt).toBeInstanceOf(Date);
+    expect(job.errors.map((e) => [e.attempt, e.error])).toEqual([[1, 'Error: boom'], [2, 'Error: boom'], [3, 'Error: boom']]);
+    for (const e of job.errors) expect(Number.isNaN(Date.parse(e.at))).toBe(false);
+  });
+
+  it.each([
+    ['string', 'plain string'],
+    ['undefined', 'a handler threw undefined'],
+    ['object', 'thrown value: {"code":7}'],
+  ])('records a thrown %s as an error entry', async (value, text) => {
+    const { id } = await producer.enqueue('throws.odd', { value }, { maxAttempts: 1 });
+    const job = await final(id);
+    expect(job.state).toBe('failed');
+    expect(job.errors).toEqual([expect.objectContaining({ attempt: 1, error: text })]);
+  });
+
+  it('ends a hung handler at its hard deadline, aborts its signal, and fails it after maxAttempts', async () => {
+    const { id } = await producer.enqueue('hangs', {});
+    const job = await final(id);
+    expect(job.state).toBe('failed');
+    expect(job.errors.map((e) => e.error)).toEqual([RescueErrors.deadlineExceeded, RescueErrors.deadlineExceeded]);
+    expect(handlers.reasons.get(`${id}:1`)).toBe(AbortReasons.deadline);
+    expect(handlers.reasons.get(`${id}:2`)).toBe(AbortReasons.deadline);
+    const leases = await app.get(DataSource).query('SELECT 1 FROM awa.active_leases WHERE job_id = $1', [id]);
+    expect(leases).toHaveLength(0);
+  });
+
+  it('discards a completion that arrives after the lease was rescued, and aborts the signal', async () => {
+    const { id } = await producer.enqueue('late', {});
+    const dataSource = app.get(DataSource);
+    await waitFor(async () => (await producer.getJob(id))?.state === 'running');
+    // Expire the deadline and let the rescue take the lease while the handler still runs.
+    await dataSource.query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
+    expect(await app.get(DeadlineRescueTask).run()).toBe(1);
+    // The next heartbeat finds the lease gone and aborts attempt 1, which then returns.
+    await waitFor(() => handlers.reasons.get(`${id}:1`), 10_000, 'the lease-lost abort');
+    expect(handlers.reasons.get(`${id}:1`)).toBe(AbortReasons.leaseLost);
+    const job = await final(id);
+    // Attempt 1's late return changed nothing; attempt 2 completed it.
+    expect(job.state).toBe('completed');
+    expect(job.attempt).toBe(2);
+    expect(job.runLease).toBe('2');
+    expect(job.errors).toEqual([expect.objectContaining({ attempt: 1, error: RescueErrors.deadlineExceeded })]);
+  });
+});
