@@ -9,6 +9,8 @@ export const JOB_HANDLER_METADATA = 'awa:job-handler';
 export const AWA_SCHEMA = 'awa';
 /** NOTIFY channel: the payload is the queue name of newly available jobs. */
 export const AWA_JOBS_CHANNEL = 'awa_jobs';
+/** NOTIFY channel: the payload is the id of a running job that producer.cancel() was called for. */
+export const AWA_CANCEL_CHANNEL = 'awa_cancel';
 
 /** Advisory-lock keys (pg_advisory_lock takes a bigint; these spell "awa" + purpose). */
 export const MAINTENANCE_LOCK_KEY = '6182721100001';

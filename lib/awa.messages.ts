@@ -59,6 +59,7 @@ export const RescueErrors = {
   deadlineExceeded: 'hard deadline exceeded',
   instanceDied: (id: string) => `worker instance died: ${id}`,
   releasedOnShutdown: 'released on shutdown',
+  cancelled: 'cancelled by producer.cancel()',
 } as const;
 
 /** Reasons given to `job.signal.abort(reason)`. */

@@ -10,7 +10,7 @@ export { AWA_OPTIONS, DEFAULT_QUEUE, PRIORITY_MAX, PRIORITY_MIN } from './awa.co
 export { AbortReasons, RescueErrors } from './awa.messages.js';
 export { JOB_STATES } from './interfaces/job.interface.js';
 export type {
-  EnqueueManyItem, EnqueueOptions, Job, JobError, JobHandlerFn, JobRecord, JobState,
+  CancelResult, EnqueueManyItem, EnqueueOptions, Job, JobError, JobHandlerFn, JobRecord, JobState,
 } from './interfaces/job.interface.js';
 export type { AwaModuleAsyncOptions, AwaModuleOptions, QueueOptions, RetentionOptions } from './options/awa-options.interface.js';
 export type { ResolvedAwaOptions, ResolvedQueueOptions } from './options/awa-options.resolver.js';

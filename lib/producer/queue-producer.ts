@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
-import { AwaMessages } from '../awa.messages.js';
+import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
-import type { EnqueueManyItem, EnqueueOptions, JobError, JobRecord, JobState } from '../interfaces/job.interface.js';
+import type { CancelResult, EnqueueManyItem, EnqueueOptions, JobError, JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
 import { WorkerService } from '../worker/worker.service.js';
@@ -51,6 +51,21 @@ export class QueueProducer {
     if (!/^\d{1,19}$/.test(String(id))) return null;
     const [row] = await this.db.query(jobsSql.getJob, [id]);
     return row ? toRecord<TArgs>(row) : null;
+  }
+
+  /**
+   * Cancels a job. A job that is waiting (scheduled, available, retryable) is `cancelled` at once.
+   * A running job's handler gets `job.signal` aborted on whichever instance runs it (via NOTIFY),
+   * and the attempt ends `cancelled` when the handler settles. A finished job is left as it is.
+   */
+  async cancel(id: string): Promise<CancelResult> {
+    if (!/^\d{1,19}$/.test(String(id))) return { outcome: 'not-found' };
+    const [waiting] = await this.db.query<{ previous_state: JobState }>(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
+    if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
+    const [current] = await this.db.query<{ state: JobState }>(jobsSql.signalCancel, [id]);
+    if (!current) return { outcome: 'not-found' };
+    if (current.state === 'running') return { outcome: 'signalled', previousState: 'running' };
+    return { outcome: 'already-finished', state: current.state };
   }
 
   private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined): Promise<EnqueuedJob[]> {

@@ -30,8 +30,11 @@ export const cancelWaitingJob = statement('cancel_waiting_job', `
      FOR UPDATE
   )
   UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(),
-         errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', 'cancelled'))
+         errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', $2::text))
     FROM target WHERE j.id = target.id
   RETURNING target.state AS previous_state`);
 
-export const jobState = statement('job_state', `SELECT state FROM awa.jobs WHERE id = $1::bigint`);
+/** The state of job $1; if it is running, NOTIFYs `awa_cancel` so its instance aborts the handler. */
+export const signalCancel = statement('signal_cancel', `
+  SELECT state, CASE WHEN state = 'running' THEN pg_notify('awa_cancel', id::text) IS NULL END AS signalled
+    FROM awa.jobs WHERE id = $1::bigint`);

@@ -92,3 +92,21 @@ export const heartbeatLeases = statement('heartbeat_leases', `
     FROM unnest($1::bigint[], $2::bigint[]) AS h(job_id, run_lease)
    WHERE l.job_id = h.job_id AND l.run_lease = h.run_lease
   RETURNING l.job_id::text, l.run_lease::text`);
+
+/**
+ * Finalizes attempts as cancelled ($1 ids, $2 leases, $3 error text) after producer.cancel()
+ * signalled their handlers. Fenced like completeJobs.
+ */
+export const cancelRunningJobs = statement('cancel_running_jobs', `
+  WITH released AS (
+    DELETE FROM awa.active_leases l
+     USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
+     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
+    RETURNING l.job_id, l.run_lease
+  )
+  UPDATE awa.jobs j
+     SET state = 'cancelled', finalized_at = now(),
+         errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', $3::text))
+    FROM released r
+   WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
+  RETURNING j.id::text, j.run_lease::text`);

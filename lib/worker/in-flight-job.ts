@@ -18,7 +18,9 @@ export const leaseKey = (id: string, runLease: string) => `${id}:${runLease}`;
 export type AttemptOutcome =
   | { kind: 'returned' }
   | { kind: 'threw'; error: unknown }
-  | { kind: 'deadline' };
+  | { kind: 'deadline' }
+  /** Given back on shutdown: the lease was released, nothing more is written. */
+  | { kind: 'released' };
 
 /**
  * One attempt this instance is running: the lease it holds, its abort signal and its local
@@ -32,7 +34,10 @@ export class InFlightJob {
   readonly job: Job;
   /** Set once the handler settled (or timed out): heartbeats then no longer judge it. */
   settled = false;
+  /** producer.cancel() was called for this attempt: it ends `cancelled`, whatever the handler does. */
+  cancelRequested = false;
   private readonly controller = new AbortController();
+  private interrupt: ((outcome: AttemptOutcome) => void) | undefined;
 
   constructor(readonly row: ClaimedJobRow) {
     this.id = row.id;
@@ -56,8 +61,20 @@ export class InFlightJob {
     return this.controller.signal.aborted;
   }
 
+  cancel(reason: string): void {
+    this.cancelRequested = true;
+    this.abort(reason);
+  }
+
   abort(reason: string): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** Ends the attempt now (shutdown): aborts the signal and stops waiting for the handler. */
+  release(reason: string): void {
+    this.settled = true;
+    this.abort(reason);
+    this.interrupt?.({ kind: 'released' });
   }
 
   /**
@@ -71,15 +88,17 @@ export class InFlightJob {
       let timer: NodeJS.Timeout | undefined;
       const finish = (outcome: AttemptOutcome) => {
         if (done) {
-          onLate(outcome);
+          if (outcome.kind !== 'released') onLate(outcome);
           return;
         }
         done = true;
         if (timer) clearTimeout(timer);
         resolve(outcome);
       };
+      this.interrupt = finish;
       if (deadlineMs > 0) {
-        timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs);
+        // unref: a pending deadline alone must not keep a stopping process alive.
+        timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs).unref();
       }
       Promise.resolve()
         .then(() => handler(this.job))

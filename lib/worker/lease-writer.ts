@@ -53,6 +53,14 @@ export class LeaseWriter {
     });
   }
 
+  /** Finalizes a cancelled attempt; resolves false if its lease was no longer held. */
+  cancel(job: InFlightJob, reason: string): Promise<boolean> {
+    return this.persist(async () => {
+      const rows = await this.lane.run(() => this.db.query(workerSql.cancelRunningJobs, [[job.id], [job.runLease], reason]));
+      return rows.length > 0;
+    });
+  }
+
   /** Refreshes heartbeats of one chunk of leases; returns the lease keys still held. */
   async heartbeat(jobs: InFlightJob[]): Promise<Set<string>> {
     const rows = await this.lane.run(() =>

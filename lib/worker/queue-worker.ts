@@ -123,9 +123,12 @@ export class QueueWorker {
       ? await inFlight.run(handler.invoke, this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
       : { kind: 'threw', error: AwaMessages.noHandlerForKind(row.kind) };
     inFlight.settled = true;
+    if (outcome.kind === 'released') return; // shutdown gave the job back already
     if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
     try {
-      const held = outcome.kind === 'returned'
+      const held = inFlight.cancelRequested
+        ? await this.deps.writer.cancel(inFlight, RescueErrors.cancelled)
+        : outcome.kind === 'returned'
         ? await this.deps.writer.complete(inFlight)
         : (await this.deps.writer.fail({
             job: inFlight,

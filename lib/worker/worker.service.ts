@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AWA_JOBS_CHANNEL, AWA_OPTIONS } from '../awa.constants.js';
+import { AWA_CANCEL_CHANNEL, AWA_JOBS_CHANNEL, AWA_OPTIONS } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
@@ -25,6 +25,8 @@ export class WorkerService {
   ) {
     // Registered before the session connects, so the channel is LISTENed from the start.
     this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
+    this.session.onNotification(AWA_CANCEL_CHANNEL, (id) =>
+      this.leases.byJobId(id).forEach((job) => job.cancel(AbortReasons.cancelled)));
     this.session.onReconnect(() => this.workers.forEach((w) => w.wake()));
   }
 
@@ -57,16 +59,13 @@ export class WorkerService {
     const leftovers = (await Promise.all(workers.map((w) => w.drain(this.options.shutdownTimeout)))).flat();
     if (leftovers.length > 0) {
       this.logger.warn(AwaMessages.shutdownTimeout(leftovers.length, this.options.shutdownTimeout));
-      leftovers.forEach((job) => {
-        job.settled = true;
-        job.abort(AbortReasons.shutdown);
-      });
+      leftovers.forEach((job) => job.release(AbortReasons.shutdown));
       try {
         await this.writer.release(leftovers, RescueErrors.releasedOnShutdown);
       } catch (error) {
+        // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
         this.logger.error(AwaMessages.tickFailed('releasing jobs on shutdown', String(error)));
       }
-      leftovers.forEach((job) => this.leases.remove(job));
     }
     await this.writer.flush();
     this.workers.clear();

@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { HeartbeatService, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+
+@Injectable()
+class Blocked {
+  release!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.release = r));
+  @JobHandler('blocked')
+  async run(_job: Job) {
+    await this.gate;
+  }
+}
+
+/** HeartbeatService refreshes all leases with ceil(n / heartbeatBatchSize) statements. */
+describe('HeartbeatService', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({
+      url: db.url, providers: [Blocked],
+      // Long interval: this test drives tick() itself.
+      awa: { heartbeatInterval: 3_600_000, heartbeatStaleAfter: 7_200_000, heartbeatBatchSize: 2, queues: { default: { concurrency: 5 } } },
+    });
+  });
+  afterAll(async () => {
+    app?.get(Blocked).release();
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('refreshes every in-flight lease in batches, and moves heartbeat_at forward', async () => {
+    const dataSource = app.get(DataSource);
+    await app.get(QueueProducer).enqueueMany(Array.from({ length: 5 }, () => ({ kind: 'blocked', args: {} })));
+    await waitFor(async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.active_leases'))[0].n) === 5);
+    await dataSource.query(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 minute'`);
+
+    const report = await app.get(HeartbeatService).tick();
+    expect(report).toEqual({ refreshed: 5, lost: 0, statements: 3 });
+    const stale = await dataSource.query(`SELECT count(*) AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '30 seconds'`);
+    expect(Number(stale[0].n)).toBe(0);
+  });
+});

@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+
+@Injectable()
+class SlowAndStuck {
+  @JobHandler('quick.finish')
+  async finish() {
+    await new Promise((r) => setTimeout(r, 300));
+  }
+
+  @JobHandler('stuck')
+  stuck(_job: Job) {
+    return new Promise(() => undefined);
+  }
+}
+
+/** app.close(): stop claiming, let handlers finish within shutdownTimeout, release the rest. */
+describe('shutdown', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('completes what finishes in time and releases what does not, without spending an attempt', async () => {
+    const app = await startTestApp({ url: db.url, providers: [SlowAndStuck], awa: { shutdownTimeout: 1_500 } });
+    const observer = await startTestApp({ url: db.url });
+    try {
+      const producer = observer.get(QueueProducer);
+      const quick = await producer.enqueue('quick.finish', {});
+      const stuck = await producer.enqueue('stuck', {});
+      await waitFor(async () => (await producer.getJob(quick.id))?.state === 'running' && (await producer.getJob(stuck.id))?.state === 'running');
+      await app.close();
+
+      expect(await producer.getJob(quick.id)).toMatchObject({ state: 'completed', attempt: 1 });
+      expect(await producer.getJob(stuck.id)).toMatchObject({
+        state: 'available', attempt: 0, runLease: '1',
+        errors: [expect.objectContaining({ attempt: 1, error: RescueErrors.releasedOnShutdown })],
+      });
+      const instances = await producer['db'].query({ name: 'count_instances', text: 'SELECT count(*)::int AS n FROM awa.instances' });
+      expect(instances[0].n).toBe(1); // only the observer is left registered
+    } finally {
+      await observer.close();
+    }
+  });
+});
