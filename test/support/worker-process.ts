@@ -9,7 +9,7 @@ const SCRIPT = new URL('../../build/test/fixtures/worker-app.js', import.meta.ur
 export class WorkerProcess {
   readonly lines: string[] = [];
   private readonly child: ChildProcess;
-  private readonly exited: Promise<number | null>;
+  private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private waiters: Array<() => void> = [];
   stderr = '';
 
@@ -24,7 +24,7 @@ export class WorkerProcess {
       this.waiters.forEach((w) => w());
     });
     this.child.stderr!.on('data', (d) => (this.stderr += String(d)));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => resolve({ code, signal })));
   }
 
   get pid(): number {
@@ -58,8 +58,8 @@ export class WorkerProcess {
     this.child.kill(signal);
   }
 
-  /** Resolves with the exit code (null when killed by a signal). */
-  exit(): Promise<number | null> {
+  /** Resolves once the process has exited, with its exit code or the signal that ended it. */
+  exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     return this.exited;
   }
 }

@@ -1,0 +1,51 @@
+import type { TestingModule } from '@nestjs/testing';
+import { QueueProducer, RescueErrors } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../support/test-database.js';
+import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
+import { WorkerProcess } from '../support/worker-process.js';
+
+/** SIGTERM on a real process (enableShutdownHooks): drain, release, deregister, exit by itself. */
+describe('a worker process sent SIGTERM', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+  let worker: WorkerProcess | undefined;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({ url: db.url });
+  });
+  afterAll(async () => {
+    worker?.kill('SIGKILL');
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('finishes what it can, releases the rest without spending an attempt, and exits', async () => {
+    worker = new WorkerProcess(db.url, { ...FAST_OPTIONS, shutdownTimeout: 1_000 });
+    await worker.ready();
+    const producer = app.get(QueueProducer);
+    const short = await producer.enqueue('fixture.sleep', { ms: 300 });
+    const long = await producer.enqueue('fixture.sleep', { ms: 120_000 });
+    await worker.waitForLine(new RegExp(`^START ${short.id} `));
+    await worker.waitForLine(new RegExp(`^START ${long.id} `));
+
+    worker.kill('SIGTERM');
+    // Nest's shutdown hooks close the app, then re-raise the signal: the process ends by itself.
+    expect(await worker.exit()).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(worker.stderr).toBe('');
+
+    expect(await worker.waitForLine(new RegExp(`^ABORT ${long.id} shutdown timeout`))).toBeTruthy();
+    expect(await producer.getJob(short.id)).toMatchObject({ state: 'completed', attempt: 1 });
+    expect(await producer.getJob(long.id)).toMatchObject({
+      state: 'available', attempt: 0,
+      errors: [expect.objectContaining({ attempt: 1, error: RescueErrors.releasedOnShutdown })],
+    });
+    const dataSource = app.get(DataSource);
+    expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
+    const instances = await dataSource.query('SELECT pid FROM awa.instances');
+    expect(instances.map((i: { pid: number }) => i.pid)).not.toContain(worker.pid);
+    // Released at once: it is claimable again right away, by anyone.
+    await waitFor(async () => (await producer.getJob(long.id))?.state === 'available');
+  });
+});
