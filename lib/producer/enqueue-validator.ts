@@ -3,8 +3,9 @@ import { AwaMessages } from '../awa.messages.js';
 import type { EnqueueManyItem } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 
-const EARLIEST_RUN_AT = Date.UTC(1, 0, 1);
-const LATEST_RUN_AT = Date.UTC(9999, 11, 31);
+// Years 1 to 9999 (Date.UTC maps years 0-99 to 19xx, hence the string form).
+const EARLIEST_RUN_AT = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_RUN_AT = Date.parse('9999-12-31T23:59:59Z');
 
 /** One job, checked and encoded as an element of the insert statement's JSON array. */
 export function encodeJob(

@@ -1,0 +1,236 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { AwaInit1764400000000, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+
+@Injectable()
+class CarelessHandlers {
+  @JobHandler('careless.throws-undefined')
+  throwsUndefined() {
+    throw undefined;
+  }
+
+  /** A hand-made thenable that "resolves" twice: only the first settlement counts. */
+  @JobHandler('careless.resolves-twice')
+  resolvesTwice() {
+    return { then: (resolve: (v: number) => void) => { resolve(1); resolve(2); } };
+  }
+
+  @JobHandler('careless.never-settles', { queue: 'tight' })
+  neverSettles(_job: Job) {
+    return new Promise(() => undefined);
+  }
+
+  @JobHandler('careless.rejects-null')
+  rejectsNull() {
+    return Promise.reject(null);
+  }
+
+  @JobHandler('careless.sync-return')
+  syncReturn() {
+    return 'not a promise';
+  }
+
+  @JobHandler('select 1; drop table awa.jobs; --')
+  sqlKind(job: Job) {
+    return job.kind;
+  }
+}
+
+/**
+ * A catalogue of hostile or careless inputs. Each ends in a clear error, or in a documented
+ * outcome, and loses nothing.
+ */
+describe('bad input catalogue', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+  let producer: QueueProducer;
+  let dataSource: DataSource;
+  const jobCount = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
+  const finished = (id: string) => waitFor(async () => {
+    const job = await producer.getJob(id);
+    return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
+  }, 20_000, `job ${id}`);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({
+      url: db.url, providers: [CarelessHandlers],
+      awa: { queues: { default: { pollInterval: 100 }, tight: { deadlineDuration: 200, maxAttempts: 1 } } },
+    });
+    producer = app.get(QueueProducer);
+    dataSource = app.get(DataSource);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('1. a kind carrying SQL is stored and handled as plain text', async () => {
+    const kind = 'select 1; drop table awa.jobs; --';
+    const job = await finished((await producer.enqueue(kind, {})).id);
+    expect(job).toMatchObject({ kind, state: 'completed' });
+  });
+
+  it('2. a queue name carrying SQL is rejected as an unknown queue', async () => {
+    const before = await jobCount();
+    await expect(producer.enqueue('x', {}, { queue: "default' OR '1'='1" })).rejects.toThrow(/unknown queue "default' OR '1'='1"/);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('3. a queue option name carrying SQL fails at boot, naming it', () => {
+    expect(() => AwaModule.forRoot({ queues: { 'a"; DROP SCHEMA awa; --': {} } })).toThrow(/invalid option `queues\.a"; DROP SCHEMA awa; --`/);
+  });
+
+  it('4. a 10 MB args payload is rejected with the documented limit', async () => {
+    const before = await jobCount();
+    await expect(producer.enqueue('x', { blob: 'x'.repeat(10 * 1024 * 1024) })).rejects.toThrow(/the limit is 1048576 bytes \(option maxArgsBytes\)/);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('5. a runAt far in the past runs now', async () => {
+    const job = await producer.enqueue('careless.sync-return', {}, { runAt: new Date('0001-01-02T00:00:00Z') });
+    expect((await finished(job.id)).state).toBe('completed');
+  });
+
+  it('6. a runAt far in the future is scheduled, and out-of-range years are rejected', async () => {
+    const job = await producer.enqueue('x.future', {}, { runAt: new Date('9999-12-30T00:00:00Z') });
+    expect((await producer.getJob(job.id))?.state).toBe('scheduled');
+    await expect(producer.enqueue('x', {}, { runAt: new Date(8.64e15) })).rejects.toThrow(/`runAt` must be a valid Date/);
+  });
+
+  it('7. NaN options fail at boot, naming the option', () => {
+    expect(() => AwaModule.forRoot({ queues: { default: { retryBaseDelay: NaN } } })).toThrow(/`queues\.default\.retryBaseDelay`: expected a number, got NaN/);
+  });
+
+  it('8. negative options fail at boot, naming the option', () => {
+    expect(() => AwaModule.forRoot({ shutdownTimeout: -1 })).toThrow(/`shutdownTimeout`: must not be negative/);
+  });
+
+  it('9. a handler that throws undefined fails with a readable error', async () => {
+    const job = await finished((await producer.enqueue('careless.throws-undefined', {}, { maxAttempts: 1 })).id);
+    expect(job).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'a handler threw undefined' })] });
+  });
+
+  it('10. a handler that rejects with null fails with a readable error', async () => {
+    const job = await finished((await producer.enqueue('careless.rejects-null', {}, { maxAttempts: 1 })).id);
+    expect(job).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'thrown value: null' })] });
+  });
+
+  it('11. a handler that resolves twice completes once', async () => {
+    const job = await finished((await producer.enqueue('careless.resolves-twice', {})).id);
+    expect(job).toMatchObject({ state: 'completed', attempt: 1, runLease: '1' });
+  });
+
+  it('12. a handler that never settles ends at its deadline and fails', async () => {
+    const job = await finished((await producer.enqueue('careless.never-settles', {})).id);
+    expect(job).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'hard deadline exceeded' })] });
+  });
+
+  it('13. a handler returning a plain value completes', async () => {
+    expect((await finished((await producer.enqueue('careless.sync-return', {})).id)).state).toBe('completed');
+  });
+
+  it('14. a job row edited by hand into an unknown state is refused by the database', async () => {
+    const { id } = await producer.enqueue('x.edit', {}, { runAt: new Date(Date.now() + 3_600_000) });
+    await expect(dataSource.query(`UPDATE awa.jobs SET state = 'zombie' WHERE id = $1`, [id])).rejects.toThrow(/jobs_state_check/);
+    expect((await producer.getJob(id))?.state).toBe('scheduled');
+  });
+
+  it('15. a job row edited by hand to a negative attempt or zero max_attempts is refused', async () => {
+    const { id } = await producer.enqueue('x.edit2', {}, { runAt: new Date(Date.now() + 3_600_000) });
+    await expect(dataSource.query(`UPDATE awa.jobs SET max_attempts = 0 WHERE id = $1`, [id])).rejects.toThrow(/check constraint/);
+    await expect(dataSource.query(`UPDATE awa.jobs SET attempt = -1 WHERE id = $1`, [id])).rejects.toThrow(/check constraint/);
+  });
+
+  it('16. the migration run twice is a no-op', async () => {
+    const queryRunner = dataSource.createQueryRunner();
+    try {
+      await new AwaInit1764400000000().up(queryRunner);
+      await new AwaInit1764400000000().up(queryRunner);
+    } finally {
+      await queryRunner.release();
+    }
+    const applied = await dataSource.query('SELECT name FROM awa.schema_migrations');
+    expect(applied).toEqual([{ name: 'AwaInit1764400000000' }]);
+  });
+
+  it('17. the migration run concurrently from two connections applies once', async () => {
+    const fresh = await createTestDatabase();
+    const sources = [0, 1, 2].map(() => new DataSource({ type: 'postgres', url: fresh.url }));
+    try {
+      await Promise.all(sources.map((s) => s.initialize()));
+      await Promise.all(sources.map(async (s) => {
+        const queryRunner = s.createQueryRunner();
+        try {
+          await new AwaInit1764400000000().up(queryRunner);
+        } finally {
+          await queryRunner.release();
+        }
+      }));
+      const applied = await sources[0]!.query('SELECT name FROM awa.schema_migrations');
+      expect(applied).toEqual([{ name: 'AwaInit1764400000000' }]);
+      expect((await sources[0]!.query(`SELECT to_regclass('awa.jobs') AS t`))[0].t).toBe('awa.jobs');
+    } finally {
+      await Promise.all(sources.map((s) => s.destroy()));
+      await fresh.drop();
+    }
+  });
+
+  it('18. a kind longer than 200 characters is rejected', async () => {
+    await expect(producer.enqueue('k'.repeat(201), {})).rejects.toThrow(/non-empty job kind string \(at most 200 characters\)/);
+  });
+
+  it('19. a priority of NaN or Infinity is rejected', async () => {
+    await expect(producer.enqueue('x', {}, { priority: NaN })).rejects.toThrow(/`priority` must be an integer/);
+    await expect(producer.enqueue('x', {}, { priority: Infinity })).rejects.toThrow(/`priority` must be an integer/);
+  });
+
+  it('20. maxAttempts of a huge or fractional number is rejected', async () => {
+    await expect(producer.enqueue('x', {}, { maxAttempts: 1e12 })).rejects.toThrow(/`maxAttempts`/);
+    await expect(producer.enqueue('x', {}, { maxAttempts: 2.5 })).rejects.toThrow(/`maxAttempts`/);
+  });
+
+  it('21. args with a NUL character are rejected before PostgreSQL would', async () => {
+    await expect(producer.enqueue('x', { s: '\u0000' })).rejects.toThrow(/NUL character/);
+  });
+
+  it('22. a batch with one bad item inserts nothing', async () => {
+    const before = await jobCount();
+    await expect(producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { n: 1n } }])).rejects.toThrow(/BigInt/);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('23. a job row deleted by hand while it runs costs nothing but a warning', async () => {
+    const { id } = await producer.enqueue('careless.never-settles', {});
+    await waitFor(async () => (await producer.getJob(id))?.state === 'running');
+    await dataSource.query('DELETE FROM awa.jobs WHERE id = $1', [id]);
+    // At its deadline the worker's fenced write finds no job: its lease is dropped, nothing else.
+    await waitFor(async () => (await dataSource.query('SELECT 1 FROM awa.active_leases WHERE job_id = $1', [id])).length === 0);
+    expect((await finished((await producer.enqueue('careless.sync-return', {})).id)).state).toBe('completed');
+  });
+
+  it('24. an enqueue with a manager of another DataSource is rejected', async () => {
+    const other = new DataSource({ type: 'postgres', url: db.url });
+    await other.initialize();
+    try {
+      await expect(other.transaction((manager) => producer.enqueue('x', {}, { manager }))).rejects.toThrow(/`manager` must be a TypeORM EntityManager of the same PostgreSQL DataSource/);
+    } finally {
+      await other.destroy();
+    }
+  });
+
+  it('25. a NOTIFY with garbage on the job channels is ignored', async () => {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(`SELECT pg_notify('awa_jobs', 'no-such-queue'), pg_notify('awa_cancel', 'not-an-id')`);
+    } finally {
+      await client.end();
+    }
+    expect((await finished((await producer.enqueue('careless.sync-return', {})).id)).state).toBe('completed');
+  });
+});
