@@ -10,6 +10,9 @@ import { instancesSql, type SqlStatement } from '../sql/index.js';
 
 type NotificationHandler = (payload: string) => void;
 
+/** Longest wait between reconnect attempts of the session. */
+export const MAX_RECONNECT_DELAY_MS = 2_000;
+
 /**
  * This instance's identity and its one dedicated PostgreSQL session. The session carries
  * everything that is session-scoped: the liveness lock (released by PostgreSQL the moment the
@@ -27,6 +30,8 @@ export class InstanceSession {
   private connecting: Promise<void> | undefined;
   private closed = false;
   private reconnectDelay = 100;
+  private connectedAt = 0;
+  private reconnects = 0;
   private queues: string[] = [];
   private readonly channels = new Map<string, NotificationHandler[]>();
   private readonly reconnectListeners: Array<() => void> = [];
@@ -40,6 +45,15 @@ export class InstanceSession {
 
   get connected(): boolean {
     return this.client !== undefined;
+  }
+
+  /**
+   * Whether the session is down, or came back from a lost connection less than `ms` ago. The first
+   * connection at boot does not count: only a reconnect means others may be reconnecting too.
+   */
+  reconnectedWithin(ms: number): boolean {
+    if (!this.client) return true;
+    return this.reconnects > 0 && Date.now() - this.connectedAt < ms;
   }
 
   /** Subscribe before start(): channels are LISTENed on every (re)connect. */
@@ -102,6 +116,7 @@ export class InstanceSession {
       });
       client.on('end', () => this.lost(client));
       this.client = client;
+      this.connectedAt = Date.now();
       await this.refresh();
       this.reconnectDelay = 100;
     } catch (error) {
@@ -129,11 +144,14 @@ export class InstanceSession {
 
   private scheduleReconnect(): void {
     const delay = this.reconnectDelay;
-    this.reconnectDelay = Math.min(this.reconnectDelay * 2, 5_000);
+    this.reconnectDelay = Math.min(this.reconnectDelay * 2, MAX_RECONNECT_DELAY_MS);
     setTimeout(() => {
       if (this.closed) return;
       this.connect().then(
-        () => this.reconnectListeners.forEach((listener) => listener()),
+        () => {
+          this.reconnects++;
+          this.reconnectListeners.forEach((listener) => listener());
+        },
         (error) => {
           this.logger.warn(AwaMessages.tickFailed('reconnecting the instance session', String(error)));
           this.scheduleReconnect();

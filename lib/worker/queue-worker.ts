@@ -15,6 +15,8 @@ export interface QueueWorkerDeps {
   writer: LeaseWriter;
   instanceId: string;
   handlers: ReadonlyMap<string, RegisteredHandler>;
+  /** False while this instance could look dead to the leader (its session is down): claim nothing. */
+  canClaim: () => boolean;
 }
 
 /**
@@ -82,7 +84,7 @@ export class QueueWorker {
     try {
       do {
         this.wanted = false;
-        if (this.stopped) break;
+        if (this.stopped || !this.deps.canClaim()) break;
         const free = this.options.concurrency - this.running.size;
         if (free <= 0) {
           this.wanted = true; // remember the demand: claim when a slot frees

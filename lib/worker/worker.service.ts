@@ -43,6 +43,7 @@ export class WorkerService {
         writer: this.writer,
         instanceId: this.session.id,
         handlers: this.explorer.handlers,
+        canClaim: () => this.options.livenessProbe === 'heartbeat' || this.session.connected,
       });
       this.workers.set(queue, worker);
       worker.start();

@@ -1,10 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { AwaDatabase } from '../../database/awa-database.js';
-import { InstanceSession } from '../../instance/instance-session.js';
+import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
 import { instancesSql, maintenanceSql } from '../../sql/index.js';
 import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
+
+/**
+ * After PostgreSQL restarts, every instance's session reconnects within MAX_RECONNECT_DELAY_MS; a
+ * leader that has itself just reconnected waits that long, plus a margin, before it trusts the
+ * absence of someone's liveness lock. A leader whose session was not lost sweeps at once.
+ */
+export const ORPHAN_SWEEP_GRACE_MS = 2 * MAX_RECONNECT_DELAY_MS + 1_000;
 
 /**
  * Rescues the leases of dead instances: their liveness lock is gone (PostgreSQL dropped it with
@@ -22,6 +29,7 @@ export class OrphanRescueTask implements MaintenanceTask {
   ) {}
 
   async run(): Promise<number> {
+    if (this.options.livenessProbe === 'session' && this.session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS)) return 0;
     const dead = await this.db.query<{ id: string }>(instancesSql.findDeadInstances, [
       this.session.id, this.options.heartbeatStaleAfter, this.options.livenessProbe === 'session',
     ]);
