@@ -6,7 +6,7 @@ import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { instancesSql, type SqlStatement } from '../sql/index.js';
+import { instancesSql, schemaSql, type SqlStatement } from '../sql/index.js';
 
 type NotificationHandler = (payload: string) => void;
 
@@ -110,7 +110,7 @@ export class InstanceSession {
     await client.connect();
     try {
       if (this.options.livenessProbe === 'session') await this.acquireLivenessLock(client);
-      for (const channel of this.channels.keys()) await client.query(`LISTEN "${channel}"`);
+      for (const channel of this.channels.keys()) await client.query(schemaSql.listen(channel).text);
       client.on('notification', (msg) => {
         for (const handler of this.channels.get(msg.channel) ?? []) handler(msg.payload ?? '');
       });

@@ -13,3 +13,6 @@ export const tryMaintenanceLock = statement('try_maintenance_lock',
 
 export const releaseMaintenanceLock = statement('release_maintenance_lock',
   `SELECT pg_advisory_unlock($1::bigint) AS released`);
+
+/** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */
+export const listen = (channel: string) => statement(`listen_${channel}`, `LISTEN "${channel.replace(/"/g, '""')}"`);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
@@ -41,7 +42,7 @@ describe('shutdown', () => {
         state: 'available', attempt: 0, runLease: '1',
         errors: [expect.objectContaining({ attempt: 1, error: RescueErrors.releasedOnShutdown })],
       });
-      const instances = await producer['db'].query({ name: 'count_instances', text: 'SELECT count(*)::int AS n FROM awa.instances' });
+      const instances = await observer.get(DataSource).query('SELECT count(*)::int AS n FROM awa.instances');
       expect(instances[0].n).toBe(1); // only the observer is left registered
     } finally {
       await observer.close();
