@@ -1,6 +1,6 @@
 import { statement } from './sql-statement.js';
 
-/** Which awa migrations the database has applied (empty if the schema is missing). */
+/** Which awa migrations the database has applied (check schemaExists first: it needs the table). */
 export const appliedMigrations = statement('applied_migrations', `
   SELECT coalesce(array_agg(name), '{}') AS names
     FROM (SELECT name FROM awa.schema_migrations) m`);

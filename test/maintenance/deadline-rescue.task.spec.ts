@@ -1,0 +1,84 @@
+import type { TestingModule } from '@nestjs/testing';
+import { MaintenanceService, RescueErrors } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
+import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
+import { leasesOf, readJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp } from '../support/test-app.js';
+
+const HOUR = 3_600_000;
+
+describe('DeadlineRescueTask', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+  let exec: Exec;
+  let task: DeadlineRescueTask;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({
+      url: db.url,
+      awa: {
+        // Nothing runs by itself: the test calls the task.
+        heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
+        rescueBatchSize: 2,
+        queues: { default: { retryBaseDelay: 7_000, retryMaxDelay: 7_000 }, slow: { retryBaseDelay: 600_000, retryMaxDelay: 600_000 } },
+      },
+    });
+    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
+    await app.get(MaintenanceService).stop();
+    const dataSource = app.get(DataSource);
+    exec = (text, values) => dataSource.query(text, values);
+    task = app.get(DeadlineRescueTask, { strict: false });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+  beforeEach(async () => {
+    await exec('TRUNCATE awa.jobs, awa.active_leases');
+  });
+
+  it('rescues leases past their hard deadline even while they heartbeat, with the queue\'s retry settings', async () => {
+    const fast = await seedRunning(exec, { queue: 'default', deadlineInMs: -1, heartbeatAgeMs: 0 });
+    const slow = await seedRunning(exec, { queue: 'slow', deadlineInMs: -HOUR, attempt: 3, maxAttempts: 10 });
+    const notYet = await seedRunning(exec, { deadlineInMs: HOUR });
+    const noDeadline = await seedRunning(exec, { deadlineInMs: null, heartbeatAgeMs: HOUR });
+
+    expect(await task.run()).toBe(2);
+
+    const a = await readJob(exec, fast.id);
+    expect(a).toMatchObject({ state: 'retryable', attempt: 1, errors: [{ attempt: 1, error: RescueErrors.deadlineExceeded }] });
+    expect(a!.retry_delay_ms).toBeCloseTo(7_000, 3);
+    const b = await readJob(exec, slow.id);
+    expect(b).toMatchObject({ state: 'retryable', attempt: 3, errors: [{ attempt: 3, error: RescueErrors.deadlineExceeded }] });
+    expect(b!.retry_delay_ms).toBeCloseTo(600_000, 3);
+    expect(await leasesOf(exec, fast.id)).toEqual([]);
+    expect(await leasesOf(exec, slow.id)).toEqual([]);
+
+    // A stale heartbeat without a deadline is the heartbeat rescue's business, not this task's.
+    for (const job of [notYet, noDeadline]) {
+      expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await leasesOf(exec, job.id)).toEqual(['1@instance-a']);
+    }
+    expect(await task.run()).toBe(0);
+  });
+
+  it('fails a job whose attempts are spent', async () => {
+    const job = await seedRunning(exec, { deadlineInMs: -1_000, attempt: 2, maxAttempts: 2 });
+    expect(await task.run()).toBe(1);
+    const row = await readJob(exec, job.id);
+    expect(row).toMatchObject({ state: 'failed', errors: [{ attempt: 2, error: RescueErrors.deadlineExceeded }] });
+    expect(row!.finalized_at).toBeInstanceOf(Date);
+  });
+
+  it('moves at most rescueBatchSize leases per run, earliest deadline first', async () => {
+    const jobs = [];
+    for (const minutes of [1, 30, 10, 20]) jobs.push({ minutes, ...(await seedRunning(exec, { deadlineInMs: -minutes * 60_000 })) });
+    expect(await task.run()).toBe(2);
+    const rescued = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'retryable' ORDER BY jobs.id`);
+    expect(rescued.map((r) => r.id)).toEqual(jobs.filter((j) => j.minutes >= 20).map((j) => j.id));
+    expect(await task.run()).toBe(2);
+    expect(await task.run()).toBe(0);
+  });
+});

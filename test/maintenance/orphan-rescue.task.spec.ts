@@ -1,0 +1,177 @@
+import type { TestingModule } from '@nestjs/testing';
+import { MaintenanceService, RescueErrors } from 'nestjs-awa';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { InstanceSession } from '../../lib/instance/instance-session.js';
+import { ORPHAN_SWEEP_GRACE_MS, OrphanRescueTask } from '../../lib/maintenance/tasks/orphan-rescue.task.js';
+import { instancesSql } from '../../lib/sql/index.js';
+import { leasesOf, readJob, seedRunning, until, type Exec } from '../sql/sql-fixture.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp } from '../support/test-app.js';
+
+const HOUR = 3_600_000;
+const QUIET = {
+  // Nothing runs by itself: the test calls the task.
+  heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
+  rescueBatchSize: 2,
+  queues: { default: { retryBaseDelay: 9_000, retryMaxDelay: 9_000 } },
+};
+
+describe('OrphanRescueTask', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let exec: Exec;
+  const lockHolders: pg.Client[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(lockHolders.map((c) => c.end().catch(() => undefined)));
+    await db?.drop();
+  });
+
+  let nextKey = 500_000;
+  /** Registers a seeded instance, `ageMs` old; `live` holds its liveness lock on a session of its own. */
+  async function instance(id: string, { live, ageMs = 0 }: { live: boolean; ageMs?: number }): Promise<void> {
+    const key = ++nextKey;
+    await exec(`INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, heartbeat_at)
+                VALUES ($1, 'seeded', 1, '{default}', $2, now() - $3::float8 * interval '1 millisecond')`, [id, key, ageMs]);
+    if (!live) return;
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    lockHolders.push(client);
+    const { rows } = await client.query({ text: instancesSql.acquireLivenessLock.text, values: [key] });
+    expect(rows).toEqual([{ acquired: true }]);
+  }
+  const instanceIds = async () =>
+    (await exec(`SELECT id FROM awa.instances WHERE hostname = 'seeded' ORDER BY id`)).map((r) => r.id as string);
+
+  async function boot(extra: object = {}): Promise<{ app: TestingModule; task: OrphanRescueTask; self: string }> {
+    const app = await startTestApp({ url: db.url, awa: { ...QUIET, ...extra } });
+    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
+    await app.get(MaintenanceService).stop();
+    const dataSource = app.get(DataSource);
+    exec = (text, values) => dataSource.query(text, values);
+    return { app, task: app.get(OrphanRescueTask, { strict: false }), self: app.get(InstanceSession, { strict: false }).id };
+  }
+  async function reset(): Promise<void> {
+    await exec('TRUNCATE awa.jobs, awa.active_leases');
+    await exec(`DELETE FROM awa.instances WHERE hostname = 'seeded'`);
+  }
+
+  describe('with the session liveness probe (default)', () => {
+    let app: TestingModule;
+    let task: OrphanRescueTask;
+    let self: string;
+    beforeAll(async () => {
+      ({ app, task, self } = await boot());
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+    beforeEach(reset);
+
+    it('rescues the leases of instances whose lock is gone or whose row is stale, then forgets them', async () => {
+      await instance('dead-lock', { live: false });
+      await instance('dead-stale', { live: true, ageMs: HOUR });
+      await instance('alive', { live: true });
+      const lost = await seedRunning(exec, { instanceId: 'dead-lock' });
+      const stale = await seedRunning(exec, { instanceId: 'dead-stale', attempt: 3, maxAttempts: 3 });
+      // Leases of live instances stay, however stale they look: that is the other rescues' call.
+      const alive = await seedRunning(exec, { instanceId: 'alive', heartbeatAgeMs: HOUR });
+      const mine = await seedRunning(exec, { instanceId: self, heartbeatAgeMs: HOUR });
+
+      expect(await task.run()).toBe(2);
+
+      const a = await readJob(exec, lost.id);
+      expect(a).toMatchObject({ state: 'retryable', errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }] });
+      expect(a!.retry_delay_ms).toBeCloseTo(9_000, 3);
+      expect(await readJob(exec, stale.id)).toMatchObject({ state: 'failed', errors: [{ attempt: 3, error: RescueErrors.instanceDied('dead-stale') }] });
+      for (const job of [alive, mine]) expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await leasesOf(exec, alive.id)).toEqual(['1@alive']);
+      expect(await leasesOf(exec, mine.id)).toEqual([`1@${self}`]);
+      expect(await instanceIds()).toEqual(['alive']);
+      // The leader's own row is never touched.
+      expect(await exec('SELECT id FROM awa.instances WHERE id = $1', [self])).toHaveLength(1);
+    });
+
+    it('rescues at most rescueBatchSize leases per run, and forgets an instance only once its last lease is gone', async () => {
+      await instance('dead', { live: false });
+      for (let i = 0; i < 3; i++) await seedRunning(exec, { instanceId: 'dead' });
+      expect(await task.run()).toBe(2);
+      expect(await instanceIds()).toEqual(['dead']);
+      expect(await task.run()).toBe(1);
+      expect(await instanceIds()).toEqual([]);
+      expect(await exec(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'retryable'`)).toEqual([{ n: 3 }]);
+      expect(await task.run()).toBe(0);
+    });
+
+    it('forgets a dead instance without leases, and does nothing when every instance lives', async () => {
+      await instance('dead-idle', { live: false });
+      await instance('alive', { live: true });
+      const job = await seedRunning(exec, { instanceId: 'alive', deadlineInMs: -HOUR });
+      expect(await task.run()).toBe(0);
+      expect(await instanceIds()).toEqual(['alive']);
+      expect(await task.run()).toBe(0);
+      expect(await readJob(exec, job.id)).toMatchObject({ state: 'running' });
+    });
+
+    it('counts an instance dead once its session closes', async () => {
+      await instance('mortal', { live: true });
+      const job = await seedRunning(exec, { instanceId: 'mortal' });
+      expect(await task.run()).toBe(0);
+      await lockHolders.pop()!.end();
+      // PostgreSQL releases the lock as the backend exits, which can trail the client's end() a little.
+      let rescued = 0;
+      await until(async () => (rescued = await task.run()) > 0, 'the closed session to count as dead');
+      expect(rescued).toBe(1);
+      expect(await readJob(exec, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('mortal') }] });
+    });
+
+    // Last in this block: it cuts the app's own session.
+    it('after its own session reconnects, waits out the grace period before trusting missing locks', async () => {
+      await instance('dead', { live: false });
+      const job = await seedRunning(exec, { instanceId: 'dead' });
+      const session = app.get(InstanceSession, { strict: false });
+      const [{ done }] = await exec(
+        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`, [`awa:${session.id}`]);
+      expect(done).toBe(true);
+      await until(async () => session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS) && session.connected, 'the session to reconnect');
+      // run() checks the grace period synchronously, before its first await; if we are still within it
+      // right after the call, so was run(). (On a very slow machine the grace may be over already.)
+      const pending = task.run();
+      if (session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS)) {
+        expect(await pending).toBe(0);
+        expect(await readJob(exec, job.id)).toMatchObject({ state: 'running' });
+      } else {
+        await pending;
+      }
+      const rescued = async () => (await readJob(exec, job.id))!.state !== 'running' || (await task.run()) > 0;
+      await until(rescued, 'the rescue once the grace period is over', ORPHAN_SWEEP_GRACE_MS + 15_000);
+      expect(await readJob(exec, job.id)).toMatchObject({ errors: [{ error: RescueErrors.instanceDied('dead') }] });
+    });
+  });
+
+  describe('with the heartbeat liveness probe', () => {
+    let app: TestingModule;
+    let task: OrphanRescueTask;
+    beforeAll(async () => {
+      ({ app, task } = await boot({ livenessProbe: 'heartbeat' }));
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+    beforeEach(reset);
+
+    it('goes by the row age alone: a fresh row without a lock is alive, a stale one is dead', async () => {
+      await instance('fresh-no-lock', { live: false });
+      await instance('stale-with-lock', { live: true, ageMs: 31_000 });
+      const fresh = await seedRunning(exec, { instanceId: 'fresh-no-lock' });
+      const stale = await seedRunning(exec, { instanceId: 'stale-with-lock' });
+      expect(await task.run()).toBe(1);
+      expect(await readJob(exec, fresh.id)).toMatchObject({ state: 'running' });
+      expect(await readJob(exec, stale.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('stale-with-lock') }] });
+      expect(await instanceIds()).toEqual(['fresh-no-lock']);
+    });
+  });
+});

@@ -1,0 +1,76 @@
+import type { TestingModule } from '@nestjs/testing';
+import { MaintenanceService } from 'nestjs-awa';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { PromotionTask } from '../../lib/maintenance/tasks/promotion.task.js';
+import { listen, readJob, seedJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { startTestApp } from '../support/test-app.js';
+
+const HOUR = 3_600_000;
+
+describe('PromotionTask', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let app: TestingModule;
+  let exec: Exec;
+  let task: PromotionTask;
+  let listener: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startTestApp({
+      url: db.url,
+      awa: {
+        // Nothing runs by itself: the test calls the task. The app has no handlers, so nothing is claimed.
+        heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
+        rescueBatchSize: 3,
+      },
+    });
+    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
+    await app.get(MaintenanceService).stop();
+    const dataSource = app.get(DataSource);
+    exec = (text, values) => dataSource.query(text, values);
+    task = app.get(PromotionTask, { strict: false });
+    listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+  });
+  afterAll(async () => {
+    await listener?.end();
+    await app?.close();
+    await db?.drop();
+  });
+  beforeEach(async () => {
+    await exec('TRUNCATE awa.jobs, awa.active_leases');
+  });
+
+  it('makes due scheduled and retryable jobs available and wakes their queues, once each', async () => {
+    const notes = await listen(listener, 'awa_jobs');
+    const due = [
+      await seedJob(exec, { state: 'scheduled', queue: 'mail', runAtMs: -HOUR }),
+      await seedJob(exec, { state: 'retryable', queue: 'mail', runAtMs: -1, attempt: 1, runLease: 1 }),
+      await seedJob(exec, { state: 'scheduled', queue: 'reports', runAtMs: -60_000 }),
+    ];
+    const later = await seedJob(exec, { state: 'scheduled', queue: 'other', runAtMs: HOUR });
+    const running = await seedRunning(exec, { runAtMs: -HOUR });
+    await notes.take(exec); // nothing so far: none of the seeds was inserted available
+
+    expect(await task.run()).toBe(3);
+    expect((await notes.take(exec)).sort()).toEqual(['mail', 'reports']);
+    for (const id of due) expect(await readJob(exec, id)).toMatchObject({ state: 'available' });
+    expect(await readJob(exec, later)).toMatchObject({ state: 'scheduled' });
+    expect(await readJob(exec, running.id)).toMatchObject({ state: 'running' });
+
+    expect(await task.run()).toBe(0);
+    expect(await notes.take(exec)).toEqual([]);
+  });
+
+  it('promotes at most rescueBatchSize jobs per run, earliest run_at first', async () => {
+    const jobs = [];
+    for (const minutes of [5, 1, 4, 2, 3]) jobs.push({ minutes, id: await seedJob(exec, { state: 'retryable', attempt: 1, runLease: 1, runAtMs: -minutes * 60_000 }) });
+    expect(await task.run()).toBe(3);
+    const promoted = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY jobs.id`);
+    expect(promoted.map((r) => r.id)).toEqual(jobs.filter((j) => j.minutes >= 3).map((j) => j.id));
+    expect(await task.run()).toBe(2);
+    expect(await task.run()).toBe(0);
+  });
+});

@@ -1,0 +1,135 @@
+import type pg from 'pg';
+import { instancesSql, maintenanceSql, workerSql, type SqlStatement } from '../../lib/sql/index.js';
+import { createSqlFixture, type SqlFixture } from './sql-fixture.js';
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Schema'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+  [key: string]: unknown;
+}
+
+const AWA_TABLES = new Set(['jobs', 'active_leases']);
+const INDEX_SCANS = new Set(['Index Scan', 'Index Only Scan', 'Bitmap Heap Scan']);
+
+/** Every node of a plan, depth first. */
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** "<node type> on <table> [using <index>]" for each scan of awa.jobs / awa.active_leases. */
+function scans(plan: PlanNode): string[] {
+  return nodes(plan)
+    .filter((n) => n['Node Type'] !== 'ModifyTable' && n.Schema === 'awa' && AWA_TABLES.has(n['Relation Name'] ?? ''))
+    .map((n) => `${n['Node Type']} on ${n['Relation Name']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
+}
+
+function indexesUsed(plan: PlanNode): string[] {
+  return [...new Set(nodes(plan).map((n) => n['Index Name']).filter((i): i is string => typeof i === 'string'))].sort();
+}
+
+function literal(value: unknown): string {
+  if (value === null) return 'NULL';
+  if (Array.isArray(value)) return literal(`{${value.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  return `'${String(value).replace(/'/g, "''")}'`;
+}
+
+const RESCUE = [['default'], [1_000], [86_400_000], 1_000, 86_400_000, 500];
+
+/**
+ * The claim, the three rescue scans, promotion and cleanup are served by indexes. The tables here
+ * are small, so the planner would rightly prefer a sequential scan: seq scans are switched off for
+ * the EXPLAIN, which then shows whether an index exists that serves each query.
+ */
+describe('query plans', () => {
+  let f: SqlFixture;
+  let client: pg.Client;
+  beforeAll(async () => {
+    f = await createSqlFixture();
+    client = await f.client();
+    // Some rows of every kind, and statistics, so the plans are those of a used database.
+    await f.sql(`INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at, finalized_at)
+                 SELECT 'k' || (i % 5), 'q' || (i % 3), s.state, 1, 1, now() + ((i % 7) - 3) * interval '1 minute',
+                        CASE WHEN s.state IN ('completed', 'failed', 'cancelled') THEN now() - (i % 48) * interval '1 hour' END
+                   FROM generate_series(1, 2000) i
+                   CROSS JOIN LATERAL (SELECT (ARRAY['scheduled','available','running','retryable','completed','failed','cancelled'])[1 + i % 7] AS state) s`);
+    await f.sql(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at)
+                 SELECT id, run_lease, 'instance-' || (id % 4), now() - (id % 120) * interval '1 second',
+                        CASE WHEN id % 2 = 0 THEN now() + (id % 600 - 300) * interval '1 second' END
+                   FROM awa.jobs WHERE state = 'running'`);
+    await f.sql('ANALYZE awa.jobs');
+    await f.sql('ANALYZE awa.active_leases');
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  /**
+   * The plan of `statement` with `values` bound to its parameters. 'custom': planned for these values,
+   * as a prepared statement's first executions are; 'generic': the parameter-independent plan
+   * PostgreSQL may switch a prepared statement to after a few executions.
+   */
+  async function explain(statement: SqlStatement, values: unknown[], mode: 'custom' | 'generic' = 'custom', before?: string): Promise<PlanNode> {
+    await client.query('BEGIN');
+    try {
+      await client.query('SET LOCAL enable_seqscan = off');
+      if (before) await client.query(before);
+      let text = `EXPLAIN (FORMAT JSON, VERBOSE) ${statement.text}`;
+      if (mode === 'generic') {
+        await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        await client.query(`PREPARE awa_explained AS ${statement.text}`);
+        // EXECUTE takes no bound parameters: untyped literals, which take the parameters' types.
+        text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained(${values.map(literal).join(', ')})`;
+      }
+      const { rows } = await client.query({ text, values: mode === 'generic' ? [] : values });
+      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    } finally {
+      await client.query('ROLLBACK');
+      // Prepared statements outlive the transaction.
+      if (mode === 'generic') await client.query('DEALLOCATE ALL');
+    }
+  }
+
+  const cases: Array<[string, SqlStatement, unknown[], string[]]> = [
+    ['claimJobs', workerSql.claimJobs, ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000], ['jobs_claim_idx', 'jobs_pending_idx']],
+    ['rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_heartbeat_idx']],
+    ['rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline'], ['active_leases_deadline_idx']],
+    ['rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2']], ['active_leases_instance_idx']],
+    ['promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']],
+    ['deleteFinishedJobs', maintenanceSql.deleteFinishedJobs, [86_400_000, 604_800_000, 5_000], ['jobs_finalized_idx']],
+    ['forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']],
+    // The per-attempt writes go by primary key.
+    ['completeJobs', workerSql.completeJobs, [['1', '2'], ['1', '1']], ['active_leases_pkey', 'jobs_pkey']],
+    ['failJobs', workerSql.failJobs, [['1'], ['1'], ['boom'], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']],
+    ['releaseJobs', workerSql.releaseJobs, [['1'], ['1'], 'released'], ['active_leases_pkey', 'jobs_pkey']],
+    ['heartbeatLeases', workerSql.heartbeatLeases, [['1', '2'], ['1', '1']], ['active_leases_pkey']],
+  ];
+
+  const modes = ['custom', 'generic'] as const;
+  it.each(cases.flatMap(([name, ...rest]) => modes.map((mode) => [name, mode, ...rest] as const)))(
+    '%s (%s plan) scans awa tables by index only, using the expected ones', async (_name, mode, statement, values, expected) => {
+    const plan = await explain(statement, values, mode);
+    const found = scans(plan);
+    expect(found.length).toBeGreaterThan(0);
+    // Lists any Seq Scan (or other non-index scan) of an awa table, so a failure names it.
+    expect(found.filter((scan) => !INDEX_SCANS.has(scan.split(' on ')[0]!))).toEqual([]);
+    expect(indexesUsed(plan)).toEqual(expect.arrayContaining(expected));
+  });
+
+  it.each(modes)('the claim (%s plan) takes available jobs from jobs_claim_idx and due ones from jobs_pending_idx', async (mode) => {
+    const plan = await explain(workerSql.claimJobs, ['q1', ['k1'], 10, 'instance-0', 0], mode);
+    const ctes = nodes(plan).filter((n) => typeof n['Subplan Name'] === 'string' && String(n['Subplan Name']).startsWith('CTE '));
+    const indexOf = (cte: string) => indexesUsed(ctes.find((n) => n['Subplan Name'] === `CTE ${cte}`)!);
+    expect(indexOf('available')).toEqual(['jobs_claim_idx']);
+    expect(indexOf('due')).toEqual(['jobs_pending_idx']);
+  });
+
+  it('would see a missing index: without active_leases_heartbeat_idx the stale scan is a Seq Scan', async () => {
+    // DDL is transactional: the index is back after the ROLLBACK.
+    const plan = await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], 'custom', 'DROP INDEX awa.active_leases_heartbeat_idx');
+    expect(scans(plan)).toContain('Seq Scan on active_leases');
+    expect(indexesUsed(await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']))).toContain('active_leases_heartbeat_idx');
+  });
+});

@@ -1,0 +1,146 @@
+import pg from 'pg';
+import { instancesSql } from '../../lib/sql/index.js';
+import { adminUrl } from '../support/test-database.js';
+import { createSqlFixture, execOn, seedRunning, statementsOf, until, type SqlFixture } from './sql-fixture.js';
+
+const HOUR = 3_600_000;
+
+/** The instance registry and the two liveness probes of the orphan sweep. */
+describe('instances.sql', () => {
+  let f: SqlFixture;
+  beforeAll(async () => {
+    f = await createSqlFixture();
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+  beforeEach(async () => {
+    await f.reset();
+  });
+
+  let nextKey = 1_000;
+  /** An instance row, with its heartbeat `ageMs` old. */
+  async function register(id: string, ageMs = 0): Promise<number> {
+    const key = ++nextKey;
+    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key]);
+    if (ageMs > 0) await f.sql(`UPDATE awa.instances SET heartbeat_at = now() - $2::float8 * interval '1 millisecond' WHERE id = $1`, [id, ageMs]);
+    return key;
+  }
+  /** A session holding `key`'s liveness lock, as a running instance's session does. */
+  async function holdLock(key: number): Promise<pg.Client> {
+    const client = await f.client();
+    const [row] = await f.run(instancesSql.acquireLivenessLock, [key], client);
+    expect(row).toEqual({ acquired: true });
+    return client;
+  }
+  const dead = async (self: string, staleMs: number, sessionProbe: boolean) =>
+    (await f.run<{ id: string }>(instancesSql.findDeadInstances, [self, staleMs, sessionProbe])).map((r) => r.id).sort();
+
+  describe('acquireLivenessLock', () => {
+    it('grants a key to one session at a time, and frees it when that session ends', async () => {
+      const a = await f.client();
+      const b = await f.client();
+      expect(await f.run(instancesSql.acquireLivenessLock, [77], a)).toEqual([{ acquired: true }]);
+      expect(await f.run(instancesSql.acquireLivenessLock, [77], b)).toEqual([{ acquired: false }]);
+      expect(await f.run(instancesSql.acquireLivenessLock, [78], b)).toEqual([{ acquired: true }]);
+      await a.end();
+      const c = await f.client();
+      await until(async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0].acquired === true, 'the ended session\'s lock to be freed');
+    });
+  });
+
+  describe('upsertInstance', () => {
+    it('registers an instance with started_at = heartbeat_at = now()', async () => {
+      const tx = await f.client();
+      await tx.query('BEGIN');
+      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default', 'reports'], 99], tx);
+      const rows = await execOn(tx)(
+        `SELECT id, hostname, pid, queues, lock_key, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`);
+      await tx.query('COMMIT');
+      expect(rows).toEqual([{ id: 'i-1', hostname: 'box', pid: 123, queues: ['default', 'reports'], lock_key: 99, started_now: true, beat_now: true }]);
+    });
+
+    it('refreshes heartbeat_at, queues and lock_key of a known instance and keeps its started_at', async () => {
+      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99]);
+      await f.sql(`UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`);
+      await f.run(instancesSql.upsertInstance, ['i-1', 'other-box', 456, ['reports'], 100]);
+      const rows = await f.sql(
+        `SELECT id, hostname, pid, queues, lock_key, started_at < now() - interval '59 minutes' AS kept_start,
+                heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`);
+      expect(rows).toEqual([{ id: 'i-1', hostname: 'box', pid: 123, queues: ['reports'], lock_key: 100, kept_start: true, refreshed: true }]);
+    });
+  });
+
+  describe('deleteInstance', () => {
+    it('deletes only the given instance', async () => {
+      await register('i-1');
+      await register('i-2');
+      expect(await f.execute(instancesSql.deleteInstance, ['i-1'])).toBe(1);
+      expect(await f.execute(instancesSql.deleteInstance, ['i-1'])).toBe(0);
+      expect(await f.sql('SELECT id FROM awa.instances')).toEqual([{ id: 'i-2' }]);
+    });
+  });
+
+  describe('findDeadInstances', () => {
+    it('with the session probe: a held liveness lock and a fresh row count as live', async () => {
+      const liveKey = await register('live');
+      await holdLock(liveKey);
+      await register('no-lock');
+      await holdLock(await register('stale', HOUR));
+      expect(await dead('self', 60_000, true)).toEqual(['no-lock', 'stale']);
+    });
+
+    it('with the heartbeat probe: only the row age counts', async () => {
+      await register('no-lock');
+      await holdLock(await register('stale', HOUR));
+      await register('slightly-old', 30_000);
+      expect(await dead('self', 60_000, false)).toEqual(['stale']);
+      expect(await dead('self', 10_000, false)).toEqual(['slightly-old', 'stale']);
+    });
+
+    it('reports an instance whose session closed', async () => {
+      const session = await holdLock(await register('mortal'));
+      expect(await dead('self', 60_000, true)).toEqual([]);
+      await session.end();
+      await until(async () => (await dead('self', 60_000, true)).includes('mortal'), 'the closed session to count as dead');
+    });
+
+    it('does not count a lock on the same key held in another database', async () => {
+      const key = await register('elsewhere');
+      const other = new pg.Client({ connectionString: adminUrl() });
+      await other.connect();
+      try {
+        const [row] = (await other.query({ text: instancesSql.acquireLivenessLock.text, values: [key] })).rows;
+        expect(row).toEqual({ acquired: true });
+        expect(await dead('self', 60_000, true)).toEqual(['elsewhere']);
+      } finally {
+        await other.end();
+      }
+    });
+
+    it('never reports the caller itself', async () => {
+      await register('me', HOUR);
+      await register('you', HOUR);
+      expect(await dead('me', 60_000, true)).toEqual(['you']);
+      expect(await dead('me', 60_000, false)).toEqual(['you']);
+    });
+  });
+
+  describe('forgetDeadInstances', () => {
+    it('deletes the given instances once none of their leases is left', async () => {
+      await register('gone');
+      await register('busy');
+      await register('bystander');
+      await seedRunning(f.sql, { instanceId: 'busy' });
+      expect(await f.execute(instancesSql.forgetDeadInstances, [['gone', 'busy', 'unknown']])).toBe(1);
+      expect((await f.sql('SELECT id FROM awa.instances ORDER BY id')).map((r) => r.id)).toEqual(['busy', 'bystander']);
+      await f.sql('DELETE FROM awa.active_leases');
+      expect(await f.execute(instancesSql.forgetDeadInstances, [['busy']])).toBe(1);
+      expect(await f.sql('SELECT id FROM awa.instances')).toEqual([{ id: 'bystander' }]);
+    });
+  });
+
+  it('ran every statement of instances.sql', () => {
+    expect(statementsOf(instancesSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+  });
+});

@@ -1,0 +1,239 @@
+import { AwaInit1764400000000 } from 'nestjs-awa';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import type { SqlStatement } from '../../lib/sql/index.js';
+import { createTestDatabase } from '../support/test-database.js';
+
+/** Runs plain SQL and returns the rows: a pg Pool/Client or a TypeORM DataSource behind it. */
+export type Exec = (text: string, values?: unknown[]) => Promise<any[]>;
+
+/**
+ * A fresh database with the awa migrations applied, a small pg Pool on it, and dedicated
+ * clients for tests that need sessions of their own (LISTEN, locks, open transactions).
+ */
+export interface SqlFixture {
+  readonly url: string;
+  readonly pool: pg.Pool;
+  /** Plain SQL on the pool, for seeding and reading rows. */
+  readonly sql: Exec;
+  /** Names of the statements run through run(), so a file can check it ran all of its module's. */
+  readonly executed: Set<string>;
+  /** Runs a named statement as a prepared statement, as AwaDatabase does (on `on`, or the pool). */
+  run<R = any>(statement: SqlStatement, values?: unknown[], on?: pg.ClientBase): Promise<R[]>;
+  /** Runs a named statement and returns how many rows it touched. */
+  execute(statement: SqlStatement, values?: unknown[]): Promise<number>;
+  /** A dedicated connection, ended by close(). */
+  client(): Promise<pg.Client>;
+  /** Empties every awa table. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Exec on one client, e.g. to read rows inside its open transaction (where now() stands still). */
+export const execOn = (client: pg.ClientBase): Exec => async (text, values) => (await client.query(text, values)).rows;
+
+export async function createSqlFixture(): Promise<SqlFixture> {
+  const db = await createTestDatabase();
+  await applyMigrations(db.url);
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  const clients: pg.Client[] = [];
+  const executed = new Set<string>();
+  return {
+    url: db.url,
+    pool,
+    executed,
+    sql: async (text, values) => (await pool.query(text, values)).rows,
+    async run(statement, values = [], on) {
+      executed.add(statement.name);
+      const result = await (on ?? pool).query({ name: statement.name, text: statement.text, values });
+      return result.rows;
+    },
+    async execute(statement, values = []) {
+      executed.add(statement.name);
+      const result = await pool.query({ name: statement.name, text: statement.text, values });
+      return result.rowCount ?? 0;
+    },
+    async client() {
+      const client = new pg.Client({ connectionString: db.url });
+      client.on('error', () => undefined); // a test may terminate it on purpose
+      await client.connect();
+      clients.push(client);
+      return client;
+    },
+    async reset() {
+      await pool.query('TRUNCATE awa.jobs, awa.active_leases, awa.instances RESTART IDENTITY');
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+/** Applies the bundled migration through TypeORM, as a host app's migration run would. */
+async function applyMigrations(url: string): Promise<void> {
+  const dataSource = new DataSource({ type: 'postgres', url, logging: false });
+  await dataSource.initialize();
+  const queryRunner = dataSource.createQueryRunner();
+  try {
+    await new AwaInit1764400000000().up(queryRunner);
+  } finally {
+    await queryRunner.release();
+    await dataSource.destroy();
+  }
+}
+
+/** Polls `check` until it returns true (or throws after `timeoutMs`). */
+export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Every named statement a SQL module exports. */
+export function statementsOf(module: Record<string, unknown>): SqlStatement[] {
+  return Object.values(module).filter(
+    (v): v is SqlStatement => typeof v === 'object' && v !== null && 'name' in v && 'text' in v,
+  );
+}
+
+export interface JobSeed {
+  kind?: string;
+  queue?: string;
+  state?: string;
+  priority?: number;
+  attempt?: number;
+  maxAttempts?: number;
+  runLease?: number;
+  /** run_at relative to now(), in ms (negative: in the past). Default 0. */
+  runAtMs?: number;
+  /** An absolute run_at (wins over runAtMs), for exact ties. */
+  runAt?: Date;
+  /** finalized_at relative to now(), in ms; null/undefined leaves it NULL. */
+  finalizedAtMs?: number | null;
+  args?: unknown;
+}
+
+/** Inserts one job row as given (no state logic) and returns its id. */
+export async function seedJob(exec: Exec, seed: JobSeed = {}): Promise<string> {
+  const [row] = await exec(
+    `INSERT INTO awa.jobs (kind, queue, state, priority, attempt, max_attempts, run_lease, run_at, finalized_at, args)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce($11::timestamptz, now() + $8::float8 * interval '1 millisecond'),
+             CASE WHEN $9::float8 IS NULL THEN NULL ELSE now() + $9::float8 * interval '1 millisecond' END, $10::jsonb)
+     RETURNING id::text`,
+    [
+      seed.kind ?? 'k', seed.queue ?? 'default', seed.state ?? 'available', seed.priority ?? 0, seed.attempt ?? 0,
+      seed.maxAttempts ?? 25, seed.runLease ?? 0, seed.runAtMs ?? 0, seed.finalizedAtMs ?? null,
+      JSON.stringify(seed.args ?? {}), seed.runAt ?? null,
+    ],
+  );
+  return row.id;
+}
+
+export interface RunningSeed extends Omit<JobSeed, 'state' | 'finalizedAtMs'> {
+  instanceId?: string;
+  /** How old the lease's heartbeat is, in ms. Default 0 (fresh). */
+  heartbeatAgeMs?: number;
+  /** deadline_at relative to now(), in ms; null: no deadline. Default null. */
+  deadlineInMs?: number | null;
+}
+
+/** A running job (attempt >= 1) with its lease row, as a claim would leave it. */
+export async function seedRunning(exec: Exec, seed: RunningSeed = {}): Promise<{ id: string; runLease: string }> {
+  const attempt = seed.attempt ?? 1;
+  const runLease = seed.runLease ?? attempt;
+  const id = await seedJob(exec, { ...seed, state: 'running', attempt, runLease });
+  await seedLease(exec, id, runLease, seed);
+  return { id, runLease: String(runLease) };
+}
+
+export async function seedLease(
+  exec: Exec, jobId: string, runLease: number | string,
+  seed: Pick<RunningSeed, 'instanceId' | 'heartbeatAgeMs' | 'deadlineInMs'> = {},
+): Promise<void> {
+  await exec(
+    `INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
+     VALUES ($1::bigint, $2::bigint, $3, now() - $4::float8 * interval '1 millisecond',
+             CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END, now())`,
+    [jobId, String(runLease), seed.instanceId ?? 'instance-a', seed.heartbeatAgeMs ?? 0, seed.deadlineInMs ?? null],
+  );
+}
+
+export interface JobRow {
+  id: string;
+  kind: string;
+  queue: string;
+  state: string;
+  priority: number;
+  attempt: number;
+  max_attempts: number;
+  run_lease: string;
+  errors: Array<{ at: string; attempt: number; error: string }>;
+  finalized_at: Date | null;
+  attempted_at: Date | null;
+  /** run_at - now(), in ms. */
+  run_at_in_ms: number;
+  /** run_at - the `at` of the last error entry, in ms (null without errors). */
+  retry_delay_ms: number | null;
+}
+
+/** A job row, with its run_at expressed relative to now() and to its last error. */
+export async function readJob(exec: Exec, id: string): Promise<JobRow | undefined> {
+  const [row] = await exec(
+    `SELECT id::text, kind, queue, state, priority, attempt, max_attempts, run_lease::text, errors, finalized_at, attempted_at,
+            extract(epoch FROM run_at - now())::float8 * 1000 AS run_at_in_ms,
+            CASE WHEN jsonb_array_length(errors) > 0
+                 THEN extract(epoch FROM run_at - (errors -> -1 ->> 'at')::timestamptz)::float8 * 1000 END AS retry_delay_ms
+       FROM awa.jobs WHERE id = $1::bigint`,
+    [id],
+  );
+  return row;
+}
+
+/** Lease rows of a job, as "run_lease@instance". */
+export async function leasesOf(exec: Exec, id: string): Promise<string[]> {
+  const rows = await exec(
+    `SELECT run_lease::text || '@' || instance_id AS lease FROM awa.active_leases WHERE job_id = $1::bigint ORDER BY run_lease`,
+    [id],
+  );
+  return rows.map((r) => r.lease as string);
+}
+
+/** Collects NOTIFY payloads of `channel` on a dedicated client. */
+export async function listen(client: pg.Client, channel: string): Promise<{ take: (exec: Exec) => Promise<string[]> }> {
+  let payloads: string[] = [];
+  let waiter: (() => void) | undefined;
+  let markers = 0;
+  client.on('notification', (msg) => {
+    if (msg.channel !== channel) return;
+    payloads.push(msg.payload ?? '');
+    waiter?.();
+  });
+  await client.query(`LISTEN "${channel}"`);
+  return {
+    /**
+     * The payloads received since the last take(). It sends a marker NOTIFY and waits for it:
+     * notifications arrive in commit order, so every earlier one has arrived by then.
+     */
+    take: async (exec) => {
+      const marker = `__marker_${++markers}`;
+      const seen = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no marker notification within 15 s; got ${JSON.stringify(payloads)}`)), 15_000);
+        waiter = () => {
+          if (!payloads.includes(marker)) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        waiter();
+      });
+      await exec('SELECT pg_notify($1, $2)', [channel, marker]);
+      await seen;
+      const taken = payloads.slice(0, payloads.indexOf(marker));
+      payloads = payloads.slice(payloads.indexOf(marker) + 1);
+      return taken;
+    },
+  };
+}

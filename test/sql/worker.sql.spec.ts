@@ -1,0 +1,343 @@
+import { workerSql } from '../../lib/sql/index.js';
+import {
+  createSqlFixture, execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, type SqlFixture,
+} from './sql-fixture.js';
+
+/** The worker-side statements: claim, and the fenced writes of an attempt's outcome. */
+describe('worker.sql', () => {
+  let f: SqlFixture;
+  beforeAll(async () => {
+    f = await createSqlFixture();
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+  beforeEach(async () => {
+    await f.reset();
+  });
+
+  interface Claimed {
+    id: string;
+    kind: string;
+    queue: string;
+    args: unknown;
+    attempt: number;
+    max_attempts: number;
+    priority: number;
+    run_lease: string;
+    created_at: Date;
+  }
+  const claim = (queue: string, kinds: string[], limit: number, instance = 'instance-a', deadlineMs = 0, on?: Parameters<SqlFixture['run']>[2]) =>
+    f.run<Claimed>(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
+  const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
+  const countLeases = async () => Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);
+
+  describe('claimJobs', () => {
+    it('takes jobs by priority, then run_at, then id, across available and due jobs', async () => {
+      const t = new Date(Date.now() - 3_600_000);
+      const at = (ms: number) => new Date(t.getTime() + ms);
+      // Seeded in id order; ties on (priority, run_at) are broken by id, whatever the state.
+      const e = await seedJob(f.sql, { state: 'scheduled', priority: -2, runAt: at(0) });
+      const c = await seedJob(f.sql, { state: 'available', priority: -2, runAt: at(0) });
+      const a = await seedJob(f.sql, { state: 'available', priority: 5, runAt: at(-5_000) });
+      const b = await seedJob(f.sql, { state: 'available', priority: -2, runAt: at(1_000) });
+      const d = await seedJob(f.sql, { state: 'retryable', priority: 0, runAt: at(0), attempt: 1, runLease: 1 });
+      const g = await seedJob(f.sql, { state: 'available', priority: 0, runAt: at(0) });
+      await seedJob(f.sql, { state: 'scheduled', priority: -10, runAtMs: 3_600_000 }); // not due: never claimed
+      const order: string[] = [];
+      for (;;) {
+        const rows = await claim('default', ['k'], 1);
+        if (rows.length === 0) break;
+        expect(rows).toHaveLength(1);
+        order.push(rows[0]!.id);
+      }
+      expect(order).toEqual([e, c, b, d, g, a]);
+    });
+
+    it('takes at most `limit` jobs, the first ones in claim order', async () => {
+      const seeded = [];
+      for (const priority of [3, 1, 4, 1, 5, 9, 2, 6]) seeded.push({ id: await seedJob(f.sql, { priority }), priority });
+      const rows = await claim('default', ['k'], 3);
+      const expected = [...seeded].sort((x, y) => x.priority - y.priority || Number(x.id) - Number(y.id)).slice(0, 3);
+      expect(ids(rows)).toEqual(ids(expected));
+      const left = await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'available'`);
+      expect(left).toEqual([{ n: 5 }]);
+    });
+
+    it('takes only jobs of the given queue and kinds, and only waiting ones that are due', async () => {
+      const mine = [
+        await seedJob(f.sql, { queue: 'q', kind: 'k1' }),
+        await seedJob(f.sql, { queue: 'q', kind: 'k2' }),
+        await seedJob(f.sql, { queue: 'q', kind: 'k1', state: 'scheduled', runAtMs: -1 }),
+        await seedJob(f.sql, { queue: 'q', kind: 'k2', state: 'retryable', runAtMs: -1_000, attempt: 1, runLease: 1 }),
+      ];
+      const others = [
+        await seedJob(f.sql, { queue: 'other', kind: 'k1' }),
+        await seedJob(f.sql, { queue: 'q', kind: 'k3' }),
+        await seedJob(f.sql, { queue: 'q', kind: 'k1', state: 'scheduled', runAtMs: 60_000 }),
+        await seedJob(f.sql, { queue: 'q', kind: 'k1', state: 'retryable', runAtMs: 60_000, attempt: 1, runLease: 1 }),
+        ...(await Promise.all(['running', 'completed', 'failed', 'cancelled'].map((state) =>
+          seedJob(f.sql, { queue: 'q', kind: 'k1', state, attempt: 1, runLease: 1 })))),
+      ];
+      const rows = await claim('q', ['k1', 'k2'], 100);
+      expect(ids(rows)).toEqual([...mine].sort());
+      const untouched = await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE id = ANY($1::bigint[]) AND attempted_at IS NULL`, [others]);
+      expect(untouched).toEqual([{ n: others.length }]);
+      expect(await countLeases()).toBe(mine.length);
+      expect(await claim('q', ['k1', 'k2'], 100)).toEqual([]);
+    });
+
+    it('sets running, increments attempt and run_lease, and inserts one lease with heartbeat now() and deadline now() + deadline', async () => {
+      const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
+      const retry = await seedJob(f.sql, { kind: 'k', state: 'retryable', runAtMs: -10, attempt: 2, runLease: 7 });
+      const tx = await f.client();
+      await tx.query('BEGIN');
+      try {
+        const rows = await claim('default', ['k'], 10, 'instance-x', 90_000, tx);
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        expect(byId.get(fresh)).toEqual({
+          id: fresh, kind: 'k', queue: 'default', args: { n: 1 }, attempt: 1, max_attempts: 4, priority: 2, run_lease: '1',
+          created_at: expect.any(Date),
+        });
+        expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
+        const leases = await execOn(tx)(
+          `SELECT job_id::text, run_lease::text, instance_id, heartbeat_at = now() AS heartbeat_now,
+                  claimed_at = now() AS claimed_now, deadline_at = now() + interval '90 seconds' AS deadline_right
+             FROM awa.active_leases ORDER BY active_leases.job_id`);
+        expect(leases).toEqual([fresh, retry].sort((x, y) => Number(x) - Number(y)).map((id) => ({
+          job_id: id, run_lease: id === fresh ? '1' : '8', instance_id: 'instance-x',
+          heartbeat_now: true, claimed_now: true, deadline_right: true,
+        })));
+        const jobs = await execOn(tx)(
+          `SELECT id::text, state, attempt, run_lease::text, attempted_at = now() AS attempted_now FROM awa.jobs ORDER BY jobs.id`);
+        expect(jobs).toEqual([
+          { id: fresh, state: 'running', attempt: 1, run_lease: '1', attempted_now: true },
+          { id: retry, state: 'running', attempt: 3, run_lease: '8', attempted_now: true },
+        ]);
+      } finally {
+        await tx.query('COMMIT');
+      }
+    });
+
+    it('leaves deadline_at NULL when the deadline is 0', async () => {
+      const id = await seedJob(f.sql);
+      await claim('default', ['k'], 1, 'instance-a', 0);
+      expect(await f.sql(`SELECT deadline_at FROM awa.active_leases WHERE job_id = $1`, [id])).toEqual([{ deadline_at: null }]);
+    });
+
+    it('never gives one job to two claims running at once', async () => {
+      for (let i = 0; i < 10; i++) await seedJob(f.sql);
+      const a = await f.client();
+      await a.query('BEGIN');
+      const first = await claim('default', ['k'], 3, 'instance-a', 0, a);
+      // While the first claim's transaction is open, its rows are locked: the second skips them.
+      const second = await claim('default', ['k'], 10, 'instance-b');
+      await a.query('COMMIT');
+      expect(first).toHaveLength(3);
+      expect(second).toHaveLength(7);
+      expect(new Set([...ids(first), ...ids(second)]).size).toBe(10);
+      expect(await f.sql(`SELECT instance_id, count(*)::int AS n FROM awa.active_leases GROUP BY 1 ORDER BY 1`))
+        .toEqual([{ instance_id: 'instance-a', n: 3 }, { instance_id: 'instance-b', n: 7 }]);
+    });
+
+    it('hands out each job exactly once to many concurrent claimers', async () => {
+      const total = 120;
+      await f.sql(`INSERT INTO awa.jobs (kind, state, run_at, attempt, run_lease)
+                   SELECT 'k', CASE WHEN i % 3 = 0 THEN 'retryable' ELSE 'available' END, now() - (i || ' ms')::interval,
+                          CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END, CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END
+                     FROM generate_series(1, $1::int) i`, [total]);
+      const claimer = async (instance: string) => {
+        const mine: string[] = [];
+        for (;;) {
+          const rows = await claim('default', ['k'], 4, instance);
+          if (rows.length === 0) return mine;
+          mine.push(...rows.map((r) => r.id));
+        }
+      };
+      const claimed = (await Promise.all(['c1', 'c2', 'c3', 'c4'].map(claimer))).flat();
+      expect(claimed).toHaveLength(total);
+      expect(new Set(claimed).size).toBe(total);
+      expect(await countLeases()).toBe(total);
+      expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state`)).toEqual([{ state: 'running', n: total }]);
+      // Each job was claimed once: one attempt more than it had, and one lease row.
+      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.jobs j
+                           WHERE j.run_lease <> (SELECT max(run_lease) FROM awa.active_leases l WHERE l.job_id = j.id)
+                              OR j.attempt <> j.run_lease`)).toEqual([{ n: 0 }]);
+    });
+  });
+
+  describe('completeJobs', () => {
+    it('completes running attempts, deletes their leases and returns their ids', async () => {
+      const a = await seedRunning(f.sql);
+      const b = await seedRunning(f.sql, { attempt: 3 });
+      const rows = await f.run(workerSql.completeJobs, [[a.id, b.id], [a.runLease, b.runLease]]);
+      expect(ids(rows)).toEqual([a.id, b.id].sort());
+      for (const { id } of [a, b]) {
+        const job = await readJob(f.sql, id);
+        expect(job).toMatchObject({ state: 'completed', errors: [] });
+        expect(job!.finalized_at).toBeInstanceOf(Date);
+        expect(await leasesOf(f.sql, id)).toEqual([]);
+      }
+    });
+
+    it('is fenced: a wrong run_lease or a lease already gone changes nothing and is not returned', async () => {
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]); // rescued meanwhile
+      const ok = await seedRunning(f.sql);
+      const rows = await f.run(workerSql.completeJobs, [[wrong.id, gone.id, ok.id], ['1', gone.runLease, ok.runLease]]);
+      expect(ids(rows)).toEqual([ok.id]);
+      expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', finalized_at: null });
+      expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
+      expect(await readJob(f.sql, gone.id)).toMatchObject({ state: 'running', finalized_at: null });
+    });
+
+    it('does not complete a job that was rescued and claimed again', async () => {
+      const { id } = await seedRunning(f.sql);
+      // Rescue moved it on, and a new attempt (lease 2) holds it now.
+      await f.sql(`DELETE FROM awa.active_leases WHERE job_id = $1`, [id]);
+      await f.sql(`UPDATE awa.jobs SET attempt = 2, run_lease = 2 WHERE id = $1`, [id]);
+      await seedLease(f.sql, id, 2, { instanceId: 'instance-b' });
+      expect(await f.run(workerSql.completeJobs, [[id], ['1']])).toEqual([]);
+      expect(await readJob(f.sql, id)).toMatchObject({ state: 'running', attempt: 2, run_lease: '2' });
+      expect(await leasesOf(f.sql, id)).toEqual(['2@instance-b']);
+    });
+  });
+
+  describe('failJobs', () => {
+    const fail = (jobs: Array<{ id: string; runLease: string; error: string; base: number; cap: number }>) =>
+      f.run(workerSql.failJobs, [
+        jobs.map((j) => j.id), jobs.map((j) => j.runLease), jobs.map((j) => j.error), jobs.map((j) => j.base), jobs.map((j) => j.cap),
+      ]);
+
+    it('makes an attempt retryable with run_at = now() + base * 2^(attempt-1) plus up to 25% jitter, and appends the error', async () => {
+      const first = await seedRunning(f.sql, { attempt: 1, maxAttempts: 5 });
+      const third = await seedRunning(f.sql, { attempt: 3, maxAttempts: 5 });
+      const rows = await fail([
+        { ...first, error: 'boom 1', base: 1_000, cap: 1_000_000 },
+        { ...third, error: 'boom 3', base: 2_000, cap: 1_000_000 },
+      ]);
+      expect(rows.sort((x, y) => Number(x.id) - Number(y.id))).toMatchObject([
+        { id: first.id, state: 'retryable' }, { id: third.id, state: 'retryable' },
+      ]);
+      const one = await readJob(f.sql, first.id);
+      expect(one).toMatchObject({ state: 'retryable', attempt: 1, finalized_at: null, errors: [{ attempt: 1, error: 'boom 1', at: expect.any(String) }] });
+      expect(one!.retry_delay_ms).toBeGreaterThanOrEqual(1_000);
+      expect(one!.retry_delay_ms).toBeLessThanOrEqual(1_250);
+      expect(one!.run_at_in_ms).toBeGreaterThan(0);
+      const three = await readJob(f.sql, third.id);
+      expect(three).toMatchObject({ state: 'retryable', errors: [{ attempt: 3, error: 'boom 3' }] });
+      expect(three!.retry_delay_ms).toBeGreaterThanOrEqual(8_000);
+      expect(three!.retry_delay_ms).toBeLessThanOrEqual(10_000);
+      expect(await countLeases()).toBe(0);
+    });
+
+    it('caps the delay at the retry cap', async () => {
+      const job = await seedRunning(f.sql, { attempt: 12, maxAttempts: 20 });
+      await fail([{ ...job, error: 'x', base: 1_000, cap: 5_000 }]);
+      expect((await readJob(f.sql, job.id))!.retry_delay_ms).toBeCloseTo(5_000, 3);
+    });
+
+    it('fails the job for good once attempt >= max_attempts, keeping run_at, and appends to earlier errors', async () => {
+      const job = await seedRunning(f.sql, { attempt: 3, maxAttempts: 3, runAtMs: -60_000 });
+      await f.sql(`UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "earlier"}]' WHERE id = $1`, [job.id]);
+      const before = await readJob(f.sql, job.id);
+      expect(await fail([{ ...job, error: 'last straw', base: 1_000, cap: 1_000 }])).toMatchObject([{ id: job.id, state: 'failed' }]);
+      const after = await readJob(f.sql, job.id);
+      expect(after).toMatchObject({
+        state: 'failed', attempt: 3,
+        errors: [{ attempt: 2, error: 'earlier' }, { attempt: 3, error: 'last straw' }],
+      });
+      expect(after!.finalized_at).toBeInstanceOf(Date);
+      // run_at is where it was: about a minute ago, relative to a now() that moved on a little.
+      expect(after!.run_at_in_ms).toBeLessThanOrEqual(before!.run_at_in_ms);
+      expect(after!.run_at_in_ms).toBeLessThan(-59_000);
+    });
+
+    it('is fenced: a wrong run_lease or a lease already gone changes nothing and is not returned', async () => {
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+      const rows = await fail([
+        { id: wrong.id, runLease: '1', error: 'x', base: 1, cap: 1 },
+        { ...gone, error: 'x', base: 1, cap: 1 },
+      ]);
+      expect(rows).toEqual([]);
+      expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
+      expect(await readJob(f.sql, gone.id)).toMatchObject({ state: 'running', errors: [] });
+    });
+  });
+
+  describe('releaseJobs', () => {
+    it('gives the attempt back: available now, attempt decremented, the error appended, lease gone, queue notified once', async () => {
+      const notes = await listen(await f.client(), 'awa_jobs');
+      const a = await seedRunning(f.sql, { queue: 'alpha', attempt: 2, runLease: 5, runAtMs: -60_000 });
+      const b = await seedRunning(f.sql, { queue: 'alpha', attempt: 1 });
+      const c = await seedRunning(f.sql, { queue: 'beta', attempt: 1 });
+      const rows = await f.run(workerSql.releaseJobs, [[a.id, b.id, c.id], [a.runLease, b.runLease, c.runLease], 'released on shutdown']);
+      expect(ids(rows)).toEqual([a.id, b.id, c.id].sort());
+      expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
+      const job = await readJob(f.sql, a.id);
+      expect(job).toMatchObject({
+        state: 'available', attempt: 1, run_lease: '5', finalized_at: null,
+        errors: [{ attempt: 2, error: 'released on shutdown' }],
+      });
+      expect(job!.retry_delay_ms).toBe(0); // run_at = now() of the release
+      expect(await readJob(f.sql, b.id)).toMatchObject({ state: 'available', attempt: 0 });
+      expect(await countLeases()).toBe(0);
+    });
+
+    it('is fenced: a wrong run_lease or a lease already gone changes nothing, and nothing is notified', async () => {
+      const notes = await listen(await f.client(), 'awa_jobs');
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+      expect(await f.run(workerSql.releaseJobs, [[wrong.id, gone.id], ['1', gone.runLease], 'released on shutdown'])).toEqual([]);
+      expect(await notes.take(f.sql)).toEqual([]);
+      expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', attempt: 2, errors: [] });
+      expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
+      expect(await readJob(f.sql, gone.id)).toMatchObject({ state: 'running', attempt: 1, errors: [] });
+    });
+  });
+
+  describe('heartbeatLeases', () => {
+    it('sets heartbeat_at = now() on the leases still held and returns them; others are untouched', async () => {
+      const held = await seedRunning(f.sql, { heartbeatAgeMs: 60_000 });
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2, heartbeatAgeMs: 60_000 });
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+      const tx = await f.client();
+      await tx.query('BEGIN');
+      try {
+        const rows = await f.run(workerSql.heartbeatLeases, [[held.id, wrong.id, gone.id], [held.runLease, '1', gone.runLease]], tx);
+        expect(rows.map((r) => r.job_id)).toEqual([held.id]);
+        const leases = await execOn(tx)(`SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`);
+        expect(leases).toEqual([{ job_id: held.id, beat: true }, { job_id: wrong.id, beat: false }]);
+      } finally {
+        await tx.query('COMMIT');
+      }
+      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`))
+        .toEqual([{ n: 1 }]);
+    });
+  });
+
+  describe('cancelRunningJobs', () => {
+    it('finalizes held attempts as cancelled with the error appended; fenced like completion', async () => {
+      const held = await seedRunning(f.sql, { attempt: 2, runLease: 3 });
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const rows = await f.run(workerSql.cancelRunningJobs, [[held.id, wrong.id], [held.runLease, '1'], 'cancelled by test']);
+      expect(rows.map((r) => r.id)).toEqual([held.id]);
+      const job = await readJob(f.sql, held.id);
+      expect(job).toMatchObject({ state: 'cancelled', attempt: 2, errors: [{ attempt: 2, error: 'cancelled by test' }] });
+      expect(job!.finalized_at).toBeInstanceOf(Date);
+      expect(await leasesOf(f.sql, held.id)).toEqual([]);
+      expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
+    });
+  });
+
+  it('ran every statement of worker.sql', () => {
+    expect(statementsOf(workerSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+  });
+});
