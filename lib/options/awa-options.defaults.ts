@@ -7,6 +7,7 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   retryBaseDelay: 1_000,
   retryMaxDelay: 86_400_000,
   pollInterval: 1_000,
+  prefetch: 0,
 };
 
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {

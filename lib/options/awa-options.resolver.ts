@@ -68,6 +68,7 @@ function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueu
     retryBaseDelay: checkNumber(at('retryBaseDelay'), pick(q.retryBaseDelay, QUEUE_DEFAULTS.retryBaseDelay), 'nonNegative', false),
     retryMaxDelay: checkNumber(at('retryMaxDelay'), pick(q.retryMaxDelay, QUEUE_DEFAULTS.retryMaxDelay), 'nonNegative', false),
     pollInterval: checkNumber(at('pollInterval'), pick(q.pollInterval, QUEUE_DEFAULTS.pollInterval), 'positive', false, MAX_TIMER_MS),
+    prefetch: checkNumber(at('prefetch'), pick(q.prefetch, QUEUE_DEFAULTS.prefetch), 'nonNegative', true, 100_000),
   };
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
     throw new Error(AwaMessages.invalidOption(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`));

@@ -37,6 +37,8 @@ export class InFlightJob {
   /** producer.cancel() was called for this attempt: it ends `cancelled`, whatever the handler does. */
   cancelRequested = false;
   private readonly controller = new AbortController();
+  /** When the claim came back (this process's clock: it only times the local deadline). */
+  private readonly claimedAt = Date.now();
   private interrupt: ((outcome: AttemptOutcome) => void) | undefined;
 
   constructor(readonly row: ClaimedJobRow) {
@@ -78,7 +80,8 @@ export class InFlightJob {
   }
 
   /**
-   * Runs the handler, racing it against the local hard deadline (0: none). A handler that never
+   * Runs the handler, racing it against the local hard deadline (0: none), counted from the claim
+   * like the lease's deadline_at, so time spent in the prefetch buffer counts. A handler that never
    * settles cannot hold its slot past the deadline: the attempt ends there and the late result,
    * if any, is ignored by `onLate`.
    */
@@ -97,8 +100,9 @@ export class InFlightJob {
       };
       this.interrupt = finish;
       if (deadlineMs > 0) {
+        const remaining = Math.max(0, deadlineMs - (Date.now() - this.claimedAt));
         // unref: a pending deadline alone must not keep a stopping process alive.
-        timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs).unref();
+        timer = setTimeout(() => finish({ kind: 'deadline' }), remaining).unref();
       }
       Promise.resolve()
         .then(() => handler(this.job))

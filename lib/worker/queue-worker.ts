@@ -21,11 +21,14 @@ export interface QueueWorkerDeps {
 
 /**
  * Runs the jobs of one queue on this instance: claims in batches up to the free concurrency
- * slots, runs each handler, and hands the result to the LeaseWriter. Woken by NOTIFY, by a
- * freed slot after a full claim, and by a poll timer as the fallback.
+ * slots plus `prefetch` (claimed jobs wait, leased and heartbeated, in a local buffer), runs each
+ * handler, and hands the result to the LeaseWriter. Woken by NOTIFY, by a freed slot after a full
+ * claim, and by a poll timer as the fallback.
  */
 export class QueueWorker {
   private readonly running = new Map<string, { job: InFlightJob; done: Promise<void> }>();
+  /** Claimed, leased, not started yet. */
+  private readonly buffer: InFlightJob[] = [];
   private readonly kinds: string[];
   private readonly logger: Logger;
   private claiming = false;
@@ -64,10 +67,11 @@ export class QueueWorker {
     void this.claimLoop();
   }
 
-  /** Stops claiming. Running handlers go on; see drain(). */
-  stopClaiming(): void {
+  /** Stops claiming. Running handlers go on (see drain()); returns the claimed jobs never started. */
+  stopClaiming(): InFlightJob[] {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
+    return this.buffer.splice(0);
   }
 
   /** Waits up to `timeoutMs` for running handlers; returns the attempts still running then. */
@@ -85,18 +89,24 @@ export class QueueWorker {
       do {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
-        const free = this.options.concurrency - this.running.size;
-        if (free <= 0) {
-          this.wanted = true; // remember the demand: claim when a slot frees
+        const { concurrency, prefetch } = this.options;
+        const want = concurrency + prefetch - this.running.size - this.buffer.length;
+        if (want <= 0 || this.buffer.length > prefetch / 2) {
+          this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
         const rows = await this.deps.db.query<ClaimedJobRow>(workerSql.claimJobs, [
-          this.options.name, this.kinds, free, this.deps.instanceId, this.options.deadlineDuration,
+          this.options.name, this.kinds, want, this.deps.instanceId, this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
-        for (const row of rows) this.launch(row);
-        // A full batch means more may be waiting: claim again as soon as a slot frees.
-        if (rows.length === free) this.wanted = true;
+        for (const row of rows) {
+          const job = new InFlightJob(row);
+          this.deps.leases.add(job); // heartbeated from now on, running or not
+          this.buffer.push(job);
+        }
+        this.pump();
+        // A full batch means more may be waiting: claim again as soon as slots free up.
+        if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
     } catch (error) {
       this.logger.warn(AwaMessages.tickFailed('claiming jobs', String(error)));
@@ -107,15 +117,18 @@ export class QueueWorker {
     }
   }
 
-  private launch(row: ClaimedJobRow): void {
-    const job = new InFlightJob(row);
-    this.deps.leases.add(job);
-    const done = this.execute(job).finally(() => {
-      this.deps.leases.remove(job);
-      this.running.delete(job.key);
-      if (this.wanted) this.wake();
-    });
-    this.running.set(job.key, { job, done });
+  /** Starts buffered jobs while slots are free. */
+  private pump(): void {
+    while (this.running.size < this.options.concurrency && this.buffer.length > 0) {
+      const job = this.buffer.shift()!;
+      const done = this.execute(job).finally(() => {
+        this.deps.leases.remove(job);
+        this.running.delete(job.key);
+        if (!this.stopped) this.pump();
+        if (this.wanted) this.wake();
+      });
+      this.running.set(job.key, { job, done });
+    }
   }
 
   private async execute(inFlight: InFlightJob): Promise<void> {

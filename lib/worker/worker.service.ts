@@ -5,6 +5,7 @@ import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { InFlightJob } from './in-flight-job.js';
 import { LeaseRegistry } from './lease-registry.js';
 import { LeaseWriter } from './lease-writer.js';
 import { QueueWorker } from './queue-worker.js';
@@ -56,20 +57,28 @@ export class WorkerService {
    */
   async stop(): Promise<void> {
     const workers = [...this.workers.values()];
-    workers.forEach((w) => w.stopClaiming());
+    // Claimed but never started: give them back at once, so other instances can run them now.
+    const unstarted = workers.flatMap((w) => w.stopClaiming());
+    await this.release(unstarted);
     const leftovers = (await Promise.all(workers.map((w) => w.drain(this.options.shutdownTimeout)))).flat();
     if (leftovers.length > 0) {
       this.logger.warn(AwaMessages.shutdownTimeout(leftovers.length, this.options.shutdownTimeout));
-      leftovers.forEach((job) => job.release(AbortReasons.shutdown));
-      try {
-        await this.writer.release(leftovers, RescueErrors.releasedOnShutdown);
-      } catch (error) {
-        // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
-        this.logger.error(AwaMessages.tickFailed('releasing jobs on shutdown', String(error)));
-      }
+      await this.release(leftovers);
     }
     await this.writer.flush();
     this.workers.clear();
+  }
+
+  private async release(jobs: InFlightJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    jobs.forEach((job) => job.release(AbortReasons.shutdown));
+    try {
+      await this.writer.release(jobs, RescueErrors.releasedOnShutdown);
+    } catch (error) {
+      // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
+      this.logger.error(AwaMessages.tickFailed('releasing jobs on shutdown', String(error)));
+    }
+    jobs.forEach((job) => this.leases.remove(job));
   }
 
   /** Wakes the worker of `queue` (used after an enqueue on this instance). */

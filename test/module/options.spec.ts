@@ -19,6 +19,7 @@ describe('module options', () => {
     ['a queue name with SQL', { queues: { "x'; drop table awa.jobs; --": {} } }, /`queues\.x'; drop table awa\.jobs; --`: a queue name is/],
     ['a queue given as a number', { queues: { q: 5 as unknown as object } }, /`queues\.q`: expected an object/],
     ['queues as an array', { queues: [] as unknown as Record<string, object> }, /`queues`: expected an object/],
+    ['a negative prefetch', { queues: { q: { prefetch: -1 } } }, /`queues\.q\.prefetch`: must not be negative/],
     ['batch size 0', { rescueBatchSize: 0 }, /`rescueBatchSize`: must be greater than 0/],
     ['heartbeat batch fractional', { heartbeatBatchSize: 2.5 }, /`heartbeatBatchSize`: expected an integer/],
     ['migrationsRun as a string', { migrationsRun: 'yes' as unknown as boolean }, /`migrationsRun`: expected a boolean/],
@@ -40,7 +41,7 @@ describe('module options', () => {
     });
     expect(o.queues.get('default')).toEqual({
       name: 'default', concurrency: 10, deadlineDuration: 300_000, maxAttempts: 25, retryBaseDelay: 1_000,
-      retryMaxDelay: 86_400_000, pollInterval: 1_000,
+      retryMaxDelay: 86_400_000, pollInterval: 1_000, prefetch: 0,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
   });

@@ -43,7 +43,7 @@ describe('claiming', () => {
     db = await createTestDatabase();
     app = await startTestApp({
       url: db.url, providers: [Recorder],
-      awa: { queues: { default: { pollInterval: 100 }, serial: { concurrency: 1, pollInterval: 100 }, wide: { concurrency: 3 } } },
+      awa: { queues: { default: { pollInterval: 100 }, serial: { concurrency: 1, pollInterval: 100 }, wide: { concurrency: 3, prefetch: 5 } } },
     });
     producer = app.get(QueueProducer);
     recorder = app.get(Recorder);
@@ -65,7 +65,7 @@ describe('claiming', () => {
     expect(recorder.order).toEqual(expected);
   });
 
-  it('never runs more handlers of a queue at once than its concurrency', async () => {
+  it('never runs more handlers of a queue at once than its concurrency, prefetch or not', async () => {
     const jobs = await producer.enqueueMany(Array.from({ length: 15 }, () => ({ kind: 'busy', args: {} })));
     await waitFor(async () => (await Promise.all(jobs.map((j) => state(j.id)))).every((s) => s === 'completed'));
     expect(recorder.maxRunning).toBeGreaterThanOrEqual(1);

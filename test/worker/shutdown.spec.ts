@@ -48,4 +48,24 @@ describe('shutdown', () => {
       await observer.close();
     }
   });
+
+  it('gives back prefetched jobs that never started at once, with the running ones', async () => {
+    const app = await startTestApp({
+      url: db.url, providers: [SlowAndStuck],
+      awa: { shutdownTimeout: 500, queues: { default: { concurrency: 1, prefetch: 4 } } },
+    });
+    const observer = await startTestApp({ url: db.url });
+    try {
+      const dataSource = observer.get(DataSource);
+      const jobs = await observer.get(QueueProducer).enqueueMany(Array.from({ length: 5 }, () => ({ kind: 'stuck', args: {} })));
+      // One runs, four wait in the buffer: all five are leased (and heartbeated).
+      await waitFor(async () => (await dataSource.query('SELECT count(*)::int AS n FROM awa.active_leases'))[0].n === 5);
+      await app.close();
+      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1)', [jobs.map((j) => j.id)]);
+      expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'available', attempt: 0 })));
+      expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
+    } finally {
+      await observer.close();
+    }
+  });
 });
