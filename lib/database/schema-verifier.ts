@@ -41,7 +41,7 @@ export class SchemaVerifier {
     const queryRunner = this.db.dataSource.createQueryRunner();
     try {
       for (const Migration of AwaMigrations) await new Migration().up(queryRunner);
-      this.logger.log(`awa migrations up to date (${AwaMigrations.length})`);
+      this.logger.log(`awa migrations applied or already up to date (${AwaMigrations.length})`);
     } finally {
       await queryRunner.release();
     }

@@ -1,0 +1,12 @@
+// Applies the bundled migrations with plain TypeORM, as `typeorm migration:run` would.
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, say } from './consumer.options.mjs';
+
+const dataSource = await new DataSource(dataSourceOptions).initialize();
+try {
+  const applied = await dataSource.runMigrations({ transaction: 'each' });
+  say(`MIGRATED ${applied.map((m) => m.name).join(',')}`);
+} finally {
+  await dataSource.destroy();
+}

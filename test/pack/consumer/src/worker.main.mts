@@ -1,0 +1,20 @@
+// A worker: handles 'pack.work' jobs. Prints READY, then START/DONE lines per attempt.
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AwaModule, MaintenanceService } from 'nestjs-awa';
+import { awaOptions, dataSourceOptions, say } from './consumer.options.mjs';
+import { PackHandlers } from './pack.handlers.mjs';
+
+@Module({
+  imports: [TypeOrmModule.forRoot(dataSourceOptions), ScheduleModule.forRoot(), AwaModule.forRoot(awaOptions)],
+  providers: [PackHandlers],
+})
+class WorkerModule {}
+
+const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error', 'warn'] });
+app.enableShutdownHooks();
+// Where 'nestjs-awa' was loaded from: the test checks it is the installed tarball.
+say(`READY ${process.pid} ${app.get(MaintenanceService).isLeader} ${import.meta.resolve('nestjs-awa')}`);
