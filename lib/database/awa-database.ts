@@ -12,7 +12,12 @@ export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
  */
 @Injectable()
 export class AwaDatabase {
-  constructor(@Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource) {}
+  constructor(@Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource) {
+    // A database restart can raise a client's 'error' in the instant between its checkout and the
+    // moment TypeORM's QueryRunner listens, which would crash the process. Keep one listener on
+    // every client; pg-pool still discards the broken client when it is released.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
+  }
 
   /** The pg Pool of the DataSource (its primary, when replication is configured). */
   get pool(): Pool {

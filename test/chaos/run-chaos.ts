@@ -1,0 +1,347 @@
+// The chaos suite (issue 3 §5): worker processes are SIGKILLed while jobs run, PostgreSQL restarts
+// once, and afterwards the database and the handlers' side table must show that nothing was lost,
+// nothing completed twice, and nothing completed from a stale lease.
+// `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N); test/recovery/chaos.spec.ts
+// runs it small inside `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
+// Debugging knobs (env): CHAOS_LOG_DIR=dir keeps every process's whole output; CHAOS_WORKER_NODE_OPTIONS
+// passes NODE_OPTIONS to the processes; CHAOS_SHARED_SERVER=1 forces the shared-server fallback.
+// The printed times are figures, not assertions: only the invariants decide the verdict.
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { DEFAULT_MIX, ENV, type ChaosMix } from './chaos-config.js';
+import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
+import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
+import { checkInvariants, type Query } from './chaos-invariants.js';
+import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
+import { ChaosProcess } from './chaos-process.js';
+import { formatSummary } from './chaos-summary.js';
+
+export interface ChaosConfig {
+  /** Jobs to enqueue. */
+  jobs: number;
+  /** Enqueue rate, jobs per second. */
+  rate: number;
+  /** Worker processes kept running (a killed one is replaced at once). */
+  workers: number;
+  /** A random worker is SIGKILLed every killEveryMs[0]..killEveryMs[1] ms. */
+  killEveryMs: [number, number];
+  /** Restart PostgreSQL once, when this fraction of the jobs has been enqueued; null: never. */
+  restartAt: number | null;
+  /** How long PostgreSQL stays down in the restart. */
+  downMs: number;
+  /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
+  timeoutMs: number;
+  mix: ChaosMix;
+  /** Progress lines. */
+  log: (line: string) => void;
+}
+
+export interface RestartRecord {
+  /** When it began (database clock). */
+  at: Date;
+  /** Seconds into the run (from the first enqueue). */
+  atSeconds?: number;
+  /** From the stop until PostgreSQL accepted connections again. */
+  downMs: number;
+  /** From then until every live instance had its session back and a leader held the lock. */
+  reconnectMs: number | null;
+  /** Workers that were booting during the restart and gave up (each was replaced). */
+  bootFailures: number;
+}
+
+export interface ChaosReport {
+  ok: boolean;
+  violations: string[];
+  /** The invariants checked (all of them, passed or not). */
+  checked: string[];
+  server: string;
+  jobs: number;
+  states: Record<string, number>;
+  seconds: number;
+  jobsPerSecond: number;
+  peakPerSecond: number;
+  kills: number;
+  recovery: RecoveryFigures;
+  errors: Record<string, number>;
+  restart: RestartRecord | null;
+  /** Totals over all worker processes' logs. */
+  logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
+  summary: string;
+}
+
+export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
+  jobs: 5_000,
+  // Below what 3 workers on a small machine sustain while being killed, so that recovery times
+  // measure the rescue, not a growing backlog.
+  rate: 100,
+  workers: 3,
+  killEveryMs: [2_000, 4_000],
+  restartAt: 0.4,
+  downMs: 1_000,
+  timeoutMs: 0, // 0: the production time plus 120 s
+  mix: DEFAULT_MIX,
+  log: () => undefined,
+};
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
+
+/** Holders of the maintenance leader lock (MAINTENANCE_LOCK_KEY) in this database, as pg_locks shows a one-bigint advisory lock. */
+const LEADER_HELD = `SELECT count(*)::int AS n FROM pg_locks
+  WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = 6182721100001
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
+export async function runChaos(overrides: Partial<ChaosConfig> = {}): Promise<ChaosReport> {
+  const config: ChaosConfig = { ...DEFAULT_CHAOS_CONFIG, ...overrides };
+  const server = await startChaosServer(config.log);
+  const run = new ChaosRun(config, server);
+  try {
+    return await run.execute();
+  } finally {
+    await run.dispose();
+    await server.stop();
+  }
+}
+
+class ChaosRun {
+  private readonly pool: pg.Pool;
+  private readonly query: Query;
+  private readonly processes: ChaosProcess[] = [];
+  private readonly kills: KillRecord[] = [];
+  private readonly violations: string[] = [];
+  private producer: ChaosProcess | undefined;
+  private restart: RestartRecord | null = null;
+  /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
+  private restartWindow: [number, number] | undefined;
+  private bootFailures = 0;
+
+  constructor(private readonly config: ChaosConfig, private readonly server: ChaosServer) {
+    this.pool = new pg.Pool({ connectionString: server.url, max: 3 });
+    this.pool.on('error', () => undefined); // idle connections die in the restart, by design
+    this.query = async (text, values) => (await this.pool.query(text, values)).rows;
+  }
+
+  async execute(): Promise<ChaosReport> {
+    const { config } = this;
+    config.log(`chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}`);
+    await this.boot();
+    const timeoutMs = config.timeoutMs || (config.jobs / config.rate) * 1000 + 120_000;
+    const giveUpAt = Date.now() + timeoutMs;
+    let nextKillAt = Date.now() + between(config.killEveryMs);
+    let nextProgressAt = 0;
+    for (;;) {
+      await sleep(200);
+      this.replaceCrashed();
+      if (this.producer && !this.producer.alive && !this.producer.expectedExit) {
+        this.producer.expectedExit = true; // reported once
+        this.violations.push(`the producer exited by itself (${this.producer.exitCode ?? this.producer.exitSignal}):\n${this.producer.diagnostics()}`);
+        if (!this.producedAll) break; // nobody will enqueue the rest
+      }
+      const status = await this.status().catch(() => undefined);
+      if (status && Date.now() >= nextProgressAt) {
+        config.log(`chaos: produced ${this.producer?.produced ?? 0}, ${JSON.stringify(status.states)}, leases ${status.leases}, kills ${this.kills.length}`);
+        nextProgressAt = Date.now() + 2_000;
+      }
+      if (status && this.producedAll && status.finished === config.jobs && status.leases === 0) break;
+      if (Date.now() > giveUpAt) {
+        this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
+        break;
+      }
+      if (this.restart === null && config.restartAt !== null && (this.producer?.produced ?? 0) >= config.restartAt * config.jobs) {
+        await this.restartPostgres();
+        nextKillAt = Date.now() + between(config.killEveryMs);
+        continue;
+      }
+      if (Date.now() >= nextKillAt && status && status.finished < config.jobs) {
+        nextKillAt = Date.now() + ((await this.killOne()) ? between(config.killEveryMs) : 500);
+      }
+    }
+    await this.stopAll();
+    return this.report();
+  }
+
+  async dispose(): Promise<void> {
+    for (const p of this.processes) if (p.alive) p.kill('SIGKILL');
+    await Promise.all(this.processes.map((p) => p.exit(5_000)));
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private get producedAll(): boolean {
+    return this.producer?.producedAll === true;
+  }
+
+  private get workers(): ChaosProcess[] {
+    return this.processes.filter((p) => p.role === 'worker');
+  }
+
+  /** One worker first (it applies the migrations), the instrumentation, the others, then the producer. */
+  private async boot(): Promise<void> {
+    await this.spawnWorker().ready();
+    for (const statement of INSTRUMENTATION_SQL) await this.query(statement);
+    const others = Array.from({ length: this.config.workers - 1 }, () => this.spawnWorker());
+    await Promise.all(others.map((w) => w.ready()));
+    this.producer = new ChaosProcess('producer', this.server.url, {
+      [ENV.jobs]: String(this.config.jobs),
+      [ENV.rate]: String(this.config.rate),
+      [ENV.mix]: JSON.stringify(this.config.mix),
+    });
+    this.processes.push(this.producer);
+    await this.producer.ready();
+  }
+
+  private spawnWorker(): ChaosProcess {
+    const worker = new ChaosProcess('worker', this.server.url);
+    this.processes.push(worker);
+    return worker;
+  }
+
+  /**
+   * A worker that died without being killed is a crash: a violation, and it is replaced. Except a
+   * worker that was still booting while PostgreSQL was down: an app may fail to start without its
+   * database (its supervisor restarts it); that is counted, not failed.
+   */
+  private replaceCrashed(): void {
+    for (const worker of this.workers) {
+      if (worker.alive || worker.expectedExit) continue;
+      worker.expectedExit = true; // reported once
+      const window = this.restartWindow;
+      if (worker.readyAt === undefined && window && worker.spawnedAt <= window[1] && worker.exitedAt! >= window[0]) {
+        this.bootFailures++;
+        this.config.log(`chaos: worker ${worker.pid} failed to boot during the restart; replacing it`);
+      } else {
+        this.violations.push(`worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`);
+      }
+      this.spawnWorker();
+    }
+  }
+
+  private async status(): Promise<{ states: Record<string, number>; finished: number; leases: number }> {
+    const rows = await this.query('SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state');
+    const [{ n: leases }] = await this.query('SELECT count(*)::int AS n FROM awa.active_leases');
+    const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+    return { states, finished: (states.completed ?? 0) + (states.failed ?? 0), leases };
+  }
+
+  /**
+   * SIGKILLs a random ready worker (only while another one is ready, so that someone can take its
+   * jobs), after noting the leases it holds, and starts a replacement. False if it had to wait.
+   */
+  private async killOne(): Promise<boolean> {
+    const ready = this.workers.filter((w) => w.alive && !w.expectedExit && w.readyAt !== undefined);
+    if (ready.length < 2) return false;
+    const victim = ready[Math.floor(Math.random() * ready.length)]!;
+    let snapshot;
+    try {
+      [snapshot] = await this.query(
+        `SELECT clock_timestamp() AS at, coalesce(array_agg(l.job_id::text), '{}') AS job_ids,
+                coalesce(array_agg(l.run_lease::text), '{}') AS run_leases
+           FROM awa.active_leases l JOIN chaos.instance_pids p ON p.instance_id = l.instance_id WHERE p.pid = $1`,
+        [victim.pid]);
+    } catch {
+      return false;
+    }
+    victim.kill('SIGKILL');
+    this.kills.push({ pid: victim.pid, at: snapshot.at, jobIds: snapshot.job_ids, runLeases: snapshot.run_leases });
+    this.config.log(`chaos: SIGKILL worker ${victim.pid} holding ${snapshot.job_ids.length} job(s)`);
+    this.spawnWorker();
+    return true;
+  }
+
+  private async restartPostgres(): Promise<void> {
+    this.config.log('chaos: restarting PostgreSQL');
+    const [{ at }] = await this.query('SELECT clock_timestamp() AS at');
+    const stoppedAt = Date.now();
+    await this.server.restart(this.config.downMs);
+    const upAt = Date.now();
+    let reconnectMs: number | null = null;
+    for (const until = Date.now() + 30_000; Date.now() < until; await sleep(100)) {
+      try {
+        const live = this.processes.filter((p) => p.alive && p.readyAt !== undefined && p.readyAt < stoppedAt).length;
+        const [{ n: sessions }] = await this.query(
+          `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name LIKE 'awa:%'`);
+        const [{ n: leaders }] = await this.query(LEADER_HELD);
+        if (sessions >= live && leaders === 1) {
+          reconnectMs = Date.now() - upAt;
+          break;
+        }
+      } catch {
+        // still coming back
+      }
+    }
+    this.restart = { at, downMs: upAt - stoppedAt, reconnectMs, bootFailures: 0 };
+    this.restartWindow = [stoppedAt, Date.now() + 5_000];
+    if (reconnectMs === null) this.violations.push('after the PostgreSQL restart, the instances did not all reconnect (or no leader was elected) within 30 s');
+    this.config.log(`chaos: PostgreSQL back after ${upAt - stoppedAt} ms; instances reconnected ${reconnectMs ?? 'never'} ms later`);
+  }
+
+  /** SIGTERM to everyone: each must drain and exit by itself. */
+  private async stopAll(): Promise<void> {
+    const alive = this.processes.filter((p) => p.alive);
+    alive.forEach((p) => p.kill('SIGTERM'));
+    await Promise.all(alive.map(async (p) => {
+      if (!(await p.exit(20_000))) {
+        this.violations.push(`${p.role} ${p.pid} did not exit within 20 s of SIGTERM:\n${p.tail.slice(-20).join('\n')}`);
+        p.kill('SIGKILL');
+      }
+    }));
+  }
+
+  private async report(): Promise<ChaosReport> {
+    const { checked, violations } = await checkInvariants(this.query, this.config.jobs);
+    const allViolations = [...this.violations, ...violations];
+    const status = await this.status();
+    const speed = await throughput(this.query);
+    const recovery = await recoveryFigures(this.query, this.kills);
+    const errors = await errorCounts(this.query, this.kills.map((k) => k.pid));
+    const logs = { leaseLost: 0, leaderAcquired: 0, sessionLost: 0, writeRetries: 0 };
+    for (const p of this.processes) for (const key of Object.keys(logs) as Array<keyof typeof logs>) logs[key] += p.counts[key];
+    const report: Omit<ChaosReport, 'summary'> = {
+      ok: allViolations.length === 0,
+      violations: allViolations,
+      checked,
+      server: this.server.description,
+      jobs: this.config.jobs,
+      states: status.states,
+      seconds: speed.seconds,
+      jobsPerSecond: speed.jobsPerSecond,
+      peakPerSecond: speed.peakPerSecond,
+      kills: this.kills.length,
+      recovery,
+      errors,
+      restart: this.restart && {
+        ...this.restart,
+        atSeconds: speed.startedAt ? (this.restart.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
+        bootFailures: this.bootFailures,
+      },
+      logs,
+    };
+    return { ...report, summary: formatSummary(report, this.config) };
+  }
+}
+
+const FLAGS: Record<string, keyof ChaosConfig> = { '--jobs': 'jobs', '--rate': 'rate', '--workers': 'workers', '--down-ms': 'downMs' };
+
+function parseArgs(argv: string[]): Partial<ChaosConfig> {
+  const config: Record<string, number> = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = FLAGS[argv[i]!];
+    const value = Number(argv[i + 1]);
+    if (!key || !Number.isFinite(value)) throw new Error(`usage: run-chaos [${Object.keys(FLAGS).map((f) => `${f} N`).join('] [')}]`);
+    config[key] = value;
+  }
+  return config as Partial<ChaosConfig>;
+}
+
+async function main(): Promise<void> {
+  const report = await runChaos({ ...parseArgs(process.argv.slice(2)), log: (line) => console.log(line) });
+  console.log(report.summary);
+  process.exit(report.ok ? 0 : 1);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,91 @@
+import { AwaInit1764400000000 } from 'nestjs-awa';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import type { SqlStatement } from '../../lib/sql/index.js';
+import { createTestDatabase } from '../support/test-database.js';
+
+/** A job row as the invariants read it. */
+export interface JobRow {
+  id: string;
+  state: string;
+  attempt: number;
+  max_attempts: number;
+  run_lease: number;
+  errors: number;
+  last_error: string | null;
+  /** run_at has come (a retryable job is claimable). */
+  due: boolean;
+}
+
+/** A lease row, with whether the rescues would take it now. */
+export interface LeaseRow {
+  job_id: string;
+  run_lease: number;
+  instance_id: string;
+  /** Older than STALE_AFTER_MS. */
+  stale: boolean;
+  expired: boolean;
+}
+
+export interface Snapshot {
+  jobs: Map<string, JobRow>;
+  leases: LeaseRow[];
+}
+
+/** heartbeatStaleAfter of the simulated leader; a stalled instance's heartbeats are set back an hour. */
+export const STALE_AFTER_MS = 60_000;
+
+/** One database for the whole property (truncated between runs), with a small pool. */
+export interface PropertyDb {
+  pool: pg.Pool;
+  /** Runs a named statement as a prepared statement, as AwaDatabase does. */
+  run<R = any>(statement: SqlStatement, values: unknown[]): Promise<R[]>;
+  sql<R = any>(text: string, values?: unknown[]): Promise<R[]>;
+  snapshot(): Promise<Snapshot>;
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createPropertyDb(): Promise<PropertyDb> {
+  const db = await createTestDatabase();
+  await applyMigration(db.url);
+  const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+  const sql = async (text: string, values: unknown[] = []) => (await pool.query(text, values)).rows;
+  return {
+    pool,
+    sql,
+    async run(statement, values) {
+      return (await pool.query({ name: statement.name, text: statement.text, values })).rows;
+    },
+    async snapshot() {
+      const jobs = await sql(`SELECT id::text, state, attempt, max_attempts, run_lease::int, jsonb_array_length(errors) AS errors,
+                                     errors -> -1 ->> 'error' AS last_error, run_at <= now() AS due
+                                FROM awa.jobs ORDER BY id`);
+      const leases = await sql(`SELECT job_id::text, run_lease::int, instance_id,
+                                       heartbeat_at < now() - $1::float8 * interval '1 millisecond' AS stale,
+                                       coalesce(deadline_at < now(), false) AS expired
+                                  FROM awa.active_leases ORDER BY job_id, run_lease`, [STALE_AFTER_MS]);
+      return { jobs: new Map(jobs.map((j: JobRow) => [j.id, j])), leases };
+    },
+    async reset() {
+      await sql('TRUNCATE awa.jobs, awa.active_leases, awa.instances RESTART IDENTITY');
+    },
+    async close() {
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+/** The bundled migration, through TypeORM, as a host app's migration run applies it. */
+async function applyMigration(url: string): Promise<void> {
+  const dataSource = new DataSource({ type: 'postgres', url, logging: false });
+  await dataSource.initialize();
+  const queryRunner = dataSource.createQueryRunner();
+  try {
+    await new AwaInit1764400000000().up(queryRunner);
+  } finally {
+    await queryRunner.release();
+    await dataSource.destroy();
+  }
+}
