@@ -1,4 +1,4 @@
-import { statement } from './sql-statement.js';
+import { appendError, statement } from './sql-statement.js';
 
 /** Columns of a job as `JobRecord` reads them. */
 const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_attempts, run_at, created_at,
@@ -29,8 +29,7 @@ export const cancelWaitingJob = statement('cancel_waiting_job', `
      WHERE id = $1::bigint AND state IN ('scheduled', 'available', 'retryable')
      FOR UPDATE
   )
-  UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(),
-         errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', $2::text))
+  UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$2::text')}
     FROM target WHERE j.id = target.id
   RETURNING target.state AS previous_state`);
 

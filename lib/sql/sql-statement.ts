@@ -21,9 +21,13 @@ export const millis = (expr: string) => `(${expr})::float8 * interval '1 millise
 export const retryAt = (attempt: string, baseMs: string, capMs: string) =>
   `now() + ${millis(`least(${baseMs} * power(2, least(${attempt} - 1, 60)) * (1 + random() * 0.25), ${capMs})`)}`;
 
+/** Appends an `{at, attempt, error}` entry to the errors of job row `j`. */
+export const appendError = (errorText: string) =>
+  `errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', ${errorText}))`;
+
 /** The job-row assignments of a failed attempt: retry with backoff, or fail for good. */
 export const failAssignments = (errorText: string, baseMs: string, capMs: string) => `
   state        = CASE WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'retryable' END,
   run_at       = CASE WHEN j.attempt >= j.max_attempts THEN j.run_at ELSE ${retryAt('j.attempt', baseMs, capMs)} END,
   finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
-  errors       = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', ${errorText}))`;
+  ${appendError(errorText)}`;

@@ -1,4 +1,4 @@
-import { failAssignments, millis, statement } from './sql-statement.js';
+import { appendError, failAssignments, millis, statement } from './sql-statement.js';
 
 /**
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
@@ -32,16 +32,22 @@ export const claimJobs = statement('claim_jobs', `
   SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text, created_at FROM claimed`);
 
 /**
- * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
- * exists is completed; the ids returned are the ones that were.
+ * The fence shared by completion, release and cancellation: deletes the leases ($1 job ids,
+ * $2 run leases) that are still held and returns them. Only those attempts may change their job.
  */
-export const completeJobs = statement('complete_jobs', `
-  WITH released AS (
+const RELEASE_HELD_LEASES = `released AS (
     DELETE FROM awa.active_leases l
      USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
      WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
     RETURNING l.job_id, l.run_lease
-  )
+  )`;
+
+/**
+ * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
+ * exists is completed; the ids returned are the ones that were.
+ */
+export const completeJobs = statement('complete_jobs', `
+  WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j SET state = 'completed', finalized_at = now()
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
@@ -70,15 +76,10 @@ export const failJobs = statement('fail_jobs', `
  * available again at once. Used on shutdown. Fenced like completeJobs; NOTIFYs the queues.
  */
 export const releaseJobs = statement('release_jobs', `
-  WITH released AS (
-    DELETE FROM awa.active_leases l
-     USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
-     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
-    RETURNING l.job_id, l.run_lease
-  ), requeued AS (
+  WITH ${RELEASE_HELD_LEASES}, requeued AS (
     UPDATE awa.jobs j
        SET state = 'available', attempt = j.attempt - 1, run_at = now(),
-           errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', $3::text))
+           ${appendError('$3::text')}
       FROM released r
      WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
     RETURNING j.id, j.queue
@@ -98,15 +99,10 @@ export const heartbeatLeases = statement('heartbeat_leases', `
  * signalled their handlers. Fenced like completeJobs.
  */
 export const cancelRunningJobs = statement('cancel_running_jobs', `
-  WITH released AS (
-    DELETE FROM awa.active_leases l
-     USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
-     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
-    RETURNING l.job_id, l.run_lease
-  )
+  WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j
      SET state = 'cancelled', finalized_at = now(),
-         errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', $3::text))
+         ${appendError('$3::text')}
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text`);
