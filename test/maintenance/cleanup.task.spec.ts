@@ -1,46 +1,17 @@
-import type { TestingModule } from '@nestjs/testing';
-import { MaintenanceService, type RetentionOptions } from 'nestjs-awa';
-import { DataSource } from 'typeorm';
+import type { RetentionOptions } from 'nestjs-awa';
 import { CleanupTask } from '../../lib/maintenance/tasks/cleanup.task.js';
 import { seedJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { useQuietApp, useTestDatabase } from './quiet-app.js';
 
 const MINUTE = 60_000;
 
 describe('CleanupTask', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
+  const db = useTestDatabase();
 
   /** An app with `retention` whose maintenance never runs by itself; rescueBatchSize 1 makes the cleanup batch 10. */
   function withApp(retention: RetentionOptions, body: (ctx: { task: () => CleanupTask; exec: Exec }) => void): void {
-    let app: TestingModule;
-    let exec: Exec;
-    beforeAll(async () => {
-      app = await startTestApp({
-        url: db.url,
-        awa: {
-          heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
-          rescueBatchSize: 1, retention,
-        },
-      });
-      // The boot sweep runs once at start: wait for it, so only the task under test deletes seeded rows.
-      await app.get(MaintenanceService).stop();
-      const dataSource = app.get(DataSource);
-      exec = (text, values) => dataSource.query(text, values);
-    });
-    afterAll(async () => {
-      await app?.close();
-    });
-    beforeEach(async () => {
-      await exec('TRUNCATE awa.jobs, awa.active_leases');
-    });
-    body({ task: () => app.get(CleanupTask, { strict: false }), exec: (text, values) => exec(text, values) });
+    const ctx = useQuietApp({ rescueBatchSize: 1, retention }, { database: db });
+    body({ task: () => ctx.app.get(CleanupTask, { strict: false }), exec: ctx.exec });
   }
 
   /** Finished jobs of each final state, finalized 5 min and 2 h ago, and unfinished ones. */

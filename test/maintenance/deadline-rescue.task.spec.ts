@@ -1,43 +1,17 @@
-import type { TestingModule } from '@nestjs/testing';
-import { MaintenanceService, RescueErrors } from 'nestjs-awa';
-import { DataSource } from 'typeorm';
+import { RescueErrors } from 'nestjs-awa';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
-import { leasesOf, readJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { leasesOf, readJob, seedRunning } from '../sql/sql-fixture.js';
+import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
 
 describe('DeadlineRescueTask', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let app: TestingModule;
-  let exec: Exec;
-  let task: DeadlineRescueTask;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      awa: {
-        // Nothing runs by itself: the test calls the task.
-        heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
-        rescueBatchSize: 2,
-        queues: { default: { retryBaseDelay: 7_000, retryMaxDelay: 7_000 }, slow: { retryBaseDelay: 600_000, retryMaxDelay: 600_000 } },
-      },
-    });
-    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
-    await app.get(MaintenanceService).stop();
-    const dataSource = app.get(DataSource);
-    exec = (text, values) => dataSource.query(text, values);
-    task = app.get(DeadlineRescueTask, { strict: false });
+  const ctx = useQuietApp({
+    rescueBatchSize: 2,
+    queues: { default: { retryBaseDelay: 7_000, retryMaxDelay: 7_000 }, slow: { retryBaseDelay: 600_000, retryMaxDelay: 600_000 } },
   });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-  beforeEach(async () => {
-    await exec('TRUNCATE awa.jobs, awa.active_leases');
-  });
+  const { exec } = ctx;
+  const task = ctx.task(DeadlineRescueTask);
 
   it('rescues leases past their hard deadline even while they heartbeat, with the queue\'s retry settings', async () => {
     const fast = await seedRunning(exec, { queue: 'default', deadlineInMs: -1, heartbeatAgeMs: 0 });

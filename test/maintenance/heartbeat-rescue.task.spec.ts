@@ -1,43 +1,17 @@
-import type { TestingModule } from '@nestjs/testing';
-import { MaintenanceService, RescueErrors } from 'nestjs-awa';
-import { DataSource } from 'typeorm';
+import { RescueErrors } from 'nestjs-awa';
 import { HeartbeatRescueTask } from '../../lib/maintenance/tasks/heartbeat-rescue.task.js';
-import { leasesOf, readJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { leasesOf, readJob, seedRunning } from '../sql/sql-fixture.js';
+import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
 
 describe('HeartbeatRescueTask', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let app: TestingModule;
-  let exec: Exec;
-  let task: HeartbeatRescueTask;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      awa: {
-        // Nothing runs by itself: the test calls the task.
-        heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
-        rescueBatchSize: 3,
-        queues: { default: { retryBaseDelay: 5_000, retryMaxDelay: 5_000 }, reports: { retryBaseDelay: 120_000, retryMaxDelay: 120_000 } },
-      },
-    });
-    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
-    await app.get(MaintenanceService).stop();
-    const dataSource = app.get(DataSource);
-    exec = (text, values) => dataSource.query(text, values);
-    task = app.get(HeartbeatRescueTask, { strict: false });
+  const ctx = useQuietApp({
+    rescueBatchSize: 3,
+    queues: { default: { retryBaseDelay: 5_000, retryMaxDelay: 5_000 }, reports: { retryBaseDelay: 120_000, retryMaxDelay: 120_000 } },
   });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-  beforeEach(async () => {
-    await exec('TRUNCATE awa.jobs, awa.active_leases');
-  });
+  const { exec } = ctx;
+  const task = ctx.task(HeartbeatRescueTask);
 
   it('rescues leases whose heartbeat is older than heartbeatStaleAfter, with the queue\'s retry settings', async () => {
     const byDefault = await seedRunning(exec, { queue: 'default', heartbeatAgeMs: HOUR });

@@ -1,34 +1,23 @@
 import type { TestingModule } from '@nestjs/testing';
-import { MaintenanceService, RescueErrors } from 'nestjs-awa';
+import { RescueErrors } from 'nestjs-awa';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { ORPHAN_SWEEP_GRACE_MS, OrphanRescueTask } from '../../lib/maintenance/tasks/orphan-rescue.task.js';
 import { instancesSql } from '../../lib/sql/index.js';
 import { leasesOf, readJob, seedRunning, until, type Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { useQuietApp, useTestDatabase, type QuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
-const QUIET = {
-  // Nothing runs by itself: the test calls the task.
-  heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
+const OPTIONS = {
   rescueBatchSize: 2,
   queues: { default: { retryBaseDelay: 9_000, retryMaxDelay: 9_000 } },
 };
 
 describe('OrphanRescueTask', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const db = useTestDatabase();
   let exec: Exec;
   const lockHolders: pg.Client[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await Promise.all(lockHolders.map((c) => c.end().catch(() => undefined)));
-    await db?.drop();
-  });
+  db.onClose(() => Promise.all(lockHolders.map((c) => c.end().catch(() => undefined))));
 
   let nextKey = 500_000;
   /** Registers a seeded instance, `ageMs` old; `live` holds its liveness lock on a session of its own. */
@@ -46,30 +35,27 @@ describe('OrphanRescueTask', () => {
   const instanceIds = async () =>
     (await exec(`SELECT id FROM awa.instances WHERE hostname = 'seeded' ORDER BY id`)).map((r) => r.id as string);
 
-  async function boot(extra: object = {}): Promise<{ app: TestingModule; task: OrphanRescueTask; self: string }> {
-    const app = await startTestApp({ url: db.url, awa: { ...QUIET, ...extra } });
-    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
-    await app.get(MaintenanceService).stop();
-    const dataSource = app.get(DataSource);
-    exec = (text, values) => dataSource.query(text, values);
-    return { app, task: app.get(OrphanRescueTask, { strict: false }), self: app.get(InstanceSession, { strict: false }).id };
-  }
-  async function reset(): Promise<void> {
-    await exec('TRUNCATE awa.jobs, awa.active_leases');
-    await exec(`DELETE FROM awa.instances WHERE hostname = 'seeded'`);
+  /** The app of the enclosing block, on the file's database; `exec` goes through it while the block runs. */
+  function useApp(extra: object = {}): QuietApp {
+    const ctx = useQuietApp({ ...OPTIONS, ...extra }, {
+      database: db,
+      reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`),
+    });
+    beforeAll(() => {
+      exec = ctx.exec;
+    });
+    return ctx;
   }
 
   describe('with the session liveness probe (default)', () => {
+    const ctx = useApp();
+    const task = ctx.task(OrphanRescueTask);
     let app: TestingModule;
-    let task: OrphanRescueTask;
     let self: string;
-    beforeAll(async () => {
-      ({ app, task, self } = await boot());
+    beforeAll(() => {
+      app = ctx.app;
+      self = app.get(InstanceSession, { strict: false }).id;
     });
-    afterAll(async () => {
-      await app?.close();
-    });
-    beforeEach(reset);
 
     it('rescues the leases of instances whose lock is gone or whose row is stale, then forgets them', async () => {
       await instance('dead-lock', { live: false });
@@ -153,15 +139,7 @@ describe('OrphanRescueTask', () => {
   });
 
   describe('with the heartbeat liveness probe', () => {
-    let app: TestingModule;
-    let task: OrphanRescueTask;
-    beforeAll(async () => {
-      ({ app, task } = await boot({ livenessProbe: 'heartbeat' }));
-    });
-    afterAll(async () => {
-      await app?.close();
-    });
-    beforeEach(reset);
+    const task = useApp({ livenessProbe: 'heartbeat' }).task(OrphanRescueTask);
 
     it('goes by the row age alone: a fresh row without a lock is alive, a stale one is dead', async () => {
       await instance('fresh-no-lock', { live: false });

@@ -1,46 +1,20 @@
-import type { TestingModule } from '@nestjs/testing';
-import { MaintenanceService } from 'nestjs-awa';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { PromotionTask } from '../../lib/maintenance/tasks/promotion.task.js';
-import { listen, readJob, seedJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { listen, readJob, seedJob, seedRunning } from '../sql/sql-fixture.js';
+import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
 
 describe('PromotionTask', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let app: TestingModule;
-  let exec: Exec;
-  let task: PromotionTask;
+  // The app has no handlers, so nothing is claimed.
+  const ctx = useQuietApp({ rescueBatchSize: 3 });
+  const { exec } = ctx;
+  const task = ctx.task(PromotionTask);
   let listener: pg.Client;
-
   beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      awa: {
-        // Nothing runs by itself: the test calls the task. The app has no handlers, so nothing is claimed.
-        heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
-        rescueBatchSize: 3,
-      },
-    });
-    // The boot sweep runs once at start: wait for it, so only the task under test moves seeded rows.
-    await app.get(MaintenanceService).stop();
-    const dataSource = app.get(DataSource);
-    exec = (text, values) => dataSource.query(text, values);
-    task = app.get(PromotionTask, { strict: false });
-    listener = new pg.Client({ connectionString: db.url });
+    listener = new pg.Client({ connectionString: ctx.url });
+    ctx.onClose(() => listener.end());
     await listener.connect();
-  });
-  afterAll(async () => {
-    await listener?.end();
-    await app?.close();
-    await db?.drop();
-  });
-  beforeEach(async () => {
-    await exec('TRUNCATE awa.jobs, awa.active_leases');
   });
 
   it('makes due scheduled and retryable jobs available and wakes their queues, once each', async () => {

@@ -1,7 +1,6 @@
-import { AwaInit1764400000000 } from 'nestjs-awa';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import type { SqlStatement } from '../../lib/sql/index.js';
+import { applyMigrations } from '../sql/sql-fixture.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /** A job row as the invariants read it. */
@@ -48,7 +47,7 @@ export interface PropertyDb {
 
 export async function createPropertyDb(): Promise<PropertyDb> {
   const db = await createTestDatabase();
-  await applyMigration(db.url);
+  await applyMigrations(db.url);
   const pool = new pg.Pool({ connectionString: db.url, max: 3 });
   const sql = async (text: string, values: unknown[] = []) => (await pool.query(text, values)).rows;
   return {
@@ -75,17 +74,4 @@ export async function createPropertyDb(): Promise<PropertyDb> {
       await db.drop();
     },
   };
-}
-
-/** The bundled migration, through TypeORM, as a host app's migration run applies it. */
-async function applyMigration(url: string): Promise<void> {
-  const dataSource = new DataSource({ type: 'postgres', url, logging: false });
-  await dataSource.initialize();
-  const queryRunner = dataSource.createQueryRunner();
-  try {
-    await new AwaInit1764400000000().up(queryRunner);
-  } finally {
-    await queryRunner.release();
-    await dataSource.destroy();
-  }
 }

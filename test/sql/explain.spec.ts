@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { instancesSql, maintenanceSql, workerSql, type SqlStatement } from '../../lib/sql/index.js';
-import { createSqlFixture, type SqlFixture } from './sql-fixture.js';
+import { useSqlFixture } from './sql-fixture.js';
 
 interface PlanNode {
   'Node Type': string;
@@ -44,10 +44,9 @@ const RESCUE = [['default'], [1_000], [86_400_000], 1_000, 86_400_000, 500];
  * the EXPLAIN, which then shows whether an index exists that serves each query.
  */
 describe('query plans', () => {
-  let f: SqlFixture;
+  const f = useSqlFixture({ reset: false });
   let client: pg.Client;
   beforeAll(async () => {
-    f = await createSqlFixture();
     client = await f.client();
     // Some rows of every kind, and statistics, so the plans are those of a used database.
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at, finalized_at)
@@ -61,9 +60,6 @@ describe('query plans', () => {
                    FROM awa.jobs WHERE state = 'running'`);
     await f.sql('ANALYZE awa.jobs');
     await f.sql('ANALYZE awa.active_leases');
-  });
-  afterAll(async () => {
-    await f?.close();
   });
 
   /**

@@ -1,22 +1,13 @@
 import pg from 'pg';
 import { instancesSql } from '../../lib/sql/index.js';
 import { adminUrl } from '../support/test-database.js';
-import { createSqlFixture, execOn, seedRunning, statementsOf, until, type SqlFixture } from './sql-fixture.js';
+import { execOn, seedRunning, statementsOf, until, useSqlFixture } from './sql-fixture.js';
 
 const HOUR = 3_600_000;
 
 /** The instance registry and the two liveness probes of the orphan sweep. */
 describe('instances.sql', () => {
-  let f: SqlFixture;
-  beforeAll(async () => {
-    f = await createSqlFixture();
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
-  beforeEach(async () => {
-    await f.reset();
-  });
+  const f = useSqlFixture();
 
   let nextKey = 1_000;
   /** An instance row, with its heartbeat `ageMs` old. */

@@ -1,18 +1,9 @@
 import { jobsSql } from '../../lib/sql/index.js';
-import { createSqlFixture, listen, readJob, seedJob, statementsOf, type SqlFixture } from './sql-fixture.js';
+import { listen, readJob, seedJob, statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** The producer-side statements: insert, read, cancel. */
 describe('jobs.sql', () => {
-  let f: SqlFixture;
-  beforeAll(async () => {
-    f = await createSqlFixture();
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
-  beforeEach(async () => {
-    await f.reset();
-  });
+  const f = useSqlFixture();
 
   const insert = (jobs: object[]) =>
     f.run<{ id: string }>(jobsSql.insertJobs, [JSON.stringify(jobs)]).then((rows) => rows.map((r) => r.id));

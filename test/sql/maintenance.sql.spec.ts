@@ -1,6 +1,6 @@
 import { maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import {
-  createSqlFixture, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, until, type SqlFixture,
+  leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, until, useSqlFixture, type SqlFixture,
 } from './sql-fixture.js';
 
 const HOUR = 3_600_000;
@@ -13,16 +13,7 @@ const rescueParams = (batch = 500) => [['fast'], [10_000], [10_000], 60_000, 60_
 
 /** The leader's statements: the three rescues, promotion and cleanup. */
 describe('maintenance.sql', () => {
-  let f: SqlFixture;
-  beforeAll(async () => {
-    f = await createSqlFixture();
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
-  beforeEach(async () => {
-    await f.reset();
-  });
+  const f = useSqlFixture();
 
   const byId = (rows: Array<{ id: string; state: string }>) =>
     Object.fromEntries(rows.map((r) => [r.id, r.state]));

@@ -3,15 +3,14 @@ import pg from 'pg';
 import { MAINTENANCE_LOCK_KEY } from '../../lib/awa.constants.js';
 import { schemaSql } from '../../lib/sql/index.js';
 import { createTestDatabase } from '../support/test-database.js';
-import { createSqlFixture, statementsOf, until, type SqlFixture } from './sql-fixture.js';
+import { statementsOf, until, useSqlFixture } from './sql-fixture.js';
 
 /** The boot-time schema checks and the maintenance leader lock. */
 describe('schema.sql', () => {
-  let f: SqlFixture;
+  const f = useSqlFixture({ reset: false });
   let empty: Awaited<ReturnType<typeof createTestDatabase>>;
   let emptyClient: pg.Client;
   beforeAll(async () => {
-    f = await createSqlFixture();
     empty = await createTestDatabase();
     emptyClient = new pg.Client({ connectionString: empty.url });
     await emptyClient.connect();
@@ -19,7 +18,6 @@ describe('schema.sql', () => {
   afterAll(async () => {
     await emptyClient?.end();
     await empty?.drop();
-    await f?.close();
   });
 
   describe('schemaExists', () => {

@@ -71,8 +71,43 @@ export async function createSqlFixture(): Promise<SqlFixture> {
   };
 }
 
+/**
+ * The SQL fixture of the enclosing describe block: created before all its tests, closed after them,
+ * and (unless `reset` is false) emptied before each. The returned fixture forwards to it, so its
+ * members can be used from the block's hooks and tests.
+ */
+export function useSqlFixture({ reset = true }: { reset?: boolean } = {}): SqlFixture {
+  let fixture: SqlFixture | undefined;
+  const current = (): SqlFixture => {
+    if (!fixture) throw new Error('the SQL fixture is created in beforeAll');
+    return fixture;
+  };
+  beforeAll(async () => {
+    fixture = await createSqlFixture();
+  });
+  afterAll(async () => {
+    await fixture?.close();
+  });
+  if (reset) {
+    beforeEach(async () => {
+      await current().reset();
+    });
+  }
+  return {
+    get url() { return current().url; },
+    get pool() { return current().pool; },
+    get executed() { return current().executed; },
+    sql: (text, values) => current().sql(text, values),
+    run: (statement, values, on) => current().run(statement, values, on),
+    execute: (statement, values) => current().execute(statement, values),
+    client: () => current().client(),
+    reset: () => current().reset(),
+    close: () => current().close(),
+  };
+}
+
 /** Applies the bundled migration through TypeORM, as a host app's migration run would. */
-async function applyMigrations(url: string): Promise<void> {
+export async function applyMigrations(url: string): Promise<void> {
   const dataSource = new DataSource({ type: 'postgres', url, logging: false });
   await dataSource.initialize();
   const queryRunner = dataSource.createQueryRunner();

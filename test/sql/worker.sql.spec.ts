@@ -1,34 +1,15 @@
 import { workerSql } from '../../lib/sql/index.js';
+import type { ClaimedJobRow } from '../../lib/worker/in-flight-job.js';
 import {
-  createSqlFixture, execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, type SqlFixture,
+  execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, useSqlFixture, type SqlFixture,
 } from './sql-fixture.js';
 
 /** The worker-side statements: claim, and the fenced writes of an attempt's outcome. */
 describe('worker.sql', () => {
-  let f: SqlFixture;
-  beforeAll(async () => {
-    f = await createSqlFixture();
-  });
-  afterAll(async () => {
-    await f?.close();
-  });
-  beforeEach(async () => {
-    await f.reset();
-  });
+  const f = useSqlFixture();
 
-  interface Claimed {
-    id: string;
-    kind: string;
-    queue: string;
-    args: unknown;
-    attempt: number;
-    max_attempts: number;
-    priority: number;
-    run_lease: string;
-    created_at: Date;
-  }
   const claim = (queue: string, kinds: string[], limit: number, instance = 'instance-a', deadlineMs = 0, on?: Parameters<SqlFixture['run']>[2]) =>
-    f.run<Claimed>(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
+    f.run<ClaimedJobRow>(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
   const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
   const countLeases = async () => Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);
 
