@@ -23,6 +23,8 @@ export interface TestAppOptions {
   /** Leave out ScheduleModule.forRoot(), to test the boot error. */
   withoutSchedule?: boolean;
   autoLoadEntities?: boolean;
+  /** Start from the shipped defaults instead of FAST_OPTIONS. */
+  defaultOptions?: boolean;
 }
 
 /** A Nest application context with TypeORM, @nestjs/schedule and AwaModule, initialised. */
@@ -33,7 +35,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestingModu
         type: 'postgres', url: options.url, autoLoadEntities: options.autoLoadEntities ?? true, logging: false,
       }),
       ...(options.withoutSchedule ? [] : [ScheduleModule.forRoot()]),
-      AwaModule.forRoot({ ...FAST_OPTIONS, ...options.awa }),
+      AwaModule.forRoot({ ...(options.defaultOptions ? {} : FAST_OPTIONS), ...options.awa }),
       ...(options.imports ?? []),
     ],
     providers: options.providers ?? [],

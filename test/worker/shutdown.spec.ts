@@ -6,6 +6,15 @@ import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
 class SlowAndStuck {
+  constructor(private readonly producer: QueueProducer) {}
+
+  /** Enqueues its follow-up after the app has begun to close: the producer must still work. */
+  @JobHandler('with.follow-up')
+  async withFollowUp(job: Job) {
+    await new Promise((r) => setTimeout(r, 300));
+    await this.producer.enqueue('follow-up', { after: job.id }, { runAt: new Date(Date.now() + 3_600_000) });
+  }
+
   @JobHandler('quick.finish')
   async finish() {
     await new Promise((r) => setTimeout(r, 300));
@@ -45,6 +54,8 @@ describe('shutdown', () => {
       const instances = await observer.get(DataSource).query('SELECT count(*)::int AS n FROM awa.instances');
       expect(instances[0].n).toBe(1); // only the observer is left registered
     } finally {
+      // Released 'stuck' jobs would hang the next test's app: take them out of play.
+      await observer.get(DataSource).query(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`);
       await observer.close();
     }
   });
@@ -65,6 +76,26 @@ describe('shutdown', () => {
       expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'available', attempt: 0 })));
       expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
     } finally {
+      // Released 'stuck' jobs would hang the next test's app: take them out of play.
+      await observer.get(DataSource).query(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`);
+      await observer.close();
+    }
+  });
+
+  it('keeps QueueProducer working while handlers drain, so they can enqueue follow-ups', async () => {
+    const app = await startTestApp({ url: db.url, providers: [SlowAndStuck], awa: { shutdownTimeout: 5_000 } });
+    const observer = await startTestApp({ url: db.url });
+    try {
+      const producer = observer.get(QueueProducer);
+      const { id } = await producer.enqueue('with.follow-up', {});
+      await waitFor(async () => (await producer.getJob(id))?.state === 'running');
+      await app.close();
+      expect((await producer.getJob(id))?.state).toBe('completed');
+      const followUps = await observer.get(DataSource).query(`SELECT args FROM awa.jobs WHERE kind = 'follow-up'`);
+      expect(followUps).toEqual([{ args: { after: id } }]);
+    } finally {
+      // Released 'stuck' jobs would hang the next test's app: take them out of play.
+      await observer.get(DataSource).query(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`);
       await observer.close();
     }
   });
