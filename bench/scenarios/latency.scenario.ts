@@ -1,0 +1,63 @@
+import { QueueProducer } from 'nestjs-awa';
+import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import { BenchKinds } from '../support/bench.handlers.js';
+import { now, sleep } from '../support/bench.progress.js';
+import { percentile, r2 } from '../support/bench.report.js';
+import type { Scenario } from './scenario.js';
+
+const SAMPLE_TIMEOUT_MS = 5_000;
+
+/**
+ * Serial enqueue -> handler-start latency with an idle worker, the peers bench's method: a uniform
+ * 0..jitter ms pause before each enqueue (so enqueues are not phase-locked to any timer), warm-ups
+ * discarded, nearest-rank percentiles. `local`: the job is enqueued on the worker's own instance,
+ * which wakes its worker at once. `notify`: enqueued by another instance (a producer-only app in
+ * the same process, so one clock), so the worker learns of it only through LISTEN/NOTIFY.
+ */
+export function latencyScenario(path: 'local' | 'notify'): Scenario {
+  const label = path === 'local'
+    ? 'enqueue on the worker instance (local wake)'
+    : 'enqueue from another instance (NOTIFY)';
+  return {
+    id: `latency-${path}`,
+    title: `latency: ${label}`,
+    run: async (ctx) => {
+      const { config } = ctx;
+      const db = await ctx.database();
+      const worker = await createBenchApp(db.url, {}, true);
+      ctx.defer(() => worker.app.close());
+      const producerApp = path === 'local' ? worker.app : (await createBenchApp(db.url, {}, false, 'awa_bench_producer')).app;
+      if (producerApp !== worker.app) ctx.defer(() => producerApp.close());
+      const producer = producerApp.get(QueueProducer);
+
+      const samples: number[] = [];
+      let timeouts = 0;
+      const total = config.latencyWarmup + config.latencySamples;
+      for (let i = 0; i < total && !ctx.abandoned; i++) {
+        await sleep(Math.random() * config.latencyJitterMs);
+        const started = worker.hooks.armLatency(i);
+        const t0 = now();
+        await producer.enqueue(BenchKinds.latency, { i });
+        const t1 = await Promise.race([started, sleep(SAMPLE_TIMEOUT_MS).then(() => null)]);
+        if (t1 === null) {
+          timeouts++;
+          continue;
+        }
+        if (i >= config.latencyWarmup) samples.push(t1 - t0);
+        if ((i + 1) % 100 === 0) ctx.log(`  ${i + 1}/${total} samples`);
+      }
+      samples.sort((a, b) => a - b);
+      const mean = samples.reduce((s, x) => s + x, 0) / (samples.length || 1);
+      const base = {
+        label, path, samples: samples.length, warmup: config.latencyWarmup, timeouts, jitter_ms: config.latencyJitterMs,
+        mean_ms: r2(mean), ok: samples.length === config.latencySamples,
+        awa: effectiveOptions(worker.app), enqueue: 'QueueProducer.enqueue()',
+      };
+      const stats = { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), max: samples.at(-1) ?? NaN };
+      for (const [key, value] of Object.entries(stats)) {
+        ctx.figure({ metric: `latency_${key}_ms`, value: r2(value), n: samples.length, unit: 'ms', config: base });
+      }
+      ctx.log(`  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} / max ${r2(stats.max)} ms, ${timeouts} timeouts`);
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import type { AwaModuleOptions } from 'nestjs-awa';
+import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import type { BenchDatabase } from '../support/bench.database.js';
+import { gatedDrain } from '../support/bench.drain.js';
+import { DbObserver } from '../support/bench.observer.js';
+import { now } from '../support/bench.progress.js';
+import { medianRun, once, type DrainRun } from '../support/bench.repeat.js';
+import { r2 } from '../support/bench.report.js';
+import { StatementCounter } from '../support/bench.statements.js';
+import type { Scenario, ScenarioContext } from './scenario.js';
+
+/** Queue options of every process run: only concurrency varies; the rest are the defaults. */
+export function processQueueOptions(concurrency: number): AwaModuleOptions {
+  return { queues: { default: { concurrency } } };
+}
+
+export const processLabel = (concurrency: number) => `1 instance, in-process, c=${concurrency}`;
+
+/** Autovacuum runs of the awa tables so far (reported by the vacuum itself, so not delayed). */
+async function autovacuums(observer: DbObserver): Promise<Record<string, number>> {
+  const rows = await observer.query<{ relname: string; n: number }>(
+    `SELECT relname, autovacuum_count::int AS n FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname IN ('jobs', 'active_leases')`);
+  return Object.fromEntries(rows.map((r) => [r.relname, r.n]));
+}
+
+/**
+ * One drain of `n` pre-enqueued no-op jobs by one instance running in the bench process itself
+ * (the peers bench also drains in the process that measures), on database `db`. The app is closed
+ * before this returns.
+ */
+export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, concurrency: number): Promise<DrainRun> {
+  const { config } = ctx;
+  const bootStarted = now();
+  const { app, hooks } = await createBenchApp(db.url, processQueueOptions(concurrency), true);
+  const close = once(() => app.close());
+  ctx.defer(close);
+  const bootMs = now() - bootStarted;
+  const observer = new DbObserver(db.url);
+  const end = once(() => observer.end());
+  ctx.defer(end);
+  try {
+    await observer.connect();
+    const vacuumsBefore = await autovacuums(observer);
+    const statements = new StatementCounter().attach(app);
+    const drain = await gatedDrain({
+      producer: app, observer, n: config.n, chunk: config.enqueueChunk, handled: () => hooks.handled,
+      timeoutMs: config.scenarioTimeoutMs, log: ctx.log,
+    });
+    statements.detach();
+    const vacuumsAfter = await autovacuums(observer);
+    const value = Math.round(drain.completedInDb / (drain.ms / 1000));
+    ctx.log(`  ${value} jobs/s (${r2(drain.ms)} ms, boot ${Math.round(bootMs)} ms), ${statements.total} statements`);
+    return {
+      value, ok: drain.ok,
+      config: {
+        concurrency, processes: 1, in_process: true, awa: effectiveOptions(app),
+        pool: 'TypeORM/pg default (10)', start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
+        ms: r2(drain.ms), boot_ms: r2(bootMs), handled: drain.handled, completed_in_db: drain.completedInDb, ok: drain.ok,
+        statements_per_1000_jobs: r2((statements.total / config.n) * 1000),
+        statements: statements.summary(),
+        autovacuums_during_drain: Object.fromEntries(
+          Object.entries(vacuumsAfter).map(([table, n]) => [table, n - (vacuumsBefore[table] ?? 0)])),
+      },
+    };
+  } finally {
+    await end();
+    await close();
+  }
+}
+
+/** Records the median of repeated drains as one figure. */
+export function recordDrains(ctx: ScenarioContext, label: string, runs: DrainRun[], extra: Record<string, unknown> = {}): number | undefined {
+  if (runs.length === 0) return undefined;
+  const { run, values } = medianRun(runs);
+  ctx.figure({
+    metric: 'process_jobs_per_s', value: run.value, n: ctx.config.n, unit: 'jobs/s',
+    config: { label, ...run.config, ...extra, repeat: runs.length, runs: values, ok: runs.every((r) => r.ok) },
+  });
+  if (runs.length > 1) ctx.log(`  median ${run.value} jobs/s of ${values.join(', ')}`);
+  return runs.every((r) => r.ok) ? run.value : undefined;
+}
+
+export function processScenario(concurrency: number): Scenario {
+  const label = processLabel(concurrency);
+  return {
+    id: `process-c${concurrency}`,
+    title: `process: ${label}`,
+    run: async (ctx) => {
+      const runs: DrainRun[] = [];
+      for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) {
+        const db = await ctx.database(); // a fresh, empty database for every repeat
+        runs.push(await drainInProcess(ctx, db, concurrency));
+        await db.drop();
+      }
+      recordDrains(ctx, label, runs);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import 'reflect-metadata';
+import { Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AWA_OPTIONS, AwaModule, DEFAULT_QUEUE, type AwaModuleOptions, type ResolvedAwaOptions } from 'nestjs-awa';
+import { BENCH_HOOKS, BenchHandlers, BenchHooks } from './bench.handlers.js';
+
+@Module({})
+class BenchAppModule {}
+
+export interface BenchApp {
+  app: INestApplicationContext;
+  hooks: BenchHooks;
+}
+
+/**
+ * A Nest application context with TypeORM, @nestjs/schedule and AwaModule, as an app would have.
+ * `withHandlers: false` gives a producer-only instance: it runs no worker. A second app in the same
+ * process names its DataSource (`dataSource`), as an app with two DataSources must.
+ */
+export async function createBenchApp(
+  url: string, awa: AwaModuleOptions, withHandlers: boolean, dataSource?: string,
+): Promise<BenchApp> {
+  const hooks = new BenchHooks();
+  const app = await NestFactory.createApplicationContext({
+    module: BenchAppModule,
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false, name: dataSource }),
+      ScheduleModule.forRoot(),
+      AwaModule.forRoot({ migrationsRun: true, ...awa, dataSource }),
+    ],
+    providers: [{ provide: BENCH_HOOKS, useValue: hooks }, ...(withHandlers ? [BenchHandlers] : [])],
+  }, { logger: ['error', 'warn'], abortOnError: false });
+  return { app, hooks };
+}
+
+/** The options an instance really runs with (defaults filled in), for a figure's config. */
+export function effectiveOptions(app: INestApplicationContext): Record<string, unknown> {
+  const options = app.get<ResolvedAwaOptions>(AWA_OPTIONS);
+  const { name: _name, ...queue } = options.queues.get(DEFAULT_QUEUE)!;
+  return {
+    queue,
+    heartbeatInterval: options.heartbeatInterval,
+    heartbeatBatchSize: options.heartbeatBatchSize,
+    maintenanceInterval: options.maintenanceInterval,
+  };
+}

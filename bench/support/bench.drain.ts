@@ -1,0 +1,64 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { QueueProducer } from 'nestjs-awa';
+import { DataSource } from 'typeorm';
+import { BenchKinds } from './bench.handlers.js';
+import type { DbObserver } from './bench.observer.js';
+import { now, waitUntil } from './bench.progress.js';
+
+export interface GatedDrain {
+  /** From the COMMIT that made the jobs visible until the last one was `completed` in the DB. */
+  ms: number;
+  /** The jobs handled when the DB showed all of them completed (a handler may run twice). */
+  handled: number;
+  completedInDb: number;
+  ok: boolean;
+  /** How long the gated insert took (not part of `ms`). */
+  enqueueMs: number;
+}
+
+/**
+ * Pre-enqueues `n` no-op jobs inside one transaction of `producer`'s DataSource while the workers
+ * are booted and idle, then commits: the jobs become visible (and the insert trigger's NOTIFY is
+ * delivered) at that instant. The clock starts at COMMIT and stops once handlers have run `n` jobs
+ * and the DB shows every one `completed`: the drain alone, with no boot time in it.
+ */
+export async function gatedDrain(options: {
+  producer: INestApplicationContext;
+  observer: DbObserver;
+  n: number;
+  chunk: number;
+  handled: () => number;
+  timeoutMs: number;
+  log: (line: string) => void;
+}): Promise<GatedDrain> {
+  const { producer, observer, n, chunk } = options;
+  const queue = producer.get(QueueProducer);
+  const items = Array.from({ length: n }, (_, i) => ({ kind: BenchKinds.noop, args: { i } }));
+  const ids: string[] = [];
+  let t0 = 0;
+  const enqueueStarted = now();
+  await producer.get(DataSource).transaction(async (manager) => {
+    for (let i = 0; i < n; i += chunk) {
+      for (const job of await queue.enqueueMany(items.slice(i, i + chunk), { manager })) ids.push(job.id);
+    }
+    t0 = now(); // the callback returns, TypeORM sends COMMIT
+  });
+  const enqueueMs = t0 - enqueueStarted;
+  options.log(`  ${n} jobs committed (insert took ${Math.round(enqueueMs)} ms); draining`);
+  const sorted = ids.map(BigInt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const first = String(sorted[0]);
+  const last = String(sorted[sorted.length - 1]);
+
+  let ok = true;
+  try {
+    // Like the peers bench: a cheap in-process count first, then the DB (every 10 ms).
+    await waitUntil(() => options.handled() >= n, options.timeoutMs, 2, `${n} handled jobs`);
+    await waitUntil(async () => (await observer.notCompleted(first, last)) === 0, 30_000, 10, 'all jobs completed in the DB');
+  } catch (error) {
+    ok = false;
+    options.log(`  ${String(error)}`);
+  }
+  const ms = now() - t0;
+  const completedInDb = n - (await observer.notCompleted(first, last));
+  return { ms, handled: options.handled(), completedInDb, ok: ok && completedInDb === n, enqueueMs };
+}

@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { JobHandler, type Job } from 'nestjs-awa';
+import { now } from './bench.progress.js';
+
+/** Injection token of the hooks one app's handlers report to. */
+export const BENCH_HOOKS = Symbol('BENCH_HOOKS');
+
+export const BenchKinds = {
+  noop: 'bench.noop',
+  latency: 'bench.latency',
+  hold: 'bench.hold',
+} as const;
+
+/** What the handlers of one app report to, and wait on. One object per app, no globals. */
+export class BenchHooks {
+  handled = 0;
+  started = 0;
+  private wantLatency = -1;
+  private onLatency: ((t: number) => void) | undefined;
+  private releaseHeld: () => void = () => undefined;
+  /** bench.hold handlers wait on this until release(). */
+  held: Promise<void> = new Promise((resolve) => (this.releaseHeld = resolve));
+
+  /** Resolves with the time the handler of latency job `i` started. */
+  armLatency(i: number): Promise<number> {
+    this.wantLatency = i;
+    return new Promise((resolve) => (this.onLatency = resolve));
+  }
+
+  hitLatency(i: number): void {
+    const t = now(); // first thing: this is the handler-start timestamp
+    if (i === this.wantLatency && this.onLatency) {
+      this.onLatency(t);
+      this.onLatency = undefined;
+    }
+  }
+
+  release(): void {
+    this.releaseHeld();
+  }
+}
+
+/** The bench's job handlers; every one is as cheap as the peers bench's no-op handler. */
+@Injectable()
+export class BenchHandlers {
+  constructor(@Inject(BENCH_HOOKS) private readonly hooks: BenchHooks) {}
+
+  @JobHandler(BenchKinds.noop)
+  async noop(): Promise<void> {
+    this.hooks.handled++;
+  }
+
+  @JobHandler(BenchKinds.latency)
+  async latency(job: Job<{ i: number }>): Promise<void> {
+    this.hooks.hitLatency(job.args.i);
+  }
+
+  @JobHandler(BenchKinds.hold)
+  async hold(): Promise<void> {
+    this.hooks.started++;
+    await this.hooks.held;
+  }
+}
