@@ -10,7 +10,7 @@ import { latencyScenario } from './scenarios/latency.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
-import { readBenchConfig, type BenchConfig } from './support/bench.config.js';
+import { profileLabel, readBenchConfig, type BenchConfig, type QueueProfile } from './support/bench.config.js';
 import { createBenchDatabase, serverInfo, startBenchServer, type BenchServer } from './support/bench.database.js';
 import { progress, sleep } from './support/bench.progress.js';
 import { humanTable, jsonLine, packageVersion, r2, type Figure } from './support/bench.report.js';
@@ -18,10 +18,10 @@ import { humanTable, jsonLine, packageVersion, r2, type Figure } from './support
 const CLEANUP_TIMEOUT_MS = 20_000;
 
 function scenarios(config: BenchConfig): Scenario[] {
-  const [headline] = config.concurrencies as [number, ...number[]];
+  const [headline] = config.profiles as [QueueProfile, ...QueueProfile[]];
   return [
     enqueueScenario,
-    ...config.concurrencies.map((c) => processScenario(c)),
+    ...config.profiles.map((p) => processScenario(p)),
     processMultiScenario(1, headline),
     processMultiScenario(2, headline),
     latencyScenario('local'),
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
       loadavg_start: r2(loadavg()[0]!),
       bench: { ...config, only: config.only ?? 'all' },
     };
-    progress(`nestjs-awa ${version} on ${server.label}, N=${config.n}, concurrencies ${config.concurrencies.join(',')}`);
+    progress(`nestjs-awa ${version} on ${server.label}, N=${config.n}, queue profiles ${config.profiles.map(profileLabel).join(' | ')}`);
     const selected = scenarios(config).filter((s) => !config.only || config.only.some((o) => s.id.startsWith(o)));
     for (const [i, scenario] of selected.entries()) {
       progress(`[${i + 1}/${selected.length}] ${scenario.title}`);

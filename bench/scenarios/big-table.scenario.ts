@@ -1,4 +1,5 @@
 import { createBenchApp } from '../support/bench.app.js';
+import { profileId, type QueueProfile } from '../support/bench.config.js';
 import { DbObserver } from '../support/bench.observer.js';
 import { now } from '../support/bench.progress.js';
 import type { DrainRun } from '../support/bench.repeat.js';
@@ -30,16 +31,16 @@ async function seedFinishedJobs(observer: DbObserver, rows: number): Promise<Rec
  * the empty-table run of the same configuration (when that ran in this bench). The rows are
  * seeded once; the repeats drain on the same database (each adds N completed jobs to the rows).
  */
-export function bigTableScenario(concurrency: number): Scenario {
+export function bigTableScenario(profile: QueueProfile): Scenario {
   return {
-    id: `big-table-c${concurrency}`,
-    title: `process with finished rows kept: ${processLabel(concurrency)}`,
+    id: `big-table-${profileId(profile)}`,
+    title: `process with finished rows kept: ${processLabel(profile)}`,
     run: async (ctx) => {
       const rows = ctx.config.bigRows;
-      const label = `${processLabel(concurrency)}, ${rows.toLocaleString('en-US')} finished rows`;
+      const label = `${processLabel(profile)}, ${rows.toLocaleString('en-US')} finished rows`;
       const db = await ctx.database();
       // Boot once without a worker, so the migrations create the schema the seed writes into.
-      const { app } = await createBenchApp(db.url, processQueueOptions(concurrency), false);
+      const { app } = await createBenchApp(db.url, processQueueOptions(profile), false);
       await app.close();
       const observer = new DbObserver(db.url);
       await observer.connect();
@@ -49,17 +50,20 @@ export function bigTableScenario(concurrency: number): Scenario {
       ctx.log(`  seeded in ${Math.round(seeded.seed_total_ms as number)} ms (${String(seeded.jobs_table_size)})`);
 
       const runs: DrainRun[] = [];
-      for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) runs.push(await drainInProcess(ctx, db, concurrency));
+      for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) runs.push(await drainInProcess(ctx, db, profile));
       const value = recordDrains(ctx, label, runs, seeded);
 
-      const empty = ctx.figures.find((f) => f.metric === 'process_jobs_per_s' && f.config.label === processLabel(concurrency) && f.config.ok);
+      const empty = ctx.figures.find((f) => f.metric === 'process_jobs_per_s' && f.config.label === processLabel(profile) && f.config.ok);
       if (value === undefined || !empty) {
         ctx.log('  no ratio: the empty-table run of this configuration did not run or did not finish');
         return;
       }
       ctx.figure({
         metric: 'process_big_table_ratio', value: r2(value / empty.value), n: ctx.config.n, unit: '× empty',
-        config: { label, concurrency, big_rows: rows, empty_jobs_per_s: empty.value, big_jobs_per_s: value, repeat: runs.length },
+        config: {
+          label, concurrency: profile.concurrency, prefetch: profile.prefetch, big_rows: rows,
+          empty_jobs_per_s: empty.value, big_jobs_per_s: value, repeat: runs.length,
+        },
       });
       ctx.log(`  ratio to the empty-table run: ${r2(value / empty.value)}`);
     },

@@ -1,4 +1,5 @@
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import { profileId, profileLabel, type QueueProfile } from '../support/bench.config.js';
 import type { BenchDatabase } from '../support/bench.database.js';
 import { gatedDrain } from '../support/bench.drain.js';
 import { DbObserver } from '../support/bench.observer.js';
@@ -13,10 +14,10 @@ import type { Scenario, ScenarioContext } from './scenario.js';
  * One drain of `n` pre-enqueued no-op jobs by `processes` worker processes (bench/worker-app.ts).
  * The bench process enqueues through a producer-only instance (it runs no worker) and measures.
  */
-async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, processes: number, concurrency: number): Promise<DrainRun> {
+async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, processes: number, profile: QueueProfile): Promise<DrainRun> {
   const { config } = ctx;
   // The producer boots first and applies the migrations, so the workers find the schema.
-  const { app: producer } = await createBenchApp(db.url, processQueueOptions(concurrency), false);
+  const { app: producer } = await createBenchApp(db.url, processQueueOptions(profile), false);
   const closeProducer = once(() => producer.close());
   ctx.defer(closeProducer);
   const workers: BenchWorkerProcess[] = [];
@@ -27,7 +28,7 @@ async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, proce
   ctx.defer(end);
   try {
     const bootStarted = now();
-    for (let i = 0; i < processes; i++) workers.push(new BenchWorkerProcess(db.url, processQueueOptions(concurrency)));
+    for (let i = 0; i < processes; i++) workers.push(new BenchWorkerProcess(db.url, processQueueOptions(profile)));
     await Promise.all(workers.map((w) => w.whenReady(60_000)));
     const bootMs = now() - bootStarted;
     ctx.log(`  ${processes} worker process(es) ready in ${Math.round(bootMs)} ms`);
@@ -41,7 +42,7 @@ async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, proce
     return {
       value, ok: drain.ok,
       config: {
-        concurrency, processes, in_process: false, awa: effectiveOptions(producer), // the workers get the same options
+        concurrency: profile.concurrency, prefetch: profile.prefetch, processes, in_process: false, awa: effectiveOptions(producer), // the workers get the same options
         pool: 'TypeORM/pg default (10) per process', start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
         ms: r2(drain.ms), boot_ms: r2(bootMs), handled: drain.handled, handled_per_process: workers.map((w) => w.handled),
         completed_in_db: drain.completedInDb, ok: drain.ok,
@@ -54,16 +55,16 @@ async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, proce
   }
 }
 
-export function processMultiScenario(processes: number, concurrency: number): Scenario {
-  const label = `${processes} worker process${processes > 1 ? 'es' : ''}, c=${concurrency} each`;
+export function processMultiScenario(processes: number, profile: QueueProfile): Scenario {
+  const label = `${processes} worker process${processes > 1 ? 'es' : ''}, ${profileLabel(profile)} each`;
   return {
-    id: `process-${processes}proc-c${concurrency}`,
+    id: `process-${processes}proc-${profileId(profile)}`,
     title: `process: ${label}`,
     run: async (ctx) => {
       const runs: DrainRun[] = [];
       for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) {
         const db = await ctx.database();
-        runs.push(await drainWithProcesses(ctx, db, processes, concurrency));
+        runs.push(await drainWithProcesses(ctx, db, processes, profile));
         await db.drop();
       }
       recordDrains(ctx, label, runs);

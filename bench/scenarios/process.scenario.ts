@@ -1,5 +1,6 @@
 import type { AwaModuleOptions } from 'nestjs-awa';
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import { profileId, profileLabel, type QueueProfile } from '../support/bench.config.js';
 import type { BenchDatabase } from '../support/bench.database.js';
 import { gatedDrain } from '../support/bench.drain.js';
 import { DbObserver } from '../support/bench.observer.js';
@@ -9,12 +10,12 @@ import { r2 } from '../support/bench.report.js';
 import { StatementCounter } from '../support/bench.statements.js';
 import type { Scenario, ScenarioContext } from './scenario.js';
 
-/** Queue options of every process run: only concurrency varies; the rest are the defaults. */
-export function processQueueOptions(concurrency: number): AwaModuleOptions {
-  return { queues: { default: { concurrency } } };
+/** Queue options of every process run: only concurrency and prefetch vary; the rest are the defaults. */
+export function processQueueOptions(profile: QueueProfile): AwaModuleOptions {
+  return { queues: { default: { concurrency: profile.concurrency, prefetch: profile.prefetch } } };
 }
 
-export const processLabel = (concurrency: number) => `1 instance, in-process, c=${concurrency}`;
+export const processLabel = (profile: QueueProfile) => `1 instance, in-process, ${profileLabel(profile)}`;
 
 /** Autovacuum runs of the awa tables so far (reported by the vacuum itself, so not delayed). */
 async function autovacuums(observer: DbObserver): Promise<Record<string, number>> {
@@ -28,10 +29,10 @@ async function autovacuums(observer: DbObserver): Promise<Record<string, number>
  * (the peers bench also drains in the process that measures), on database `db`. The app is closed
  * before this returns.
  */
-export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, concurrency: number): Promise<DrainRun> {
+export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, profile: QueueProfile): Promise<DrainRun> {
   const { config } = ctx;
   const bootStarted = now();
-  const { app, hooks } = await createBenchApp(db.url, processQueueOptions(concurrency), true);
+  const { app, hooks } = await createBenchApp(db.url, processQueueOptions(profile), true);
   const close = once(() => app.close());
   ctx.defer(close);
   const bootMs = now() - bootStarted;
@@ -53,7 +54,7 @@ export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, co
     return {
       value, ok: drain.ok,
       config: {
-        concurrency, processes: 1, in_process: true, awa: effectiveOptions(app),
+        concurrency: profile.concurrency, prefetch: profile.prefetch, processes: 1, in_process: true, awa: effectiveOptions(app),
         pool: 'TypeORM/pg default (10)', start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
         ms: r2(drain.ms), boot_ms: r2(bootMs), handled: drain.handled, completed_in_db: drain.completedInDb, ok: drain.ok,
         statements_per_1000_jobs: r2((statements.total / config.n) * 1000),
@@ -80,16 +81,16 @@ export function recordDrains(ctx: ScenarioContext, label: string, runs: DrainRun
   return runs.every((r) => r.ok) ? run.value : undefined;
 }
 
-export function processScenario(concurrency: number): Scenario {
-  const label = processLabel(concurrency);
+export function processScenario(profile: QueueProfile): Scenario {
+  const label = processLabel(profile);
   return {
-    id: `process-c${concurrency}`,
+    id: `process-${profileId(profile)}`,
     title: `process: ${label}`,
     run: async (ctx) => {
       const runs: DrainRun[] = [];
       for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) {
         const db = await ctx.database(); // a fresh, empty database for every repeat
-        runs.push(await drainInProcess(ctx, db, concurrency));
+        runs.push(await drainInProcess(ctx, db, profile));
         await db.drop();
       }
       recordDrains(ctx, label, runs);

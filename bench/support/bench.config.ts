@@ -1,3 +1,25 @@
+/**
+ * Options of the `default` queue in a process run; everything else stays at its default.
+ * `prefetch`: jobs claimed beyond the free slots and held leased in the instance's buffer.
+ */
+export interface QueueProfile {
+  concurrency: number;
+  prefetch: number;
+}
+
+/** Default profiles; the first is the headline one (graphile-worker's concurrentJobs 24 + localQueue 500). */
+export const DEFAULT_PROFILES: readonly QueueProfile[] = [
+  { concurrency: 24, prefetch: 500 },
+  { concurrency: 24, prefetch: 0 },
+  { concurrency: 500, prefetch: 0 },
+];
+
+/** `c=24, prefetch=500`: how labels, titles and the progress show a profile. */
+export const profileLabel = (p: QueueProfile) => `c=${p.concurrency}, prefetch=${p.prefetch}`;
+
+/** `c24-p500`: how scenario ids show a profile. */
+export const profileId = (p: QueueProfile) => `c${p.concurrency}-p${p.prefetch}`;
+
 /** Knobs of one bench run, from the environment (see bench/README.md). */
 export interface BenchConfig {
   /** Jobs per process run and per batch enqueue. */
@@ -6,8 +28,8 @@ export interface BenchConfig {
   singleCalls: number;
   /** Jobs per enqueueMany() call of the batch figure. */
   enqueueChunk: number;
-  /** Queue concurrency of the process runs; the first one is the headline config. */
-  concurrencies: number[];
+  /** Queue profiles of the in-process runs; the first is the headline one (also used by the worker-process and big-table runs). */
+  profiles: QueueProfile[];
   /** Drains per process configuration; the figure is their median. */
   repeat: number;
   /** Finished rows seeded for the big-table run. */
@@ -32,12 +54,22 @@ function int(name: string, fallback: number): number {
   return n;
 }
 
-function list(name: string, fallback: number[]): number[] {
+/** `24:500,24:0,500` (concurrency:prefetch, a bare concurrency meaning prefetch 0). */
+function profiles(name: string, fallback: readonly QueueProfile[]): QueueProfile[] {
+  if (process.env.BENCH_CONCURRENCY) {
+    throw new Error(`BENCH_CONCURRENCY is replaced by ${name} (concurrency:prefetch,...), e.g. ${name}=24:500,24:0,500:0`);
+  }
   const raw = process.env[name];
-  if (!raw) return fallback;
-  const values = raw.split(',').map((s) => Number(s.trim()));
-  if (values.some((v) => !Number.isInteger(v) || v < 1)) throw new Error(`${name} must be a comma-separated list of positive integers`);
-  return values;
+  if (!raw) return fallback.map((p) => ({ ...p }));
+  return raw.split(',').map((item) => {
+    const [c, p = '0', ...rest] = item.trim().split(':');
+    const concurrency = Number(c);
+    const prefetch = Number(p);
+    if (rest.length > 0 || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(prefetch) || prefetch < 0) {
+      throw new Error(`${name} must be a comma-separated list of concurrency:prefetch (concurrency >= 1, prefetch >= 0), got ${JSON.stringify(item)}`);
+    }
+    return { concurrency, prefetch };
+  });
 }
 
 export function readBenchConfig(): BenchConfig {
@@ -45,7 +77,7 @@ export function readBenchConfig(): BenchConfig {
     n: int('N', 20_000),
     singleCalls: int('BENCH_SINGLE_CALLS', 2_000),
     enqueueChunk: int('BENCH_ENQUEUE_CHUNK', 5_000) || 5_000,
-    concurrencies: list('BENCH_CONCURRENCY', [24, 500]),
+    profiles: profiles('BENCH_PROFILES', DEFAULT_PROFILES),
     repeat: int('BENCH_REPEAT', 3) || 1,
     bigRows: int('BENCH_BIG_ROWS', 1_000_000),
     heartbeatLeases: int('BENCH_HEARTBEAT_LEASES', 10_000),

@@ -35,6 +35,23 @@ export class AwaDatabase {
     return result.rowCount ?? 0;
   }
 
+  /** Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it throws. */
+  async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await body(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
   /** Runs a statement on a given client (a dedicated connection or a checked-out pool client). */
   static async queryOn<R extends QueryResultRow = any>(
     client: Client | PoolClient, sql: SqlStatement, values: unknown[] = [],

@@ -21,7 +21,8 @@ export interface HeartbeatReport {
 
 /**
  * Runs on every instance. Each heartbeatInterval it refreshes heartbeat_at of all this instance's
- * leases, one `unnest` UPDATE per heartbeatBatchSize chunk, and re-registers the instance row.
+ * leases, one `unnest` UPDATE per heartbeatBatchSize chunk in one transaction, and re-registers
+ * the instance row.
  * A lease the UPDATE no longer finds was rescued: its handler's signal is aborted.
  */
 @Injectable()
@@ -67,17 +68,16 @@ export class HeartbeatService {
 
   private async beat(): Promise<HeartbeatReport> {
     await this.session.refresh();
-    const report: HeartbeatReport = { refreshed: 0, lost: 0, statements: 0 };
-    for (const jobs of chunk(this.leases.snapshot(), this.options.heartbeatBatchSize)) {
-      const held = await this.writer.heartbeat(jobs);
-      report.statements++;
-      for (const job of jobs) {
-        if (held.has(job.key)) report.refreshed++;
-        else if (!job.settled && this.leases.has(job)) {
-          // Rescued while the handler still runs: tell it to stop; its result will be fenced out.
-          job.abort(AbortReasons.leaseLost);
-          report.lost++;
-        }
+    const jobs = this.leases.snapshot();
+    const chunks = chunk(jobs, this.options.heartbeatBatchSize);
+    const report: HeartbeatReport = { refreshed: 0, lost: 0, statements: chunks.length };
+    const held = chunks.length > 0 ? await this.writer.heartbeat(chunks) : new Set<string>();
+    for (const job of jobs) {
+      if (held.has(job.key)) report.refreshed++;
+      else if (!job.settled && this.leases.has(job)) {
+        // Rescued while the handler still runs: tell it to stop; its result will be fenced out.
+        job.abort(AbortReasons.leaseLost);
+        report.lost++;
       }
     }
     this.lastSuccess = Date.now();

@@ -8,6 +8,8 @@ export interface SqlStatement {
 }
 
 export function statement(name: string, text: string): SqlStatement {
+  // Whitespace is folded into one line, so a `--` comment would swallow the rest of the statement.
+  if (/--/.test(text)) throw new Error(`SQL statement ${name} contains a -- comment; put comments in TypeScript`);
   return { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };
 }
 

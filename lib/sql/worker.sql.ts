@@ -4,6 +4,8 @@ import { appendError, failAssignments, millis, statement } from './sql-statement
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
  * (0: none). Takes available jobs and due scheduled/retryable ones, so a due retry needs no
  * maintenance tick. Each claimed job gets state running, attempt+1, run_lease+1 and a lease row.
+ * The update matches `id = ANY(ARRAY(...))` rather than joining `picked`: its generic plan then
+ * stays a primary-key lookup, so the prepared statement is planned once, not on every call.
  */
 export const claimJobs = statement('claim_jobs', `
   WITH available AS (
@@ -22,14 +24,16 @@ export const claimJobs = statement('claim_jobs', `
   ), claimed AS (
     UPDATE awa.jobs j
        SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = now()
-      FROM picked WHERE j.id = picked.id
+     WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
     RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at
   ), leased AS (
     INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
     SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
       FROM claimed
   )
-  SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text, created_at FROM claimed`);
+  SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text,
+         (extract(epoch FROM created_at) * 1000)::float8 AS created_ms
+    FROM claimed`);
 
 /**
  * The fence shared by completion, release and cancellation: deletes the leases ($1 job ids,
@@ -90,8 +94,7 @@ export const releaseJobs = statement('release_jobs', `
 /** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the leases still held. */
 export const heartbeatLeases = statement('heartbeat_leases', `
   UPDATE awa.active_leases l SET heartbeat_at = now()
-    FROM unnest($1::bigint[], $2::bigint[]) AS h(job_id, run_lease)
-   WHERE l.job_id = h.job_id AND l.run_lease = h.run_lease
+   WHERE (l.job_id, l.run_lease) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
   RETURNING l.job_id::text, l.run_lease::text`);
 
 /**

@@ -61,11 +61,20 @@ export class LeaseWriter {
     });
   }
 
-  /** Refreshes heartbeats of one chunk of leases; returns the lease keys still held. */
-  async heartbeat(jobs: InFlightJob[]): Promise<Set<string>> {
-    const rows = await this.lane.run(() =>
-      this.db.query<{ job_id: string; run_lease: string }>(workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
-    return new Set(rows.map((r) => leaseKey(r.job_id, r.run_lease)));
+  /**
+   * Refreshes the heartbeats of leases, one statement per chunk, all in one transaction (one
+   * commit per tick, not per chunk); returns the lease keys still held.
+   */
+  heartbeat(chunks: InFlightJob[][]): Promise<Set<string>> {
+    return this.lane.run(() => this.db.transaction(async (client) => {
+      const held = new Set<string>();
+      for (const jobs of chunks) {
+        const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string }>(
+          client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);
+        for (const r of rows) held.add(leaseKey(r.job_id, r.run_lease));
+      }
+      return held;
+    }));
   }
 
   /** Waits for every pending completion and failure to be written. */

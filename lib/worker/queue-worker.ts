@@ -29,6 +29,8 @@ export class QueueWorker {
   private readonly running = new Map<string, { job: InFlightJob; done: Promise<void> }>();
   /** Claimed, leased, not started yet. */
   private readonly buffer: InFlightJob[] = [];
+  /** Results being written. */
+  private readonly writes = new Set<Promise<void>>();
   private readonly kinds: string[];
   private readonly logger: Logger;
   private claiming = false;
@@ -117,27 +119,46 @@ export class QueueWorker {
     }
   }
 
-  /** Starts buffered jobs while slots are free. */
+  /**
+   * Starts buffered jobs while slots are free. A slot frees when its handler settles; the result
+   * is written (batched) after that, and the lease stays registered, heartbeated, until it is.
+   */
   private pump(): void {
     while (this.running.size < this.options.concurrency && this.buffer.length > 0) {
       const job = this.buffer.shift()!;
-      const done = this.execute(job).finally(() => {
-        this.deps.leases.remove(job);
+      const settled = this.runHandler(job);
+      this.running.set(job.key, { job, done: settled.then(() => undefined) });
+      const written = settled
+        .then((outcome) => this.record(job, outcome))
+        .finally(() => {
+          this.deps.leases.remove(job);
+          this.writes.delete(written);
+        });
+      this.writes.add(written);
+      void settled.then(() => {
         this.running.delete(job.key);
         if (!this.stopped) this.pump();
         if (this.wanted) this.wake();
       });
-      this.running.set(job.key, { job, done });
     }
   }
 
-  private async execute(inFlight: InFlightJob): Promise<void> {
-    const { row } = inFlight;
-    const handler = this.deps.handlers.get(row.kind);
+  /** Resolves once every result of a settled handler has been written (or given up on). */
+  async settleWrites(): Promise<void> {
+    await Promise.all([...this.writes]);
+  }
+
+  private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
+    const handler = this.deps.handlers.get(inFlight.row.kind);
     const outcome: AttemptOutcome = handler
       ? await inFlight.run(handler.invoke, this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
-      : { kind: 'threw', error: AwaMessages.noHandlerForKind(row.kind) };
+      : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
     inFlight.settled = true;
+    return outcome;
+  }
+
+  private async record(inFlight: InFlightJob, outcome: AttemptOutcome): Promise<void> {
+    const { row } = inFlight;
     if (outcome.kind === 'released') return; // shutdown gave the job back already
     if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
     try {

@@ -65,6 +65,7 @@ export class WorkerService {
       this.logger.warn(AwaMessages.shutdownTimeout(leftovers.length, this.options.shutdownTimeout));
       await this.release(leftovers);
     }
+    await Promise.all(workers.map((w) => w.settleWrites()));
     await this.writer.flush();
     this.workers.clear();
   }

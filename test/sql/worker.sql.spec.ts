@@ -78,7 +78,7 @@ describe('worker.sql', () => {
         const byId = new Map(rows.map((r) => [r.id, r]));
         expect(byId.get(fresh)).toEqual({
           id: fresh, kind: 'k', queue: 'default', args: { n: 1 }, attempt: 1, max_attempts: 4, priority: 2, run_lease: '1',
-          created_at: expect.any(Date),
+          created_ms: expect.any(Number),
         });
         expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
         const leases = await execOn(tx)(
