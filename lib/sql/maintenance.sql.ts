@@ -32,11 +32,15 @@ function rescue(name: string, pickLeases: string, errorExpr: string): SqlStateme
     RETURNING j.id::text, j.state`);
 }
 
-/** Leases whose heartbeat is older than $7 ms; error text $8. */
+/**
+ * Leases whose heartbeat is older than $7 ms; error text $8. A lease is never heartbeated before
+ * its claim, so only leases claimed more than $7 ms ago qualify: that bound is the index scan
+ * (on claimed_at, which heartbeats never touch, so they stay HOT updates).
+ */
 export const rescueStaleHeartbeats = rescue('rescue_stale_heartbeats', `
   SELECT job_id, run_lease, instance_id FROM awa.active_leases
-   WHERE heartbeat_at < now() - ${millis('$7')}
-   ORDER BY heartbeat_at`, '$8::text');
+   WHERE claimed_at < now() - ${millis('$7')} AND heartbeat_at < now() - ${millis('$7')}
+   ORDER BY claimed_at`, '$8::text');
 
 /** Leases past their hard deadline; error text $7. */
 export const rescueExpiredDeadlines = rescue('rescue_expired_deadlines', `

@@ -94,8 +94,15 @@ export const releaseJobs = statement('release_jobs', `
 /** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the leases still held. */
 export const heartbeatLeases = statement('heartbeat_leases', `
   UPDATE awa.active_leases l SET heartbeat_at = now()
-   WHERE (l.job_id, l.run_lease) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
+    FROM unnest($1::bigint[], $2::bigint[]) AS h(job_id, run_lease)
+   WHERE l.job_id = h.job_id AND l.run_lease = h.run_lease
   RETURNING l.job_id::text, l.run_lease::text`);
+
+/**
+ * Run first in the heartbeat transaction. A custom plan, seeing hundreds of pairs, would hash-join
+ * them against a sequential scan of all leases; the generic plan looks each pair up by primary key.
+ */
+export const heartbeatPlanMode = statement('heartbeat_plan_mode', `SET LOCAL plan_cache_mode = force_generic_plan`);
 
 /**
  * Finalizes attempts as cancelled ($1 ids, $2 leases, $3 error text) after producer.cancel()

@@ -68,6 +68,7 @@ export class LeaseWriter {
   heartbeat(chunks: InFlightJob[][]): Promise<Set<string>> {
     return this.lane.run(() => this.db.transaction(async (client) => {
       const held = new Set<string>();
+      await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
       for (const jobs of chunks) {
         const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string }>(
           client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);

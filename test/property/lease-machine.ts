@@ -117,7 +117,7 @@ export class LeaseMachine {
   }
 
   private async stall(inst: number): Promise<void> {
-    await this.db.sql(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour' WHERE instance_id = $1`, [this.id(inst)]);
+    await this.db.sql(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE instance_id = $1`, [this.id(inst)]);
   }
 
   /** The `n`th (modulo) instance among those that believe they hold a lease, or undefined. */
@@ -265,7 +265,7 @@ export class LeaseMachine {
     const beliefs = this.beliefs[inst]!;
     const [belief] = beliefs.splice(pick % beliefs.length, 1);
     if (kind === 'stale') {
-      await this.db.sql(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour' WHERE job_id = $1 AND run_lease = $2`, [belief!.job, belief!.lease]);
+      await this.db.sql(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE job_id = $1 AND run_lease = $2`, [belief!.job, belief!.lease]);
     } else if (kind === 'deadline') {
       await this.expireLease(belief!.job, belief!.lease);
     }

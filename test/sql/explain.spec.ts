@@ -54,8 +54,9 @@ describe('query plans', () => {
                         CASE WHEN s.state IN ('completed', 'failed', 'cancelled') THEN now() - (i % 48) * interval '1 hour' END
                    FROM generate_series(1, 2000) i
                    CROSS JOIN LATERAL (SELECT (ARRAY['scheduled','available','running','retryable','completed','failed','cancelled'])[1 + i % 7] AS state) s`);
-    await f.sql(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at)
+    await f.sql(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, claimed_at, deadline_at)
                  SELECT id, run_lease, 'instance-' || (id % 4), now() - (id % 120) * interval '1 second',
+                        now() - (id % 120) * interval '1 second' - (id % 900) * interval '1 second',
                         CASE WHEN id % 2 = 0 THEN now() + (id % 600 - 300) * interval '1 second' END
                    FROM awa.jobs WHERE state = 'running'`);
     await f.sql('ANALYZE awa.jobs');
@@ -90,7 +91,7 @@ describe('query plans', () => {
 
   const cases: Array<[string, SqlStatement, unknown[], string[]]> = [
     ['claimJobs', workerSql.claimJobs, ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000], ['jobs_claim_idx', 'jobs_pending_idx']],
-    ['rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_heartbeat_idx']],
+    ['rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_claimed_idx']],
     ['rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline'], ['active_leases_deadline_idx']],
     ['rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2']], ['active_leases_instance_idx']],
     ['promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']],
@@ -122,10 +123,10 @@ describe('query plans', () => {
     expect(indexOf('due')).toEqual(['jobs_pending_idx']);
   });
 
-  it('would see a missing index: without active_leases_heartbeat_idx the stale scan is a Seq Scan', async () => {
+  it('would see a missing index: without active_leases_claimed_idx the stale scan is a Seq Scan', async () => {
     // DDL is transactional: the index is back after the ROLLBACK.
-    const plan = await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], 'custom', 'DROP INDEX awa.active_leases_heartbeat_idx');
+    const plan = await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], 'custom', 'DROP INDEX awa.active_leases_claimed_idx');
     expect(scans(plan)).toContain('Seq Scan on active_leases');
-    expect(indexesUsed(await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']))).toContain('active_leases_heartbeat_idx');
+    expect(indexesUsed(await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']))).toContain('active_leases_claimed_idx');
   });
 });

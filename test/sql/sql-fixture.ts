@@ -170,7 +170,7 @@ export async function seedJob(exec: Exec, seed: JobSeed = {}): Promise<string> {
 
 export interface RunningSeed extends Omit<JobSeed, 'state' | 'finalizedAtMs'> {
   instanceId?: string;
-  /** How old the lease's heartbeat is, in ms. Default 0 (fresh). */
+  /** How old the lease's heartbeat (and so its claim, which a heartbeat never precedes) is, in ms. Default 0. */
   heartbeatAgeMs?: number;
   /** deadline_at relative to now(), in ms; null: no deadline. Default null. */
   deadlineInMs?: number | null;
@@ -192,7 +192,8 @@ export async function seedLease(
   await exec(
     `INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
      VALUES ($1::bigint, $2::bigint, $3, now() - $4::float8 * interval '1 millisecond',
-             CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END, now())`,
+             CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END,
+             now() - $4::float8 * interval '1 millisecond')`,
     [jobId, String(runLease), seed.instanceId ?? 'instance-a', seed.heartbeatAgeMs ?? 0, seed.deadlineInMs ?? null],
   );
 }

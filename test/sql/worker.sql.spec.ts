@@ -301,6 +301,29 @@ describe('worker.sql', () => {
       expect(await f.sql(`SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`))
         .toEqual([{ n: 1 }]);
     });
+
+    it('heartbeatPlanMode makes the transaction look leases up by primary key, and ends with it', async () => {
+      // Many leases, as when the plan matters (on a tiny table a hash join is the right plan).
+      await f.sql(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT g, 1, 'i' FROM generate_series(1, 10000) g`);
+      await f.sql('ANALYZE awa.active_leases');
+      const tx = await f.client();
+      await tx.query('BEGIN');
+      try {
+        await f.run(workerSql.heartbeatPlanMode, [], tx);
+        expect((await tx.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'force_generic_plan' }]);
+        await tx.query(`PREPARE hb_plan(bigint[], bigint[]) AS ${workerSql.heartbeatLeases.text}`);
+        // 500 pairs, a full heartbeat chunk: a custom plan would hash-join them against a seq scan.
+        const ids = Array.from({ length: 500 }, (_, i) => String(i + 1));
+        const literal = (xs: string[]) => `'{${xs.join(',')}}'`;
+        const [{ 'QUERY PLAN': plan }] = (await tx.query(
+          `EXPLAIN (FORMAT JSON) EXECUTE hb_plan(${literal(ids)}, ${literal(ids.map(() => '1'))})`)).rows;
+        expect(JSON.stringify(plan)).toContain('active_leases_pkey');
+        expect(JSON.stringify(plan)).not.toContain('Seq Scan');
+      } finally {
+        await tx.query('ROLLBACK');
+      }
+      expect((await tx.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
+    });
   });
 
   describe('cancelRunningJobs', () => {
