@@ -42,9 +42,10 @@ export class AwaInit1764400000000 implements MigrationInterface {
         deadline_at   timestamptz,
         claimed_at    timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (job_id, run_lease)
-      ) WITH (fillfactor = 70)`,
+      ) WITH (fillfactor = 50)`,
       // No index covers heartbeat_at, the one column a heartbeat writes: every heartbeat is then a
-      // HOT update (fillfactor leaves room on the page). The stale-heartbeat scan goes through
+      // HOT update (fillfactor 50 leaves room on each page for a new version of every row, since a
+      // tick rewrites them all). The stale-heartbeat scan goes through
       // claimed_at instead, which never changes: a lease stale for X was claimed more than X ago.
       `CREATE INDEX active_leases_claimed_idx ON awa.active_leases (claimed_at)`,
       `CREATE INDEX active_leases_deadline_idx ON awa.active_leases (deadline_at) WHERE deadline_at IS NOT NULL`,
