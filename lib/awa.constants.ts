@@ -5,14 +5,12 @@ export const AWA_RAW_OPTIONS = Symbol('AWA_RAW_OPTIONS');
 /** Metadata key set by @JobHandler on a method. */
 export const JOB_HANDLER_METADATA = 'awa:job-handler';
 
-/** PostgreSQL schema that holds every table of the queue. */
-export const AWA_SCHEMA = 'awa';
 /** NOTIFY channel: the payload is the queue name of newly available jobs. */
 export const AWA_JOBS_CHANNEL = 'awa_jobs';
 /** NOTIFY channel: the payload is the id of a running job that producer.cancel() was called for. */
 export const AWA_CANCEL_CHANNEL = 'awa_cancel';
 
-/** Advisory-lock keys (pg_advisory_lock takes a bigint; these spell "awa" + purpose). */
+/** Advisory-lock key of maintenance leadership (a bigint; migrations use ...0002). */
 export const MAINTENANCE_LOCK_KEY = '6182721100001';
 
 export const DEFAULT_QUEUE = 'default';

@@ -1,3 +1,4 @@
+import { AWA_CANCEL_CHANNEL } from '../awa.constants.js';
 import { appendError, statement } from './sql-statement.js';
 
 /** Columns of a job as `JobRecord` reads them. */
@@ -35,5 +36,5 @@ export const cancelWaitingJob = statement('cancel_waiting_job', `
 
 /** The state of job $1; if it is running, NOTIFYs `awa_cancel` so its instance aborts the handler. */
 export const signalCancel = statement('signal_cancel', `
-  SELECT state, CASE WHEN state = 'running' THEN pg_notify('awa_cancel', id::text) IS NOT NULL ELSE false END AS signalled
+  SELECT state, CASE WHEN state = 'running' THEN pg_notify('${AWA_CANCEL_CHANNEL}', id::text) IS NOT NULL ELSE false END AS signalled
     FROM awa.jobs WHERE id = $1::bigint`);

@@ -1,3 +1,4 @@
+import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { failAssignments, millis, statement, type SqlStatement } from './sql-statement.js';
 
 /**
@@ -63,7 +64,7 @@ export const promoteDueJobs = statement('promote_due_jobs', `
     UPDATE awa.jobs j SET state = 'available' FROM due WHERE j.id = due.id RETURNING j.queue
   )
   SELECT count(*)::int AS promoted,
-         (SELECT count(pg_notify('awa_jobs', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int AS queues
+         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int AS queues
     FROM promoted`);
 
 /**

@@ -1,3 +1,4 @@
+import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { appendError, failAssignments, millis, statement } from './sql-statement.js';
 
 /**
@@ -88,7 +89,7 @@ export const releaseJobs = statement('release_jobs', `
      WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
     RETURNING j.id, j.queue
   )
-  SELECT r.id::text, (SELECT count(pg_notify('awa_jobs', q.queue)) FROM (SELECT DISTINCT queue FROM requeued) q) AS notified
+  SELECT r.id::text, (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM requeued) q) AS notified
     FROM requeued r`);
 
 /** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the leases still held. */

@@ -76,10 +76,6 @@ export class InFlightJob {
     return this.controller.signal;
   }
 
-  get aborted(): boolean {
-    return this.abortReason !== undefined;
-  }
-
   cancel(reason: string): void {
     this.cancelRequested = true;
     this.abort(reason);

@@ -48,10 +48,6 @@ export class QueueWorker {
     this.logger = new Logger(`AwaWorker:${options.name}`);
   }
 
-  get inFlight(): number {
-    return this.running.size;
-  }
-
   start(): void {
     this.stopped = false;
     this.pollTimer = setInterval(() => this.wake(), this.options.pollInterval);
