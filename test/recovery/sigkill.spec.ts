@@ -134,7 +134,11 @@ describe('a worker process killed with SIGKILL, with the default options', () =>
     // Reported, not asserted: the benchmark and chaos suite measure; this test checks the path taken.
     process.stdout.write(`default options: SIGKILL -> all 5 jobs done on the survivor after ${Date.now() - killedAt} ms\n`);
     for (const { id } of jobs) {
-      const job = await producer.getJob(id);
+      // DONE is printed when the handler returns; the completion is written just after.
+      const job = await waitFor(async () => {
+        const j = await producer.getJob(id);
+        return j?.state === 'completed' ? j : null;
+      }, 20_000, `completion of job ${id}`);
       expect(job).toMatchObject({ state: 'completed', attempt: 2 });
       expect(job!.errors).toEqual([expect.objectContaining({ attempt: 1, error: expect.stringMatching(/^worker instance died: /) })]);
     }
