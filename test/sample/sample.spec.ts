@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import pg from 'pg';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { waitFor } from '../support/test-app.js';
 import { SampleProcess } from './sample-process.js';
 
@@ -37,15 +37,7 @@ describe('the sample app', () => {
       const { body } = await getJob(id);
       return body.state === state ? body : null;
     }, 60_000, `job ${id} to be ${state}`);
-  const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      return (await client.query(sql, params)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  };
+  const query = <T>(sql: string, params: unknown[] = []) => queryOnce<T>(db.url, sql, params);
 
   beforeAll(async () => {
     db = await createTestDatabase();

@@ -38,3 +38,14 @@ export async function createTestDatabase(): Promise<{ name: string; url: string;
     },
   };
 }
+
+/** Runs one statement on its own short-lived connection (for checks from outside the apps under test). */
+export async function queryOnce<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
