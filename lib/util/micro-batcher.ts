@@ -20,13 +20,6 @@ export class MicroBatcher<I, R> {
     });
   }
 
-  /** Resolves once everything pushed so far is written. */
-  async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing || this.scheduled) {
-      await (this.flushing ?? new Promise((r) => setImmediate(r)));
-    }
-  }
-
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;

@@ -78,11 +78,6 @@ export class LeaseWriter {
     }));
   }
 
-  /** Waits for every pending completion and failure to be written. */
-  async flush(): Promise<void> {
-    await Promise.all([this.completions.drain(), this.failures.drain()]);
-  }
-
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
     const rows = await this.lane.run(() =>
       this.db.query<{ id: string; run_lease: string }>(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));

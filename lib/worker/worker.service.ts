@@ -53,7 +53,7 @@ export class WorkerService {
 
   /**
    * Stops claiming, waits up to shutdownTimeout for running handlers, aborts the rest and gives
-   * their jobs back (without spending an attempt), then flushes pending results.
+   * their jobs back (without spending an attempt), then waits for pending results to be written.
    */
   async stop(): Promise<void> {
     const workers = [...this.workers.values()];
@@ -65,8 +65,8 @@ export class WorkerService {
       this.logger.warn(AwaMessages.shutdownTimeout(leftovers.length, this.options.shutdownTimeout));
       await this.release(leftovers);
     }
+    // Every settled handler's result is written (its batch flushed) before the instance goes.
     await Promise.all(workers.map((w) => w.settleWrites()));
-    await this.writer.flush();
     this.workers.clear();
   }
 
