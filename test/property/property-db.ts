@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { applyMigrations } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, endPool } from '../support/test-database.js';
 
 /** A job row as the invariants read it. */
 export interface JobRow {
@@ -70,7 +70,7 @@ export async function createPropertyDb(): Promise<PropertyDb> {
       await sql('TRUNCATE awa.jobs, awa.active_leases, awa.instances RESTART IDENTITY');
     },
     async close() {
-      await pool.end();
+      await endPool(pool);
       await db.drop();
     },
   };

@@ -2,7 +2,7 @@ import { AwaInit1764400000000 } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { SqlStatement } from '../../lib/sql/index.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, endPool } from '../support/test-database.js';
 
 /** Runs plain SQL and returns the rows: a pg Pool/Client or a TypeORM DataSource behind it. */
 export type Exec = (text: string, values?: unknown[]) => Promise<any[]>;
@@ -65,7 +65,7 @@ export async function createSqlFixture(): Promise<SqlFixture> {
     },
     async close() {
       await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
-      await pool.end();
+      await endPool(pool);
       await db.drop();
     },
   };

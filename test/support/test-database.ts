@@ -39,6 +39,24 @@ export async function createTestDatabase(): Promise<{ name: string; url: string;
   };
 }
 
+/**
+ * Ends a pg Pool and waits until every connection of it has really closed. pool.end() resolves as
+ * soon as it has asked its clients to end; a DROP DATABASE ... WITH (FORCE) right after would kill
+ * those backends mid-goodbye, and the pool would raise that as an unhandled 'error' in whatever
+ * test the Jest worker runs next.
+ */
+export async function endPool(pool: pg.Pool): Promise<void> {
+  let open = pool.totalCount;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    pool.on('remove', () => {
+      if (--open <= 0) resolve();
+    });
+  });
+  await pool.end();
+  await closed;
+}
+
 /** Runs one statement on its own short-lived connection (for checks from outside the apps under test). */
 export async function queryOnce<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
