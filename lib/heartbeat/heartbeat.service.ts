@@ -21,7 +21,7 @@ export interface HeartbeatReport {
 
 /**
  * Runs on every instance. Each heartbeatInterval it refreshes heartbeat_at of all this instance's
- * leases, one `unnest` UPDATE per heartbeatBatchSize chunk in one transaction, and re-registers
+ * leases, one `unnest` UPDATE per heartbeatBatchSize chunk (LeaseWriter.heartbeat), and re-registers
  * the instance row.
  * A lease the UPDATE no longer finds was rescued: its handler's signal is aborted.
  */
@@ -71,9 +71,9 @@ export class HeartbeatService {
     const jobs = this.leases.snapshot();
     const chunks = chunk(jobs, this.options.heartbeatBatchSize);
     const report: HeartbeatReport = { refreshed: 0, lost: 0, statements: chunks.length };
-    const held = chunks.length > 0 ? await this.writer.heartbeat(chunks) : new Set<string>();
+    const lost = chunks.length > 0 ? await this.writer.heartbeat(chunks) : new Set<string>();
     for (const job of jobs) {
-      if (held.has(job.key)) report.refreshed++;
+      if (!lost.has(job.key)) report.refreshed++;
       else if (!job.settled && this.leases.has(job)) {
         // Rescued while the handler still runs: tell it to stop; its result will be fenced out.
         job.abort(AbortReasons.leaseLost);

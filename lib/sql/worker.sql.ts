@@ -92,12 +92,21 @@ export const releaseJobs = statement('release_jobs', `
   SELECT r.id::text, (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM requeued) q) AS notified
     FROM requeued r`);
 
-/** Refreshes heartbeat_at of leases ($1 ids, $2 leases); returns the leases still held. */
+/**
+ * Refreshes heartbeat_at of leases ($1 ids, $2 leases) and returns the pairs it did not find: the
+ * leases rescued since. Normally nothing comes back, so a chunk costs one round trip and no rows.
+ */
 export const heartbeatLeases = statement('heartbeat_leases', `
-  UPDATE awa.active_leases l SET heartbeat_at = now()
-    FROM unnest($1::bigint[], $2::bigint[]) AS h(job_id, run_lease)
-   WHERE l.job_id = h.job_id AND l.run_lease = h.run_lease
-  RETURNING l.job_id::text, l.run_lease::text`);
+  WITH beat AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS b(job_id, run_lease)),
+  refreshed AS (
+    UPDATE awa.active_leases l SET heartbeat_at = now()
+      FROM beat b
+     WHERE l.job_id = b.job_id AND l.run_lease = b.run_lease
+    RETURNING l.job_id, l.run_lease
+  )
+  SELECT b.job_id::text, b.run_lease::text
+    FROM beat b
+   WHERE NOT EXISTS (SELECT FROM refreshed r WHERE r.job_id = b.job_id AND r.run_lease = b.run_lease)`);
 
 /**
  * Run first in the heartbeat transaction. A custom plan, seeing hundreds of pairs, would hash-join

@@ -9,6 +9,13 @@ import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob } from './in-flight-job.js';
 
+/**
+ * Connections a heartbeat tick spreads its chunks over. The server's per-row work dominates a tick
+ * (about 4 ms per 500 leases); two transactions side by side roughly halve it on a 2-core server
+ * while leaving the rest of the pool to claims and results.
+ */
+const HEARTBEAT_CONNECTIONS = 2;
+
 export interface FailRequest {
   job: InFlightJob;
   error: string;
@@ -62,20 +69,28 @@ export class LeaseWriter {
   }
 
   /**
-   * Refreshes the heartbeats of leases, one statement per chunk, all in one transaction (one
-   * commit per tick, not per chunk); returns the lease keys still held.
+   * Refreshes the heartbeats of leases, one statement per chunk, and returns the keys of those no
+   * longer held. The chunks are shared out over HEARTBEAT_CONNECTIONS transactions that run side by
+   * side (they touch disjoint rows, so they never wait on each other); each commits once.
    */
   heartbeat(chunks: InFlightJob[][]): Promise<Set<string>> {
-    return this.lane.run(() => this.db.transaction(async (client) => {
-      const held = new Set<string>();
-      await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
-      for (const jobs of chunks) {
-        const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string }>(
-          client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);
-        for (const r of rows) held.add(leaseKey(r.job_id, r.run_lease));
-      }
-      return held;
-    }));
+    return this.lane.run(async () => {
+      const lost = new Set<string>();
+      const connections = Math.min(HEARTBEAT_CONNECTIONS, chunks.length);
+      const transactions = Array.from({ length: connections }, (_, first) => this.db.transaction(async (client) => {
+        await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
+        for (let i = first; i < chunks.length; i += connections) {
+          const jobs = chunks[i]!;
+          const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string }>(
+            client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);
+          for (const r of rows) lost.add(leaseKey(r.job_id, r.run_lease));
+        }
+      }));
+      // Wait for all before leaving the lane, even when one fails: none may overlap the next write.
+      const failed = (await Promise.allSettled(transactions)).find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return lost;
+    });
   }
 
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {

@@ -151,16 +151,16 @@ export class LeaseMachine {
     this.stats.claimed += rows.length;
   }
 
-  /** The heartbeat reports exactly the believed leases that are still held. */
+  /** The heartbeat reports exactly the believed leases that are no longer held. */
   private async heartbeat(inst: number): Promise<void> {
     const beliefs = this.beliefs[inst]!;
     if (beliefs.length === 0) return;
     const rows = await this.db.run<{ job_id: string; run_lease: string }>(workerSql.heartbeatLeases, [
       beliefs.map((b) => b.job), beliefs.map((b) => b.lease),
     ]);
-    const held = rows.map((r) => key(r.job_id, Number(r.run_lease))).sort();
-    const live = beliefs.filter((b) => isLive(this.before, b)).map((b) => key(b.job, b.lease)).sort();
-    this.expect(JSON.stringify(held) === JSON.stringify(live), () => `heartbeat held ${held}, but the live beliefs were ${live}`);
+    const lost = rows.map((r) => key(r.job_id, Number(r.run_lease))).sort();
+    const dead = beliefs.filter((b) => !isLive(this.before, b)).map((b) => key(b.job, b.lease)).sort();
+    this.expect(JSON.stringify(lost) === JSON.stringify(dead), () => `heartbeat lost ${lost}, but the dead beliefs were ${dead}`);
   }
 
   /** A live holder's complete or fail lands; a stale holder's changes nothing at all. */

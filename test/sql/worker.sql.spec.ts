@@ -283,7 +283,7 @@ describe('worker.sql', () => {
   });
 
   describe('heartbeatLeases', () => {
-    it('sets heartbeat_at = now() on the leases still held and returns them; others are untouched', async () => {
+    it('sets heartbeat_at = now() on the leases still held and returns the ones it did not find; others are untouched', async () => {
       const held = await seedRunning(f.sql, { heartbeatAgeMs: 60_000 });
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2, heartbeatAgeMs: 60_000 });
       const gone = await seedRunning(f.sql);
@@ -292,7 +292,7 @@ describe('worker.sql', () => {
       await tx.query('BEGIN');
       try {
         const rows = await f.run(workerSql.heartbeatLeases, [[held.id, wrong.id, gone.id], [held.runLease, '1', gone.runLease]], tx);
-        expect(rows.map((r) => r.job_id)).toEqual([held.id]);
+        expect(rows.map((r) => `${r.job_id}@${r.run_lease}`).sort()).toEqual([`${wrong.id}@1`, `${gone.id}@${gone.runLease}`].sort());
         const leases = await execOn(tx)(`SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`);
         expect(leases).toEqual([{ job_id: held.id, beat: true }, { job_id: wrong.id, beat: false }]);
       } finally {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { HeartbeatService, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AbortReasons, HeartbeatService, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
@@ -9,8 +9,11 @@ import { startTestApp, waitFor } from '../support/test-app.js';
 class Blocked {
   release!: () => void;
   private readonly gate = new Promise<void>((r) => (this.release = r));
+  /** Why each job's signal was aborted, by job id. */
+  readonly aborted = new Map<string, unknown>();
   @JobHandler('blocked')
-  async run(_job: Job) {
+  async run(job: Job) {
+    job.signal.addEventListener('abort', () => this.aborted.set(job.id, job.signal.reason));
     await this.gate;
   }
 }
@@ -44,5 +47,16 @@ describe('HeartbeatService', () => {
     expect(report).toEqual({ refreshed: 5, lost: 0, statements: 3 });
     const stale = await dataSource.query(`SELECT count(*) AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '30 seconds'`);
     expect(Number(stale[0].n)).toBe(0);
+  });
+
+  it('reports a lease it no longer finds as lost and aborts only that handler', async () => {
+    const dataSource = app.get(DataSource);
+    const [{ gone }] = await dataSource.query(`SELECT max(job_id)::text AS gone FROM awa.active_leases`);
+    await dataSource.query(`DELETE FROM awa.active_leases WHERE job_id = $1`, [gone]); // as a rescue would
+    const report = await app.get(HeartbeatService).tick();
+    expect(report).toEqual({ refreshed: 4, lost: 1, statements: 3 });
+    const blocked = app.get(Blocked);
+    expect([...blocked.aborted.keys()]).toEqual([gone]);
+    expect(blocked.aborted.get(gone)).toBe(AbortReasons.leaseLost);
   });
 });
