@@ -43,12 +43,14 @@ export async function packTarball(destination: string): Promise<string> {
 }
 
 /**
- * A copy of the consumer template in `dir`, with the tarball installed by npm (offline, from npm's
- * cache: its only dependency is @types/pg) and the peers linked in beside it.
+ * A copy of the consumer template in `dir`, with the tarball installed by npm and the peers linked
+ * in beside it. Its one dependency, @types/pg, comes from npm's cache when `npm ci` left it there,
+ * else from the registry (on a fresh machine npm has the tarball cached but not the registry's
+ * metadata that resolving `@types/pg@^8` needs, so --offline would fail there).
  */
 export async function createConsumer(dir: string, tarball: string): Promise<void> {
   await cp(TEMPLATE, dir, { recursive: true });
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', tarball], dir);
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', tarball], dir);
   for (const peer of PEERS) {
     const target = join(REPO, 'node_modules', peer);
     if (!existsSync(target)) throw new Error(`${target} is missing: run npm ci`);
