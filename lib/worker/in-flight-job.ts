@@ -48,24 +48,7 @@ export class InFlightJob {
     this.id = row.id;
     this.runLease = row.run_lease;
     this.key = leaseKey(row.id, row.run_lease);
-    const self = this;
-    let createdAt: Date | undefined;
-    this.job = Object.freeze({
-      id: row.id,
-      kind: row.kind,
-      queue: row.queue,
-      args: row.args,
-      attempt: row.attempt,
-      maxAttempts: row.max_attempts,
-      priority: row.priority,
-      runLease: row.run_lease,
-      get createdAt() {
-        return (createdAt ??= new Date(row.created_ms));
-      },
-      get signal() {
-        return self.signal;
-      },
-    });
+    this.job = new AttemptJob(row, this);
   }
 
   get signal(): AbortSignal {
@@ -119,9 +102,55 @@ export class InFlightJob {
         // unref: a pending deadline alone must not keep a stopping process alive.
         timer = setTimeout(() => finish({ kind: 'deadline' }), remaining).unref();
       }
-      Promise.resolve()
-        .then(() => handler(this.job))
-        .then(() => finish({ kind: 'returned' }), (error: unknown) => finish({ kind: 'threw', error }));
+      let result: unknown;
+      try {
+        result = handler(this.job);
+      } catch (error) {
+        finish({ kind: 'threw', error });
+        return;
+      }
+      Promise.resolve(result).then(() => finish(RETURNED), (error: unknown) => finish({ kind: 'threw', error }));
     });
+  }
+}
+
+const RETURNED: AttemptOutcome = Object.freeze({ kind: 'returned' });
+
+/**
+ * The Job a handler receives. A class with plain fields (not a frozen literal with getters): one
+ * is made per attempt on the hot path. createdAt and signal are made on first use.
+ */
+class AttemptJob implements Job {
+  readonly id: string;
+  readonly kind: string;
+  readonly queue: string;
+  readonly args: unknown;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly runLease: string;
+  readonly #createdMs: number;
+  #createdAt: Date | undefined;
+  readonly #inFlight: InFlightJob;
+
+  constructor(row: ClaimedJobRow, inFlight: InFlightJob) {
+    this.id = row.id;
+    this.kind = row.kind;
+    this.queue = row.queue;
+    this.args = row.args;
+    this.attempt = row.attempt;
+    this.maxAttempts = row.max_attempts;
+    this.priority = row.priority;
+    this.runLease = row.run_lease;
+    this.#createdMs = row.created_ms;
+    this.#inFlight = inFlight;
+  }
+
+  get createdAt(): Date {
+    return (this.#createdAt ??= new Date(this.#createdMs));
+  }
+
+  get signal(): AbortSignal {
+    return this.#inFlight.signal;
   }
 }

@@ -5,6 +5,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { workerSql } from '../sql/index.js';
 import { clip, describeThrown } from '../util/describe-error.js';
+import { Waiters } from '../util/waiters.js';
 import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
@@ -26,11 +27,14 @@ export interface QueueWorkerDeps {
  * claim, and by a poll timer as the fallback.
  */
 export class QueueWorker {
-  private readonly running = new Map<string, { job: InFlightJob; done: Promise<void> }>();
+  private readonly running = new Map<string, InFlightJob>();
   /** Claimed, leased, not started yet. */
   private readonly buffer: InFlightJob[] = [];
-  /** Results being written. */
-  private readonly writes = new Set<Promise<void>>();
+  /** Results being written, and who waits for none to be left (settleWrites). */
+  private writing = 0;
+  private readonly writesDone = new Waiters();
+  /** Who waits for no handler to be running (drain). */
+  private readonly handlersDone = new Waiters();
   private readonly kinds: string[];
   private readonly logger: Logger;
   private claiming = false;
@@ -74,11 +78,12 @@ export class QueueWorker {
 
   /** Waits up to `timeoutMs` for running handlers; returns the attempts still running then. */
   async drain(timeoutMs: number): Promise<InFlightJob[]> {
-    const all = Promise.all([...this.running.values()].map((r) => r.done));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
-    clearTimeout(timer);
-    return [...this.running.values()].map((r) => r.job);
+    if (this.running.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.handlersDone.wait(), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+      clearTimeout(timer);
+    }
+    return [...this.running.values()];
   }
 
   private async claimLoop(): Promise<void> {
@@ -122,26 +127,30 @@ export class QueueWorker {
   private pump(): void {
     while (this.running.size < this.options.concurrency && this.buffer.length > 0) {
       const job = this.buffer.shift()!;
-      const settled = this.runHandler(job);
-      this.running.set(job.key, { job, done: settled.then(() => undefined) });
-      const written = settled
-        .then((outcome) => this.record(job, outcome))
-        .finally(() => {
-          this.deps.leases.remove(job);
-          this.writes.delete(written);
-        });
-      this.writes.add(written);
-      void settled.then(() => {
-        this.running.delete(job.key);
-        if (!this.stopped) this.pump();
-        if (this.wanted) this.wake();
-      });
+      this.running.set(job.key, job);
+      void this.attempt(job);
+    }
+  }
+
+  /** One attempt, from handler start until its result is written. */
+  private async attempt(job: InFlightJob): Promise<void> {
+    const outcome = await this.runHandler(job);
+    this.running.delete(job.key);
+    if (this.running.size === 0) this.handlersDone.release();
+    if (!this.stopped) this.pump();
+    if (this.wanted) this.wake();
+    this.writing++;
+    try {
+      await this.record(job, outcome);
+    } finally {
+      this.deps.leases.remove(job);
+      if (--this.writing === 0) this.writesDone.release();
     }
   }
 
   /** Resolves once every result of a settled handler has been written (or given up on). */
   async settleWrites(): Promise<void> {
-    await Promise.all([...this.writes]);
+    if (this.writing > 0) await this.writesDone.wait();
   }
 
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
