@@ -11,7 +11,7 @@ import { leaseKey, type InFlightJob } from './in-flight-job.js';
 
 /**
  * Connections a heartbeat tick spreads its chunks over. The server's per-row work dominates a tick
- * (about 4 ms per 500 leases); two transactions side by side roughly halve it on a 2-core server
+ * (a few ms per 500 leases); two transactions side by side roughly halve it on a 2-core server
  * while leaving the rest of the pool to claims and results.
  */
 const HEARTBEAT_CONNECTIONS = 2;
