@@ -2,7 +2,7 @@ import { HeartbeatService, QueueProducer } from 'nestjs-awa';
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { DbObserver } from '../support/bench.observer.js';
-import { now, waitUntil } from '../support/bench.progress.js';
+import { now, sleep, waitUntil } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
 import type { Scenario } from './scenario.js';
 
@@ -44,12 +44,12 @@ export const heartbeatScenario: Scenario = {
     // Untimed: the first tick of a process opens the pool connections it shares its chunks over
     // and prepares the statements on them, once in the life of the process.
     await heartbeat.tick();
-    await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    await sleep(PAUSE_MS);
     const ticks: number[] = [];
     let statements = 0;
     let refreshed = 0;
     for (let i = 0; i < TICKS; i++) {
-      if (i > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      if (i > 0) await sleep(PAUSE_MS);
       const t0 = now();
       const report = await heartbeat.tick();
       ticks.push(now() - t0);
