@@ -17,6 +17,8 @@ export interface ConsumerApp {
   ext: '.js' | '.mjs';
   /** The file of the installed package that the app must load: the build for its module system. */
   entry: string;
+  /** More tsconfig files of the app to type-check it with (other module resolutions apps use). */
+  alsoTypeCheckWith?: string[];
 }
 
 const readJson = async <T>(file: string) => JSON.parse(await readFile(file, 'utf8')) as T;
@@ -74,6 +76,7 @@ export function describePackedApp(app: ConsumerApp): void {
     // app's Nest and TypeORM, and a type error leaves nothing to run. src/awa-api.check fails to
     // compile if a name is `any`.
     await tsc(['-p', consumer], consumer);
+    for (const tsconfig of app.alsoTypeCheckWith ?? []) await tsc(['-p', join(consumer, tsconfig)], consumer);
     for (const script of ['awa-api.check', 'migrate.main', 'worker.main', 'enqueue.main']) {
       expect(existsSync(join(consumer, 'dist', script + app.ext))).toBe(true);
     }
