@@ -20,8 +20,9 @@ export async function cachedDependencies(template: string, name: string, env: Re
   const dir = join(root, `${name}-${hash}`);
   if (existsSync(join(dir, '.complete'))) return dir;
 
-  // Installed beside the final place and renamed into it at the end: an interrupted install
-  // never leaves a half-filled directory that a later run would take for complete.
+  // Installed beside the final place and renamed into it once complete: `dir` only ever exists
+  // complete, so an interrupted install leaves nothing a later run would take for complete, and a
+  // run that loses a race with another (rename fails: `dir` exists) uses the winner's.
   await mkdir(root, { recursive: true });
   const staging = await mkdtemp(join(root, `${name}-staging-`));
   try {
@@ -29,7 +30,6 @@ export async function cachedDependencies(template: string, name: string, env: Re
     await copyFile(join(template, 'package-lock.json'), join(staging, 'package-lock.json'));
     await exec('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], staging, env);
     await writeFile(join(staging, '.complete'), `${new Date().toISOString()}\n`);
-    await rm(dir, { recursive: true, force: true });
     await rename(staging, dir);
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
@@ -41,8 +41,8 @@ export async function cachedDependencies(template: string, name: string, env: Re
 
 /**
  * `to`/node_modules as a copy of the cached node_modules: hard links where the file system allows
- * (fast, no data copied), else a plain copy. npm's hidden lock file is left out so that npm, which
- * writes that file in place, never changes the cache through a link.
+ * (fast, no data copied), else a plain copy. npm's hidden lock file is left out, so that npm
+ * rewriting it after installing the tarball can never change the cache's copy through a link.
  */
 export async function copyDependencies(cached: string, to: string, env: Record<string, string>): Promise<void> {
   const from = join(cached, 'node_modules');
