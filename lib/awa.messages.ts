@@ -26,6 +26,10 @@ export const AwaMessages = {
     `Add it to the AwaModule option \`queues\` (e.g. queues: { ${JSON.stringify(queue)}: {} }).`,
   handlerKindInvalid: (handler: string) =>
     `nestjs-awa: @JobHandler on ${handler} needs a non-empty kind string.`,
+  loadedTwice: (formats: string[]) =>
+    `nestjs-awa: both its ${formats.join(' and ')} builds were loaded in this process: each has its own AwaModule, ` +
+    'QueueProducer and tokens, and Nest cannot inject one as the other. Load nestjs-awa one way only ' +
+    '(import everywhere in an ESM app, require everywhere in a CommonJS app).',
 
   enqueueKindInvalid: () => 'nestjs-awa: enqueue needs a non-empty job kind string (at most 200 characters).',
   enqueueQueueUnknown: (queue: string, known: string[]) =>

@@ -1,3 +1,4 @@
+import './awa.single-copy.js'; // warns if the ESM and the CommonJS build are both loaded
 export { AwaModule } from './awa.module.js';
 export { JobHandler, type JobHandlerOptions, type JobHandlerMetadata } from './decorators/job-handler.decorator.js';
 export { QueueProducer, type EnqueuedJob } from './producer/queue-producer.js';

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Client, Pool, PoolClient, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { SqlStatement } from '../sql/sql-statement.js';
+import { pgPoolOf } from './typeorm-adapter.js';
 
 /** Injection token of the TypeORM DataSource the queue lives in. */
 export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
@@ -21,7 +22,7 @@ export class AwaDatabase {
 
   /** The pg Pool of the DataSource (its primary, when replication is configured). */
   get pool(): Pool {
-    return (this.dataSource.driver as unknown as { master: Pool }).master;
+    return pgPoolOf(this.dataSource);
   }
 
   async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {

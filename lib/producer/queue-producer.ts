@@ -4,6 +4,7 @@ import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
+import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
 import type { CancelResult, EnqueueManyItem, EnqueueOptions, JobError, JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
@@ -69,11 +70,11 @@ export class QueueProducer {
   }
 
   private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined): Promise<EnqueuedJob[]> {
-    if (manager !== undefined && manager?.connection !== this.db.dataSource) throw new Error(AwaMessages.enqueueManagerInvalid());
+    if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource)) throw new Error(AwaMessages.enqueueManagerInvalid());
     const encoded = items.map((item) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind)));
     const payload = `[${encoded.map((e) => e.json).join(',')}]`;
     const rows: Array<{ id: string }> = manager
-      ? await manager.query(jobsSql.insertJobs.text, [payload])
+      ? await queryRowsWithManager(manager, jobsSql.insertJobs, [payload])
       : await this.db.query(jobsSql.insertJobs, [payload]);
     if (!manager) {
       // Committed already: wake local workers now instead of waiting for our own NOTIFY.

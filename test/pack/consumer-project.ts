@@ -1,17 +1,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, symlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { cp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cachedDependencies, copyDependencies } from './consumer-deps.js';
 
 export const REPO = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
-const TEMPLATE = join(REPO, 'test/pack/consumer');
-
-/** The peers a Nest app brings itself, linked from this repo's node_modules instead of downloaded. */
-const PEERS = [
-  '@nestjs/common', '@nestjs/core', '@nestjs/schedule', '@nestjs/typeorm', 'typeorm', 'pg', 'reflect-metadata', 'rxjs',
-  '@types/node',
-];
+/** The consumer apps, each with its own package.json and package-lock.json. */
+export const CONSUMERS = join(REPO, 'test/pack/consumers');
 
 /** This environment without npm's per-run settings (npm_config_local_prefix would point npm here) or jest's NODE_OPTIONS. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -34,7 +30,7 @@ export function run(file: string, args: string[], cwd: string, env = cleanEnv())
 
 /** `npm pack` of the already built dist/ (no prepack: other test files may be using dist/). */
 export async function packTarball(destination: string): Promise<string> {
-  for (const built of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/migrations/index.js']) {
+  for (const built of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/migrations/index.js', 'dist/cjs/lib/index.js', 'dist/cjs/package.json']) {
     if (!existsSync(join(REPO, built))) throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
   }
   const out = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], REPO);
@@ -43,22 +39,16 @@ export async function packTarball(destination: string): Promise<string> {
 }
 
 /**
- * A copy of the consumer template in `dir`, with the tarball installed by npm and the peers linked
- * in beside it. Its one dependency, @types/pg, comes from npm's cache when `npm ci` left it there,
- * else from the registry (on a fresh machine npm has the tarball cached but not the registry's
- * metadata that resolving `@types/pg@^8` needs, so --offline would fail there).
+ * A copy of the consumer app `name` in `dir`: its dependencies from the npm ci cache (see
+ * consumer-deps.ts), then the tarball installed on top by npm, as a user would. No
+ * --legacy-peer-deps: npm fails here if the package's peer ranges reject the app's Nest or TypeORM.
  */
-export async function createConsumer(dir: string, tarball: string): Promise<void> {
-  await cp(TEMPLATE, dir, { recursive: true });
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', tarball], dir);
-  for (const peer of PEERS) {
-    const target = join(REPO, 'node_modules', peer);
-    if (!existsSync(target)) throw new Error(`${target} is missing: run npm ci`);
-    const link = join(dir, 'node_modules', peer);
-    if (existsSync(link)) continue; // installed with the tarball's own dependencies
-    await mkdir(dirname(link), { recursive: true });
-    await symlink(target, link, 'dir');
-  }
+export async function createConsumer(name: string, dir: string, tarball: string): Promise<void> {
+  const template = join(CONSUMERS, name);
+  const cached = await cachedDependencies(template, name, cleanEnv());
+  await cp(template, dir, { recursive: true });
+  await copyDependencies(cached, dir, cleanEnv());
+  await run('npm', ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], dir);
 }
 
 /** The repo's own TypeScript compiler, on a project. */

@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { fileURLToPath } from 'node:url';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AwaModule, MaintenanceService } from 'nestjs-awa';
@@ -16,5 +17,5 @@ class WorkerModule {}
 
 const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error', 'warn'] });
 app.enableShutdownHooks();
-// Where 'nestjs-awa' was loaded from: the test checks it is the installed tarball.
-say(`READY ${process.pid} ${app.get(MaintenanceService).isLeader} ${import.meta.resolve('nestjs-awa')}`);
+// Where 'nestjs-awa' was loaded from: the test checks it is the tarball's ESM build.
+say(`READY ${process.pid} ${app.get(MaintenanceService).isLeader} ${fileURLToPath(import.meta.resolve('nestjs-awa'))}`);
