@@ -53,7 +53,9 @@ export class PgBouncer {
     const user = decodeURIComponent(server.username || 'postgres');
     const password = decodeURIComponent(server.password);
     const port = await freePort();
-    const dir = await mkdtemp(join(tmpdir(), 'awa-pgbouncer-'));
+    const root = process.getuid?.() === 0;
+    // As root it runs as `nobody`, who must reach its files: not under a private TMPDIR.
+    const dir = await mkdtemp(join(root && existsSync('/tmp') ? '/tmp' : tmpdir(), 'awa-pgbouncer-'));
     await chmod(dir, 0o755); // readable by `nobody`
     const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
     await writeFile(join(dir, 'userlist.txt'), `${quote(user)} ${quote(password)}\n`, { mode: 0o644 });
@@ -75,7 +77,7 @@ export class PgBouncer {
       '',
     ].join('\n'), { mode: 0o644 });
     const args = [join(dir, 'pgbouncer.ini')];
-    if (process.getuid?.() === 0) args.unshift('-u', 'nobody');
+    if (root) args.unshift('-u', 'nobody');
     const child = spawn(PGBOUNCER_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (d) => (output += String(d)));
