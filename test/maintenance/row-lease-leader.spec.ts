@@ -12,7 +12,11 @@ const HOUR = 3_600_000;
  * task's writes (here on a direct connection: the pooler itself is test/pgbouncer's business).
  */
 describe('maintenance leadership behind a transaction pooler (row lease)', () => {
-  const ctx = useQuietApp({ connectionMode: 'transaction-pooler' }, { reset: (exec) => exec('TRUNCATE awa.leader') });
+  const ctx = useQuietApp({
+    connectionMode: 'transaction-pooler',
+    // Long enough that a job rescued in a sweep is not also promoted by that sweep.
+    queues: { default: { retryBaseDelay: 60_000, retryMaxDelay: 60_000 } },
+  }, { reset: (exec) => exec('TRUNCATE awa.leader') });
   const { exec } = ctx;
   const leader = () => ctx.app.get<MaintenanceLeader>(MAINTENANCE_LEADER, { strict: false });
   const instanceId = () => ctx.app.get(InstanceSession, { strict: false }).id;
