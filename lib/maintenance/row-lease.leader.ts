@@ -34,6 +34,7 @@ export class RowLeaseLeader implements MaintenanceLeader {
   /** Our clock's conservative end of the lease, for isLeader only; the fence asks the database. */
   private validUntil = 0;
   private readonly leaseMs: number;
+  private claiming: Promise<boolean> | undefined;
   private readonly logger = new Logger('AwaLeader');
 
   constructor(
@@ -48,7 +49,16 @@ export class RowLeaseLeader implements MaintenanceLeader {
     return this.term !== undefined && Date.now() < this.validUntil;
   }
 
-  async ensureLeader(): Promise<boolean> {
+  /**
+   * Both sweep timers ask; a second claim sent before the first one's answer would carry no term,
+   * and so outbid the first with the next term. One claim at a time, shared.
+   */
+  ensureLeader(): Promise<boolean> {
+    this.claiming ??= this.claim().finally(() => (this.claiming = undefined));
+    return this.claiming;
+  }
+
+  private async claim(): Promise<boolean> {
     const sentAt = Date.now();
     try {
       const [row] = await this.db.query<{ term: string }>(leaderSql.claimLeadership, [

@@ -45,6 +45,13 @@ describe('maintenance leadership behind a transaction pooler (row lease)', () =>
     expect(await exec('SELECT holder FROM awa.leader')).toEqual([{ holder: 'usurper' }]);
   });
 
+  it('two ticks asking at once share one claim, so the instance does not outbid itself', async () => {
+    expect(await Promise.all([leader().ensureLeader(), leader().ensureLeader()])).toEqual([true, true]);
+    expect(await exec('SELECT term::int FROM awa.leader')).toEqual([{ term: 1 }]);
+    expect(await leader().fenced(async () => 'ran')).toBe('ran');
+    await leader().resign();
+  });
+
   it('a task that fails inside the fence rolls back its writes, and the lease stays', async () => {
     const stale = await seedRunning(exec, { heartbeatAgeMs: HOUR });
     expect(await leader().ensureLeader()).toBe(true);
