@@ -9,7 +9,11 @@ const missing = pgbouncerMissing();
 if (missing) process.stdout.write(`[awa tests] PgBouncer tests skipped: ${missing}\n`);
 const describeWithBouncer = missing ? describe.skip : describe;
 
-const POOLER: AwaModuleOptions = { ...FAST_OPTIONS, connectionMode: 'transaction-pooler' };
+/**
+ * Liveness is the instance row's heartbeat here: 4 s rather than FAST_OPTIONS' 1 s, so that a live
+ * worker on a loaded machine is not taken for dead (and its jobs run twice).
+ */
+const POOLER: AwaModuleOptions = { ...FAST_OPTIONS, heartbeatStaleAfter: 4_000, connectionMode: 'transaction-pooler' };
 
 /**
  * The whole queue behind a real PgBouncer (Debian's, 1.18 on Debian 12) in transaction mode, with
