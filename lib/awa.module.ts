@@ -12,7 +12,7 @@ import { SchemaVerifier } from './database/schema-verifier.js';
 import { AwaEntities } from './entities/index.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
-import { LeaderElection } from './maintenance/leader-election.js';
+import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
 import { DeadlineRescueTask } from './maintenance/tasks/deadline-rescue.task.js';
@@ -28,7 +28,7 @@ import { WorkerService } from './worker/worker.service.js';
 
 const SERVICES: Provider[] = [
   AwaDatabase, SchemaVerifier, AwaExplorer, AwaLifecycle, InstanceSession, LeaseRegistry, LeaseWriter,
-  WorkerService, HeartbeatService, LeaderElection, MaintenanceService, QueueProducer,
+  WorkerService, HeartbeatService, maintenanceLeaderProvider, MaintenanceService, QueueProducer,
   HeartbeatRescueTask, DeadlineRescueTask, OrphanRescueTask, PromotionTask, CleanupTask,
 ];
 const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];

@@ -1,6 +1,7 @@
 import { AwaInit1764400000000 } from './1764400000000-AwaInit.js';
+import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
 
-export { AwaInit1764400000000 };
+export { AwaInit1764400000000, AwaLeaderLease1764500000004 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
-export const AwaMigrations = [AwaInit1764400000000];
+export const AwaMigrations = [AwaInit1764400000000, AwaLeaderLease1764500000004];

@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Client, Pool, PoolClient, QueryResultRow } from 'pg';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Client, Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
+import { AWA_OPTIONS } from '../awa.constants.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import { pgPoolOf } from './typeorm-adapter.js';
 
@@ -8,12 +11,34 @@ import { pgPoolOf } from './typeorm-adapter.js';
 export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
 
 /**
+ * Pool clients checked out in 'transaction-pooler' mode: statements on them go unnamed too
+ * (queryOn is static, and its callers hold only the client).
+ */
+const UNNAMED_CLIENTS = new WeakSet<object>();
+
+function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConfig {
+  return named ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
+}
+
+/**
  * The queue's door to PostgreSQL. Hot-path statements go straight to the pg Pool behind the
  * app's TypeORM DataSource, as named prepared statements: no entity hydration, no query builder.
+ * Behind a transaction-mode pooler (connectionMode 'transaction-pooler') they go unnamed: a
+ * prepared statement lives on one server connection, and the pooler hands out another at the next
+ * transaction (PgBouncer before 1.21 does not track them).
  */
 @Injectable()
 export class AwaDatabase {
-  constructor(@Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource) {
+  /** Named prepared statements (direct mode), else unnamed ones. */
+  readonly named: boolean;
+  /** Pooler mode: the client of a fenced leader transaction that query()/execute() run on (see bound). */
+  private readonly scope = new AsyncLocalStorage<PoolClient>();
+
+  constructor(
+    @Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource,
+    @Inject(AWA_OPTIONS) options: ResolvedAwaOptions,
+  ) {
+    this.named = options.connectionMode !== 'transaction-pooler';
     // A database restart can raise a client's 'error' in the instant between its checkout and the
     // moment TypeORM's QueryRunner listens, which would crash the process. Keep one listener on
     // every client; pg-pool still discards the broken client when it is released.
@@ -26,19 +51,34 @@ export class AwaDatabase {
   }
 
   async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
+    if (!this.named) return (await this.target().query<R>(config(sql, values, false))).rows;
     const result = await this.pool.query<R>({ name: sql.name, text: sql.text, values });
     return result.rows;
   }
 
   /** Runs a statement and returns how many rows it touched. */
   async execute(sql: SqlStatement, values: unknown[] = []): Promise<number> {
+    if (!this.named) return (await this.target().query(config(sql, values, false))).rowCount ?? 0;
     const result = await this.pool.query({ name: sql.name, text: sql.text, values });
     return result.rowCount ?? 0;
+  }
+
+  /**
+   * Runs `body` with query() and execute() sent on `client` (in pooler mode), so that work written
+   * against the pool, like a maintenance task, runs inside the caller's transaction on that client.
+   */
+  bound<T>(client: PoolClient, body: () => Promise<T>): Promise<T> {
+    return this.named ? body() : this.scope.run(client, body);
+  }
+
+  private target(): Pool | PoolClient {
+    return this.scope.getStore() ?? this.pool;
   }
 
   /** Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it throws. */
   async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    if (!this.named) UNNAMED_CLIENTS.add(client);
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -57,7 +97,7 @@ export class AwaDatabase {
   static async queryOn<R extends QueryResultRow = any>(
     client: Client | PoolClient, sql: SqlStatement, values: unknown[] = [],
   ): Promise<R[]> {
-    const result = await client.query<R>({ name: sql.name, text: sql.text, values });
+    const result = await client.query<R>(config(sql, values, !UNNAMED_CLIENTS.has(client)));
     return result.rows;
   }
 

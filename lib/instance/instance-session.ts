@@ -73,6 +73,9 @@ export class InstanceSession {
 
   async start(queues: string[]): Promise<void> {
     this.queues = queues;
+    // connectionMode 'transaction-pooler': no dedicated session (the pooler keeps none): no LISTEN,
+    // no liveness lock; the instance row, refreshed by each heartbeat tick, is its liveness.
+    if (this.options.connectionMode === 'transaction-pooler') return this.refresh();
     await this.connect();
   }
 

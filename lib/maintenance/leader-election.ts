@@ -3,6 +3,7 @@ import { MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import { schemaSql } from '../sql/index.js';
+import type { MaintenanceLeader } from './maintenance-leader.js';
 
 /**
  * Maintenance leadership: a session-level advisory lock held on the instance session. PostgreSQL
@@ -10,7 +11,7 @@ import { schemaSql } from '../sql/index.js';
  * lock is free for the next instance that asks.
  */
 @Injectable()
-export class LeaderElection {
+export class LeaderElection implements MaintenanceLeader {
   private leader = false;
   private readonly logger = new Logger('AwaLeader');
 
@@ -38,6 +39,11 @@ export class LeaderElection {
       this.logger.warn(AwaMessages.tickFailed('leader election', String(error)));
     }
     return this.leader;
+  }
+
+  /** The lock is the fence: a leader that lost its session has lost it, and isLeader says so. */
+  async fenced<T>(work: () => Promise<T>): Promise<T | undefined> {
+    return this.isLeader ? work() : undefined;
   }
 
   async resign(): Promise<void> {

@@ -3,7 +3,7 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { LeaderElection } from './leader-election.js';
+import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { DeadlineRescueTask } from './tasks/deadline-rescue.task.js';
 import { HeartbeatRescueTask } from './tasks/heartbeat-rescue.task.js';
@@ -31,7 +31,7 @@ export class MaintenanceService {
   private stopped = true;
 
   constructor(
-    private readonly election: LeaderElection,
+    @Inject(MAINTENANCE_LEADER) private readonly election: MaintenanceLeader,
     @Inject(AWA_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
     heartbeatRescue: HeartbeatRescueTask,
@@ -82,7 +82,7 @@ export class MaintenanceService {
 
   private async runTask(task: MaintenanceTask): Promise<number> {
     try {
-      const moved = await task.run();
+      const moved = (await this.election.fenced(() => task.run())) ?? 0; // 0: deposed, nothing written
       if (moved > 0) this.logger.log(AwaMessages.rescued(task.name, moved));
       return moved;
     } catch (error) {

@@ -56,9 +56,15 @@ export interface AwaModuleOptions {
   /**
    * How the leader tells that an instance died. 'session' (default): the instance holds an advisory
    * lock on its own connection, which PostgreSQL drops the moment the process dies. 'heartbeat': only
-   * the instance row's heartbeat age counts (for poolers where session locks do not hold).
+   * the instance row's heartbeat age counts. Always 'heartbeat' with connectionMode 'transaction-pooler'.
    */
   livenessProbe?: 'session' | 'heartbeat';
+  /**
+   * 'direct' (default): PostgreSQL or a session-mode pooler; named prepared statements, LISTEN,
+   * session advisory locks. 'transaction-pooler' (PgBouncer in transaction mode): unnamed statements,
+   * polling instead of LISTEN, liveness by heartbeat, and leadership as a row lease with a term.
+   */
+  connectionMode?: 'direct' | 'transaction-pooler';
   /** Retention of finished jobs. */
   retention?: RetentionOptions;
 }

@@ -19,6 +19,7 @@ export interface ResolvedAwaOptions {
   maxArgsBytes: number;
   orphanSweepInterval: number;
   livenessProbe: 'session' | 'heartbeat';
+  connectionMode: 'direct' | 'transaction-pooler';
   retention: Required<RetentionOptions>;
 }
 
@@ -109,6 +110,14 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   if (o.livenessProbe !== undefined && o.livenessProbe !== 'session' && o.livenessProbe !== 'heartbeat') {
     throw new Error(AwaMessages.invalidOption('livenessProbe', `expected 'session' or 'heartbeat', got ${describe(o.livenessProbe)}`));
   }
+  if (o.connectionMode !== undefined && o.connectionMode !== 'direct' && o.connectionMode !== 'transaction-pooler') {
+    throw new Error(AwaMessages.invalidOption('connectionMode', `expected 'direct' or 'transaction-pooler', got ${describe(o.connectionMode)}`));
+  }
+  const pooled = o.connectionMode === 'transaction-pooler';
+  if (pooled && o.livenessProbe === 'session') {
+    throw new Error(AwaMessages.invalidOption('livenessProbe',
+      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')"));
+  }
   if (o.retention !== undefined && (o.retention === null || typeof o.retention !== 'object')) {
     throw new Error(AwaMessages.invalidOption('retention', `expected an object, got ${describe(o.retention)}`));
   }
@@ -124,7 +133,8 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     shutdownTimeout: num('shutdownTimeout', 'nonNegative', false, MAX_TIMER_MS),
     maxArgsBytes: num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024),
     orphanSweepInterval: num('orphanSweepInterval', 'positive', false, MAX_TIMER_MS),
-    livenessProbe: o.livenessProbe ?? 'session',
+    livenessProbe: pooled ? 'heartbeat' : o.livenessProbe ?? 'session',
+    connectionMode: o.connectionMode ?? 'direct',
     retention: {
       completed: checkNumber('retention.completed', pick(o.retention?.completed, RETENTION_DEFAULTS.completed), 'nonNegative', false),
       failed: checkNumber('retention.failed', pick(o.retention?.failed, RETENTION_DEFAULTS.failed), 'nonNegative', false),

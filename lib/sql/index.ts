@@ -4,3 +4,4 @@ export * as workerSql from './worker.sql.js';
 export * as maintenanceSql from './maintenance.sql.js';
 export * as instancesSql from './instances.sql.js';
 export * as schemaSql from './schema.sql.js';
+export * as leaderSql from './leader.sql.js';

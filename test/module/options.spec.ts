@@ -24,6 +24,9 @@ describe('module options', () => {
     ['heartbeat batch fractional', { heartbeatBatchSize: 2.5 }, /`heartbeatBatchSize`: expected an integer/],
     ['migrationsRun as a string', { migrationsRun: 'yes' as unknown as boolean }, /`migrationsRun`: expected a boolean/],
     ['an unknown liveness probe', { livenessProbe: 'ping' as 'session' }, /`livenessProbe`: expected 'session' or 'heartbeat'/],
+    ['an unknown connection mode', { connectionMode: 'pgbouncer' as 'direct' }, /`connectionMode`: expected 'direct' or 'transaction-pooler', got "pgbouncer"/],
+    ['the session probe behind a transaction pooler', { connectionMode: 'transaction-pooler', livenessProbe: 'session' },
+      /`livenessProbe`: 'session' needs a session of its own/],
     ['a negative retention', { retention: { completed: -1 } }, /`retention\.completed`: must not be negative/],
     ['an empty data source name', { dataSource: '' }, /`dataSource`: expected a DataSource name/],
   ];
@@ -37,13 +40,19 @@ describe('module options', () => {
     expect(o).toMatchObject({
       heartbeatInterval: 30_000, heartbeatStaleAfter: 90_000, maintenanceInterval: 30_000, rescueBatchSize: 500,
       heartbeatBatchSize: 500, migrationsRun: false, shutdownTimeout: 30_000, orphanSweepInterval: 5_000,
-      livenessProbe: 'session', retention: { completed: 86_400_000, failed: 604_800_000 },
+      livenessProbe: 'session', connectionMode: 'direct', retention: { completed: 86_400_000, failed: 604_800_000 },
     });
     expect(o.queues.get('default')).toEqual({
       name: 'default', concurrency: 10, deadlineDuration: 300_000, maxAttempts: 25, retryBaseDelay: 1_000,
       retryMaxDelay: 86_400_000, pollInterval: 1_000, prefetch: 0,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
+  });
+
+  it('implies the heartbeat liveness probe behind a transaction pooler', () => {
+    expect(resolveAwaOptions({ connectionMode: 'transaction-pooler' })).toMatchObject({
+      connectionMode: 'transaction-pooler', livenessProbe: 'heartbeat',
+    });
   });
 
   it('rejects forRootAsync without a factory', () => {

@@ -1,0 +1,41 @@
+import { millis, statement } from './sql-statement.js';
+
+/**
+ * Maintenance leadership as a row lease in awa.leader (connectionMode 'transaction-pooler', where a
+ * session advisory lock would land on whichever server connection the pooler picked). One row per
+ * leadership ($1, e.g. 'maintenance'): its holder, a term that grows with every change of hands
+ * (or whenever the holder lost track of its own), and expires_at, on the database clock.
+ */
+
+/**
+ * Takes or renews lease $1 for instance $2, which believes it holds term $3 (NULL: none), for $4 ms.
+ * Succeeds if the lease is free, expired, or already $2's; the term stays only when $2 renews the
+ * very term it holds before it expired, and grows otherwise. Returns the term, or no row.
+ * Atomic: ON CONFLICT locks the row, so two claimants of an expired lease cannot both win.
+ */
+export const claimLeadership = statement('claim_leadership', `
+  INSERT INTO awa.leader AS l (name, holder, term, expires_at)
+  VALUES ($1::text, $2::text, 1, now() + ${millis('$4')})
+  ON CONFLICT (name) DO UPDATE
+     SET holder = EXCLUDED.holder,
+         term = CASE WHEN l.holder = EXCLUDED.holder AND l.term = $3::bigint AND l.expires_at > now()
+                     THEN l.term ELSE l.term + 1 END,
+         expires_at = EXCLUDED.expires_at
+   WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
+  RETURNING l.term::text`);
+
+/**
+ * The fence, first in every transaction of the leader's maintenance writes: a row only if $2 still
+ * holds lease $1 in term $3. FOR SHARE keeps the row locked until the transaction ends: a takeover
+ * (claimLeadership, which locks the row for update) waits for these writes to commit, and then
+ * finds the lease as this holder left it. No row: deposed, write nothing.
+ */
+export const fenceLeadership = statement('fence_leadership', `
+  SELECT term::text FROM awa.leader
+   WHERE name = $1 AND holder = $2 AND term = $3::bigint AND expires_at > now()
+     FOR SHARE`);
+
+/** Gives up lease $1 held by $2 in term $3: the next claimant takes it at once. */
+export const resignLeadership = statement('resign_leadership', `
+  UPDATE awa.leader SET expires_at = now()
+   WHERE name = $1 AND holder = $2 AND term = $3::bigint AND expires_at > now()`);

@@ -1,0 +1,104 @@
+import type pg from 'pg';
+import { leaderSql } from '../../lib/sql/index.js';
+import { execOn, statementsOf, until, useSqlFixture } from './sql-fixture.js';
+
+const LEASE = 'maintenance';
+const MINUTE = 60_000;
+
+/** Maintenance leadership as a row lease with a term (connectionMode 'transaction-pooler'). */
+describe('leader.sql', () => {
+  const f = useSqlFixture();
+  beforeEach(async () => {
+    await f.sql('TRUNCATE awa.leader');
+  });
+
+  const claim = async (holder: string, term: string | null, ms = MINUTE, on?: pg.ClientBase) =>
+    (await f.run<{ term: string }>(leaderSql.claimLeadership, [LEASE, holder, term, ms], on))[0]?.term;
+  const fence = async (client: pg.ClientBase, holder: string, term: string) =>
+    (await f.run<{ term: string }>(leaderSql.fenceLeadership, [LEASE, holder, term], client))[0]?.term;
+  const expire = () => f.sql(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
+
+  describe('claimLeadership', () => {
+    it('gives a free lease term 1; its holder renews the same term; another instance gets nothing', async () => {
+      expect(await claim('a', null)).toBe('1');
+      expect(await claim('a', '1')).toBe('1');
+      expect(await claim('b', null)).toBeUndefined();
+      expect(await f.sql('SELECT holder, term::int FROM awa.leader')).toEqual([{ holder: 'a', term: 1 }]);
+    });
+
+    it('hands an expired lease to the next claimant with the next term', async () => {
+      expect(await claim('a', null)).toBe('1');
+      await expire();
+      expect(await claim('b', null)).toBe('2');
+      expect(await claim('a', '1')).toBeUndefined();
+    });
+
+    it('starts a new term when the holder renews an expired lease, or one whose term it lost track of', async () => {
+      expect(await claim('a', null)).toBe('1');
+      await expire();
+      expect(await claim('a', '1')).toBe('2');
+      // The claim committed but its answer was lost: the holder asks again without a term.
+      expect(await claim('a', null)).toBe('3');
+    });
+
+    it('lets exactly one of many simultaneous claimants of an expired lease win', async () => {
+      expect(await claim('old', null)).toBe('1');
+      await expire();
+      const clients = await Promise.all(Array.from({ length: 6 }, () => f.client()));
+      const terms = await Promise.all(clients.map((c, i) => claim(`c${i}`, null, MINUTE, c)));
+      expect(terms.filter((t) => t !== undefined)).toEqual(['2']);
+    });
+  });
+
+  describe('fenceLeadership', () => {
+    it('holds only for the current holder and term of an unexpired lease', async () => {
+      const client = await f.client();
+      expect(await claim('a', null)).toBe('1');
+      expect(await fence(client, 'a', '1')).toBe('1');
+      expect(await fence(client, 'b', '1')).toBeUndefined();
+      await expire();
+      expect(await fence(client, 'a', '1')).toBeUndefined();
+      expect(await claim('b', null)).toBe('2');
+      expect(await fence(client, 'a', '1')).toBeUndefined();
+      expect(await fence(client, 'b', '2')).toBe('2');
+    });
+
+    it('makes a takeover wait until the fenced transaction commits, which the deposed term then cannot fence again', async () => {
+      const leader = await f.client();
+      const rival = await f.client();
+      expect(await claim('a', null)).toBe('1');
+      await leader.query('BEGIN');
+      expect(await fence(leader, 'a', '1')).toBe('1');
+      await execOn(leader)(`INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ('written-by-a', 'h', 1, 1)`);
+
+      // Expiring the lease, or taking it over, must wait for the fence.
+      const rivalPid = (await rival.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      const takeover = (async () => {
+        await rival.query(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
+        return claim('b', null, MINUTE, rival);
+      })();
+      await until(async () => (await f.sql(
+        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid])).length === 1, 'the takeover to wait');
+      await leader.query('COMMIT');
+      expect(await takeover).toBe('2');
+      // The fenced write committed before the takeover; the old term fences nothing any more.
+      expect(await f.sql(`SELECT id FROM awa.instances`)).toEqual([{ id: 'written-by-a' }]);
+      expect(await fence(leader, 'a', '1')).toBeUndefined();
+    });
+  });
+
+  describe('resignLeadership', () => {
+    it('frees the lease at once for the next claimant, and only the holder\'s current term can', async () => {
+      expect(await claim('a', null)).toBe('1');
+      expect(await f.execute(leaderSql.resignLeadership, [LEASE, 'b', '1'])).toBe(0);
+      expect(await f.execute(leaderSql.resignLeadership, [LEASE, 'a', '7'])).toBe(0);
+      expect(await claim('b', null)).toBeUndefined();
+      expect(await f.execute(leaderSql.resignLeadership, [LEASE, 'a', '1'])).toBe(1);
+      expect(await claim('b', null)).toBe('2');
+    });
+  });
+
+  it('ran every statement of leader.sql', () => {
+    expect(statementsOf(leaderSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+  });
+});
