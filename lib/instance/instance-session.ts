@@ -7,6 +7,7 @@ import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { instancesSql, schemaSql, type SqlStatement } from '../sql/index.js';
+import { SerialLane } from '../util/serial-lane.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
 
 type NotificationHandler = (payload: string) => void;
@@ -36,6 +37,8 @@ export class InstanceSession {
   readonly pid = process.pid;
   private lockKey = randomInt(1, 2 ** 31 - 1);
   private client: Client | undefined;
+  /** One statement at a time on the session (the probe and the leader's statements would overlap). */
+  private lane = new SerialLane();
   private connecting: Promise<void> | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
@@ -104,8 +107,9 @@ export class InstanceSession {
 
   /** Runs a statement on the session connection. Throws if it is down. */
   async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
-    if (!this.client) throw new Error('the awa instance session is not connected');
-    return AwaDatabase.queryOn<R>(this.client, sql, values);
+    const client = this.client;
+    if (!client) throw new Error('the awa instance session is not connected');
+    return this.lane.run(() => AwaDatabase.queryOn<R>(client, sql, values));
   }
 
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
@@ -158,6 +162,7 @@ export class InstanceSession {
       if (ended) throw new Error('the awa instance session closed while it was being set up');
       if (this.closed) throw new Error('the awa instance session was stopped while connecting');
       this.client = client;
+      this.lane = new SerialLane();
       this.previousBackend = (client as unknown as { processID?: number }).processID;
       this.connectedAt = Date.now();
       this.reconnectDelay = FIRST_RECONNECT_DELAY_MS;
@@ -193,7 +198,7 @@ export class InstanceSession {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        AwaDatabase.queryOn(client, instancesSql.probeSession),
+        this.lane.run(() => AwaDatabase.queryOn(client, instancesSql.probeSession)),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)), this.timing.probeTimeout);
         }),

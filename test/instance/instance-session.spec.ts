@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AbortReasons, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../lib/instance/instance-session.js';
 import { applyMigrations } from '../sql/sql-fixture.js';
+import { breakInstanceWrites, repairInstanceWrites } from './instance-writes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
@@ -25,23 +26,6 @@ class Blocked {
     await this.gate;
   }
 }
-
-/** Makes writes to awa.instances fail: the next `times` of them, or all of them (null). A sequence counts them, since a failed write rolls back. */
-async function breakInstanceWrites(url: string, times: number | null): Promise<void> {
-  await queryOnce(url, `
-    DROP SEQUENCE IF EXISTS test_instance_writes; CREATE SEQUENCE test_instance_writes;
-    CREATE OR REPLACE FUNCTION test_fail_instance_write() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF ${times ?? 'NULL'}::int IS NULL OR nextval('test_instance_writes') <= ${times ?? 0} THEN
-        RAISE EXCEPTION 'test: instance writes are broken';
-      END IF;
-      RETURN NEW;
-    END $$;
-    DROP TRIGGER IF EXISTS test_fail_instance_write ON awa.instances;
-    CREATE TRIGGER test_fail_instance_write BEFORE INSERT OR UPDATE ON awa.instances
-      FOR EACH ROW EXECUTE FUNCTION test_fail_instance_write();`);
-}
-const repairInstanceWrites = (url: string) => queryOnce(url, 'DROP TRIGGER IF EXISTS test_fail_instance_write ON awa.instances');
 
 /** Server backends of dedicated instance sessions (application_name awa:<id>) in this database. */
 const sessionBackends = async (url: string, id = '%') =>
