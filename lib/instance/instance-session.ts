@@ -130,7 +130,15 @@ export class InstanceSession {
     }
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    if (!client) return;
+    // A polite end, but bounded: on a stalled connection end() would wait forever for the server.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      client.end().catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, this.timing.probeTimeout))),
+    ]);
+    clearTimeout(timer);
+    discard(client);
   }
 
   private connect(): Promise<void> {
