@@ -2,7 +2,7 @@
 export const FIRST_RECONNECT_DELAY_MS = 100;
 
 /** Time allowed for the first reconnect attempt to connect, take the lock and re-register. */
-const RECONNECT_MARGIN_MS = 1_000;
+const RECONNECT_MARGIN_MS = 500;
 
 export interface LivenessTiming {
   /** How often an instance checks its own session (`SELECT 1`), leader or not. */
