@@ -14,6 +14,8 @@ export interface FreezeRecord {
   jobsHeld: number;
   /** Of those, how many were rescued while it was frozen (the others it kept). */
   rescued: number;
+  /** The process leading maintenance at the end of the freeze (null: none). */
+  leaderPid: number | null;
   /** Results the worker wrote after the thaw that matched no lease any more (its log's "no longer held"). */
   lateResultsDiscarded?: number;
 }
@@ -41,6 +43,7 @@ export async function freezeOne(
       WHERE p.pid = ANY($1::int[])
         AND NOT EXISTS (SELECT 1 FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
                          WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1
+                           AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                            AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $2 AND a.application_name = 'awa:' || p.instance_id)
       GROUP BY p.pid ORDER BY count(*) DESC LIMIT 1`, [ready.map((w) => w.pid), LEADER_LOCK_KEY]);
   const victim = ready.find((w) => w.pid === held[0]?.pid);
@@ -54,7 +57,12 @@ export async function freezeOne(
   const [{ n: rescued }] = await query(
     `SELECT count(*)::int AS n FROM unnest($1::text[]) x(lease)
       WHERE NOT EXISTS (SELECT 1 FROM awa.active_leases l WHERE l.job_id::text || ':' || l.run_lease::text = x.lease)`, [leases]);
+  const [leader] = await query(
+    `SELECT p.pid FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
+       JOIN chaos.instance_pids p ON a.application_name = 'awa:' || p.instance_id
+      WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1 AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $1
+        AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, [LEADER_LOCK_KEY]);
   proxy.thaw();
-  log(`chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) had been rescued`);
-  return { pid: victim.pid, at: held[0].at, ms, jobsHeld: leases.length, rescued };
+  log(`chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) had been rescued; leader then: ${leader?.pid ?? 'none'}`);
+  return { pid: victim.pid, at: held[0].at, ms, jobsHeld: leases.length, rescued, leaderPid: leader?.pid ?? null };
 }
