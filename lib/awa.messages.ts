@@ -53,6 +53,9 @@ export const AwaMessages = {
   leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
   rescued: (task: string, count: number) => `${task}: rescued ${count} job(s)`,
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
+  sessionLost: (why: string) => `instance session lost (${why}); reconnecting`,
+  sessionLostTooLong: (ms: number, count: number) =>
+    `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ${count} handler(s), whose leases may have been rescued`,
   shutdownTimeout: (count: number, ms: number) =>
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;

@@ -7,6 +7,9 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import { pgPoolOf } from './typeorm-adapter.js';
 
+/** How long a dedicated connection may take to connect when the DataSource sets no limit. */
+export const DEDICATED_CONNECT_TIMEOUT_MS = 10_000;
+
 /** Injection token of the TypeORM DataSource the queue lives in. */
 export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
 
@@ -107,7 +110,13 @@ export class AwaDatabase {
    */
   createDedicatedClient(applicationName: string): Client {
     const pool = this.pool as Pool & { Client: new (config: object) => Client; options: Record<string, unknown> };
-    const client = new pool.Client({ ...pool.options, application_name: applicationName });
+    const client = new pool.Client({
+      ...pool.options,
+      application_name: applicationName,
+      // TCP keepalive: a half-open connection (a NAT or load balancer that dropped it) fails in time.
+      keepAlive: true,
+      connectionTimeoutMillis: (pool.options.connectionTimeoutMillis as number | undefined) || DEDICATED_CONNECT_TIMEOUT_MS,
+    });
     // A dropped connection must not crash the process; owners watch 'end' and reconnect.
     client.on('error', () => undefined);
     return client;

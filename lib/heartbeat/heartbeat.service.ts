@@ -30,6 +30,7 @@ export class HeartbeatService {
   private readonly logger = new Logger('AwaHeartbeat');
   private ticking: Promise<unknown> | undefined;
   private lastSuccess = Date.now();
+  private sessionLossTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly leases: LeaseRegistry,
@@ -37,7 +38,10 @@ export class HeartbeatService {
     private readonly session: InstanceSession,
     @Inject(AWA_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
+  ) {
+    this.session.onDisconnect(() => this.watchSessionLoss());
+    this.session.onReconnect(() => clearTimeout(this.sessionLossTimer));
+  }
 
   start(): void {
     this.lastSuccess = Date.now();
@@ -46,6 +50,7 @@ export class HeartbeatService {
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.sessionLossTimer);
     if (this.scheduler.doesExist('interval', HEARTBEAT_INTERVAL_NAME)) this.scheduler.deleteInterval(HEARTBEAT_INTERVAL_NAME);
     await this.ticking;
   }
@@ -82,6 +87,23 @@ export class HeartbeatService {
     }
     this.lastSuccess = Date.now();
     return report;
+  }
+
+  /**
+   * Without its session, this instance's liveness lock is gone: once that lasts longer than
+   * heartbeatStaleAfter, the leader has surely rescued its leases. Abort their handlers, as for
+   * failed heartbeats; their results stay fenced by run_lease.
+   */
+  private watchSessionLoss(): void {
+    if (this.options.livenessProbe !== 'session') return;
+    clearTimeout(this.sessionLossTimer);
+    this.sessionLossTimer = setTimeout(() => {
+      if (this.session.connected) return;
+      const running = this.leases.snapshot().filter((job) => !job.settled);
+      if (running.length > 0) this.logger.warn(AwaMessages.sessionLostTooLong(this.options.heartbeatStaleAfter, running.length));
+      for (const job of running) job.abort(AbortReasons.leaseLost);
+    }, this.options.heartbeatStaleAfter);
+    this.sessionLossTimer.unref();
   }
 
   /**

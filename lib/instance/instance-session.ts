@@ -7,17 +7,27 @@ import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { instancesSql, schemaSql, type SqlStatement } from '../sql/index.js';
+import { SerialLane } from '../util/serial-lane.js';
+import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
 
 type NotificationHandler = (payload: string) => void;
 
 /** Longest wait between reconnect attempts of the session. */
 export const MAX_RECONNECT_DELAY_MS = 2_000;
 
+/** Ends a client at once, even if its socket is stalled (end() alone waits for the server). */
+function discard(client: Client): void {
+  client.end().catch(() => undefined);
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
 /**
  * This instance's identity and its one dedicated PostgreSQL session. The session carries
  * everything that is session-scoped: the liveness lock (released by PostgreSQL the moment the
  * process dies), LISTEN, and the maintenance leader lock. If the connection drops, all of them
- * are lost together; the session reconnects with backoff and re-establishes them.
+ * are lost together; the session reconnects with backoff and re-establishes them. A probe checks
+ * the session every few seconds, so that a connection that went silent is noticed as well.
+ * There is at most one dedicated connection at a time, and a failed start() leaves none.
  */
 @Injectable()
 export class InstanceSession {
@@ -27,12 +37,20 @@ export class InstanceSession {
   readonly pid = process.pid;
   private lockKey = randomInt(1, 2 ** 31 - 1);
   private client: Client | undefined;
+  /** One statement at a time on the session (the probe and the leader's statements would overlap). */
+  private lane = new SerialLane();
   private connecting: Promise<void> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probing = false;
   private closed = false;
-  private reconnectDelay = 100;
+  private reconnectDelay = FIRST_RECONNECT_DELAY_MS;
   private connectedAt = 0;
   private reconnects = 0;
+  /** The backend pid of the last session, ended on reconnect if it lingers. */
+  private previousBackend: number | undefined;
   private queues: string[] = [];
+  private readonly timing: LivenessTiming;
   private readonly channels = new Map<string, NotificationHandler[]>();
   private readonly reconnectListeners: Array<() => void> = [];
   private readonly disconnectListeners: Array<() => void> = [];
@@ -41,7 +59,9 @@ export class InstanceSession {
   constructor(
     private readonly db: AwaDatabase,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
+  ) {
+    this.timing = livenessTiming(options.orphanSweepInterval);
+  }
 
   get connected(): boolean {
     return this.client !== undefined;
@@ -71,18 +91,28 @@ export class InstanceSession {
     this.disconnectListeners.push(listener);
   }
 
+  /** Connects, or closes whatever it opened and rejects: a failed boot leaves nothing running. */
   async start(queues: string[]): Promise<void> {
     this.queues = queues;
+    this.closed = false;
     // connectionMode 'transaction-pooler': no dedicated session (the pooler keeps none): no LISTEN,
-    // no liveness lock; the instance row, refreshed by each heartbeat tick, is its liveness.
+    // no liveness lock, no probe; the instance row, refreshed by each heartbeat tick, is its liveness.
     if (this.options.connectionMode === 'transaction-pooler') return this.refresh();
-    await this.connect();
+    try {
+      await this.connect();
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    this.probeTimer = setInterval(() => void this.probe(), this.timing.probeInterval);
+    this.probeTimer.unref();
   }
 
   /** Runs a statement on the session connection. Throws if it is down. */
   async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
-    if (!this.client) throw new Error('the awa instance session is not connected');
-    return AwaDatabase.queryOn<R>(this.client, sql, values);
+    const client = this.client;
+    if (!client) throw new Error('the awa instance session is not connected');
+    return this.lane.run(() => AwaDatabase.queryOn<R>(client, sql, values));
   }
 
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
@@ -92,6 +122,9 @@ export class InstanceSession {
 
   async stop(): Promise<void> {
     this.closed = true;
+    clearInterval(this.probeTimer);
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
     await this.connecting?.catch(() => undefined);
     try {
       await this.db.query(instancesSql.deleteInstance, [this.id]);
@@ -100,7 +133,15 @@ export class InstanceSession {
     }
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    if (!client) return;
+    // A polite end, but bounded: on a stalled connection end() would wait forever for the server.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      client.end().catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, this.timing.probeTimeout))),
+    ]);
+    clearTimeout(timer);
+    discard(client);
   }
 
   private connect(): Promise<void> {
@@ -108,23 +149,47 @@ export class InstanceSession {
     return this.connecting;
   }
 
+  /**
+   * Opens a connection and makes it the session only once all is set up (lock, LISTEN, instance
+   * row). Until then its loss is this attempt's failure, never a second reconnect loop.
+   */
   private async establish(): Promise<void> {
     const client = this.db.createDedicatedClient(`awa:${this.id}`);
-    await client.connect();
+    let ended = false;
+    client.on('end', () => {
+      ended = true;
+      this.lost(client, 'connection closed');
+    });
     try {
+      await client.connect();
+      await this.endPreviousBackend(client);
       if (this.options.livenessProbe === 'session') await this.acquireLivenessLock(client);
       for (const channel of this.channels.keys()) await client.query(schemaSql.listen(channel).text);
       client.on('notification', (msg) => {
+        if (this.client !== client) return;
         for (const handler of this.channels.get(msg.channel) ?? []) handler(msg.payload ?? '');
       });
-      client.on('end', () => this.lost(client));
-      this.client = client;
-      this.connectedAt = Date.now();
       await this.refresh();
-      this.reconnectDelay = 100;
+      if (ended) throw new Error('the awa instance session closed while it was being set up');
+      if (this.closed) throw new Error('the awa instance session was stopped while connecting');
+      this.client = client;
+      this.lane = new SerialLane();
+      this.previousBackend = (client as unknown as { processID?: number }).processID;
+      this.connectedAt = Date.now();
+      this.reconnectDelay = FIRST_RECONNECT_DELAY_MS;
     } catch (error) {
-      await client.end().catch(() => undefined);
+      discard(client);
       throw error;
+    }
+  }
+
+  /** A lingering backend of ours still holds our old locks; the new session must not wait for the server to notice. */
+  private async endPreviousBackend(client: Client): Promise<void> {
+    if (this.previousBackend === undefined) return;
+    try {
+      await AwaDatabase.queryOn(client, instancesSql.terminateStaleSession, [this.previousBackend, `awa:${this.id}`]);
+    } catch (error) {
+      this.logger.warn(AwaMessages.tickFailed('ending the previous instance session', String(error)));
     }
   }
 
@@ -132,23 +197,48 @@ export class InstanceSession {
     for (;;) {
       const [{ acquired }] = await AwaDatabase.queryOn<{ acquired: boolean }>(client, instancesSql.acquireLivenessLock, [this.lockKey]);
       if (acquired) return;
-      this.lockKey = randomInt(1, 2 ** 31 - 1); // another instance drew the same key
+      this.lockKey = randomInt(1, 2 ** 31 - 1); // another instance drew the same key, or our old backend still holds it
     }
   }
 
-  private lost(client: Client): void {
+  /** A probe unanswered within probeTimeout means the session is gone, whatever the socket says. */
+  private async probe(): Promise<void> {
+    const client = this.client;
+    if (!client || this.probing || this.closed) return;
+    this.probing = true;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.lane.run(() => AwaDatabase.queryOn(client, instancesSql.probeSession)),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)), this.timing.probeTimeout);
+        }),
+      ]);
+    } catch (error) {
+      this.lost(client, `probe failed: ${String(error)}`);
+    } finally {
+      clearTimeout(timer);
+      this.probing = false;
+    }
+  }
+
+  private lost(client: Client, why: string): void {
     if (this.client !== client) return;
     this.client = undefined;
+    discard(client);
     for (const listener of this.disconnectListeners) listener();
     if (this.closed) return;
-    this.logger.warn('instance session lost; reconnecting');
+    this.logger.warn(AwaMessages.sessionLost(why));
     this.scheduleReconnect();
   }
 
+  /** The one reconnect loop: a new attempt is scheduled only when none is pending or running. */
   private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer || this.connecting) return;
     const delay = this.reconnectDelay;
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, MAX_RECONNECT_DELAY_MS);
-    setTimeout(() => {
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
       if (this.closed) return;
       this.connect().then(
         () => {
@@ -160,6 +250,7 @@ export class InstanceSession {
           this.scheduleReconnect();
         },
       );
-    }, delay).unref();
+    }, delay);
+    this.reconnectTimer.unref();
   }
 }

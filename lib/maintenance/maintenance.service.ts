@@ -29,6 +29,7 @@ export class MaintenanceService {
   private readonly sweepTasks: MaintenanceTask[];
   private readonly inProgress = new Map<string, Promise<unknown>>();
   private stopped = true;
+  private confirmTimer: NodeJS.Timeout | undefined;
 
   constructor(
     @Inject(MAINTENANCE_LEADER) private readonly election: MaintenanceLeader,
@@ -59,6 +60,7 @@ export class MaintenanceService {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.confirmTimer);
     for (const name of [MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME]) {
       if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
     }
@@ -77,7 +79,20 @@ export class MaintenanceService {
   /** One orphan sweep now, if this instance is (or becomes) the leader. */
   async sweepOrphans(): Promise<number | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
-    return this.runTask(this.orphanRescue);
+    const moved = await this.runTask(this.orphanRescue);
+    this.scheduleOrphanConfirmation();
+    return moved;
+  }
+
+  /** A missing lock is confirmed by a second look; take it when due rather than at the next tick. */
+  private scheduleOrphanConfirmation(): void {
+    const due = this.orphanRescue.confirmDueIn();
+    if (due === undefined || due >= this.options.orphanSweepInterval || this.stopped || this.confirmTimer) return;
+    this.confirmTimer = setTimeout(() => {
+      this.confirmTimer = undefined;
+      void this.guarded(ORPHAN_SWEEP_INTERVAL_NAME, () => this.sweepOrphans());
+    }, due + 10);
+    this.confirmTimer.unref();
   }
 
   private async runTask(task: MaintenanceTask): Promise<number> {

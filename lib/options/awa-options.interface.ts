@@ -51,7 +51,10 @@ export interface AwaModuleOptions {
   shutdownTimeout?: number;
   /** Largest accepted job args, in bytes of JSON. Default 1_048_576 (1 MiB). */
   maxArgsBytes?: number;
-  /** How often the maintenance leader rescues the leases of dead instances, in ms. Default 5_000. */
+  /**
+   * How often the maintenance leader rescues the leases of dead instances, in ms. Default 5_000.
+   * Each instance probes its own session every quarter of it.
+   */
   orphanSweepInterval?: number;
   /**
    * How the leader tells that an instance died. 'session' (default): the instance holds an advisory

@@ -15,12 +15,23 @@ export const upsertInstance = statement('upsert_instance', `
 
 export const deleteInstance = statement('delete_instance', `DELETE FROM awa.instances WHERE id = $1`);
 
+/** The instance session's liveness probe: any answer means the connection still works. */
+export const probeSession = statement('probe_session', `SELECT 1 AS alive`);
+
 /**
- * Instances other than $1 that are not live: their row is older than $2 ms, or ($3 = true) their
- * liveness lock is no longer held by any session.
+ * Ends this instance's previous session backend ($1 pid, $2 its application_name) if it lingers
+ * (a half-open connection the server has not noticed yet): it still holds the old locks.
+ */
+export const terminateStaleSession = statement('terminate_stale_session', `
+  SELECT pg_terminate_backend(a.pid) AS terminated FROM pg_stat_activity a
+   WHERE a.pid = $1 AND a.application_name = $2 AND a.pid <> pg_backend_pid()`);
+
+/**
+ * Instances other than $1 that may not be live: their row is older than $2 ms (`stale`), or
+ * ($3 = true) their liveness lock is no longer held by any session.
  */
 export const findDeadInstances = statement('find_dead_instances', `
-  SELECT i.id FROM awa.instances i
+  SELECT i.id, i.heartbeat_at < now() - ${millis('$2')} AS stale FROM awa.instances i
    WHERE i.id <> $1
      AND (i.heartbeat_at < now() - ${millis('$2')}
           OR ($3::boolean AND NOT EXISTS (

@@ -21,6 +21,8 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     `              per kill: ${recovery.perKill.map((k) => `+${k.atSeconds.toFixed(1)}s ${k.jobs} job(s) ${Math.round(k.ms)} ms (${k.freedBy.join('/')})`).join('; ') || 'none'}`,
     `restart:      ${restart ? `at +${(restart.atSeconds ?? 0).toFixed(1)}s PostgreSQL down ${restart.downMs} ms; every instance reconnected with a leader ${ms(restart.reconnectMs)} after` +
       `${restart.bootFailures > 0 ? `; ${restart.bootFailures} booting worker(s) gave up and were replaced` : ''}` : 'none'}`,
+    `freeze:       ${report.freeze ? `at +${(report.freeze.atSeconds ?? 0).toFixed(1)}s worker ${report.freeze.pid}'s connections stalled ${report.freeze.ms} ms (no data, no FIN) ` +
+      `holding ${report.freeze.jobsHeld} job(s), ${report.freeze.rescued} rescued meanwhile (leader: ${report.freeze.leaderPid ?? 'none'}); after the thaw ${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost` : 'none'}`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, leader acquisitions ${report.logs.leaderAcquired}, ` +
       `session losses ${report.logs.sessionLost}, result-write retries ${report.logs.writeRetries}`,

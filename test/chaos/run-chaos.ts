@@ -1,5 +1,5 @@
 // The chaos suite (issue 3 §5): worker processes are SIGKILLed while jobs run, PostgreSQL restarts
-// once, and afterwards the database and the handlers' side table must show that nothing was lost,
+// once, one worker's connections freeze (a stalled network: no data, no FIN) and thaw, and afterwards the database and the handlers' side table must show that nothing was lost,
 // nothing completed twice, and nothing completed from a stale lease.
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N); test/recovery/chaos.spec.ts
 // runs it small inside `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
@@ -13,7 +13,9 @@ import { errorCounts, recoveryFigures, throughput, type KillRecord, type Recover
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, type Query } from './chaos-invariants.js';
 import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
+import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { formatSummary } from './chaos-summary.js';
 
 export interface ChaosConfig {
@@ -29,6 +31,10 @@ export interface ChaosConfig {
   restartAt: number | null;
   /** How long PostgreSQL stays down in the restart. */
   downMs: number;
+  /** Freeze one worker's connections once, when this fraction of the jobs has been enqueued; null: never. */
+  freezeAt: number | null;
+  /** How long they stay frozen: longer than heartbeatStaleAfter, so that its leases are rescued meanwhile. */
+  freezeMs: number;
   /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
   timeoutMs: number;
   mix: ChaosMix;
@@ -64,6 +70,7 @@ export interface ChaosReport {
   recovery: RecoveryFigures;
   errors: Record<string, number>;
   restart: RestartRecord | null;
+  freeze: FreezeRecord | null;
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
   summary: string;
@@ -78,6 +85,8 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   killEveryMs: [2_000, 4_000],
   restartAt: 0.4,
   downMs: 1_000,
+  freezeAt: 0.7,
+  freezeMs: 4_000,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,
   log: () => undefined,
@@ -111,6 +120,9 @@ class ChaosRun {
   private readonly violations: string[] = [];
   private producer: ChaosProcess | undefined;
   private restart: RestartRecord | null = null;
+  private freeze: FreezeRecord | null = null;
+  /** Each worker reaches PostgreSQL through a proxy of its own, which the freeze fault stalls. */
+  private readonly proxies = new Map<ChaosProcess, TcpProxy>();
   /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
   private restartWindow: [number, number] | undefined;
   private bootFailures = 0;
@@ -131,7 +143,7 @@ class ChaosRun {
     let nextProgressAt = 0;
     for (;;) {
       await sleep(200);
-      this.replaceCrashed();
+      await this.replaceCrashed();
       if (this.producer && !this.producer.alive && !this.producer.expectedExit) {
         this.producer.expectedExit = true; // reported once
         this.violations.push(`the producer exited by itself (${this.producer.exitCode ?? this.producer.exitSignal}):\n${this.producer.diagnostics()}`);
@@ -152,6 +164,12 @@ class ChaosRun {
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
       }
+      if (this.freeze === null && config.freezeAt !== null && (this.restart !== null || config.restartAt === null)
+          && (this.producer?.produced ?? 0) >= config.freezeAt * config.jobs) {
+        this.freeze = (await freezeOne(this.workers, (w) => this.proxies.get(w), this.query, config.freezeMs, config.log).catch(() => undefined)) ?? null;
+        nextKillAt = Date.now() + between(config.killEveryMs);
+        continue;
+      }
       if (Date.now() >= nextKillAt && status && status.finished < config.jobs) {
         nextKillAt = Date.now() + ((await this.killOne()) ? between(config.killEveryMs) : 500);
       }
@@ -163,6 +181,7 @@ class ChaosRun {
   async dispose(): Promise<void> {
     for (const p of this.processes) if (p.alive) p.kill('SIGKILL');
     await Promise.all(this.processes.map((p) => p.exit(5_000)));
+    await Promise.all([...this.proxies.values()].map((proxy) => proxy.close()));
     await this.pool.end().catch(() => undefined);
   }
 
@@ -176,9 +195,9 @@ class ChaosRun {
 
   /** One worker first (it applies the migrations), the instrumentation, the others, then the producer. */
   private async boot(): Promise<void> {
-    await this.spawnWorker().ready();
+    await (await this.spawnWorker()).ready();
     for (const statement of INSTRUMENTATION_SQL) await this.query(statement);
-    const others = Array.from({ length: this.config.workers - 1 }, () => this.spawnWorker());
+    const others = await Promise.all(Array.from({ length: this.config.workers - 1 }, () => this.spawnWorker()));
     await Promise.all(others.map((w) => w.ready()));
     this.producer = new ChaosProcess('producer', this.server.url, {
       [ENV.jobs]: String(this.config.jobs),
@@ -189,8 +208,11 @@ class ChaosRun {
     await this.producer.ready();
   }
 
-  private spawnWorker(): ChaosProcess {
-    const worker = new ChaosProcess('worker', this.server.url);
+  private async spawnWorker(): Promise<ChaosProcess> {
+    const url = new URL(this.server.url);
+    const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
+    const worker = new ChaosProcess('worker', TcpProxy.url(this.server.url, proxy));
+    this.proxies.set(worker, proxy);
     this.processes.push(worker);
     return worker;
   }
@@ -200,7 +222,7 @@ class ChaosRun {
    * worker that was still booting while PostgreSQL was down: an app may fail to start without its
    * database (its supervisor restarts it); that is counted, not failed.
    */
-  private replaceCrashed(): void {
+  private async replaceCrashed(): Promise<void> {
     for (const worker of this.workers) {
       if (worker.alive || worker.expectedExit) continue;
       worker.expectedExit = true; // reported once
@@ -211,7 +233,7 @@ class ChaosRun {
       } else {
         this.violations.push(`worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`);
       }
-      this.spawnWorker();
+      await this.spawnWorker();
     }
   }
 
@@ -243,7 +265,7 @@ class ChaosRun {
     victim.kill('SIGKILL');
     this.kills.push({ pid: victim.pid, at: snapshot.at, jobIds: snapshot.job_ids, runLeases: snapshot.run_leases });
     this.config.log(`chaos: SIGKILL worker ${victim.pid} holding ${snapshot.job_ids.length} job(s)`);
-    this.spawnWorker();
+    await this.spawnWorker();
     return true;
   }
 
@@ -314,13 +336,20 @@ class ChaosRun {
         atSeconds: speed.startedAt ? (this.restart.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
         bootFailures: this.bootFailures,
       },
+      freeze: this.freeze && {
+        ...this.freeze,
+        atSeconds: speed.startedAt ? (this.freeze.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
+        lateResultsDiscarded: this.processes.find((p) => p.pid === this.freeze!.pid)?.counts.leaseLost ?? 0,
+      },
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };
   }
 }
 
-const FLAGS: Record<string, keyof ChaosConfig> = { '--jobs': 'jobs', '--rate': 'rate', '--workers': 'workers', '--down-ms': 'downMs' };
+const FLAGS: Record<string, keyof ChaosConfig> = {
+  '--jobs': 'jobs', '--rate': 'rate', '--workers': 'workers', '--down-ms': 'downMs', '--freeze-ms': 'freezeMs',
+};
 
 function parseArgs(argv: string[]): Partial<ChaosConfig> {
   const config: Record<string, number> = {};

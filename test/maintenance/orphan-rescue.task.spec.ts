@@ -4,11 +4,14 @@ import pg from 'pg';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { ORPHAN_SWEEP_GRACE_MS, OrphanRescueTask } from '../../lib/maintenance/tasks/orphan-rescue.task.js';
 import { instancesSql } from '../../lib/sql/index.js';
+import { livenessTiming } from '../../lib/instance/liveness-timing.js';
 import { leasesOf, readJob, seedRunning, until, type Exec } from '../sql/sql-fixture.js';
 import { useQuietApp, useTestDatabase, type QuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
 const OPTIONS = {
+  // Never fires by itself (the app's MaintenanceService is stopped); sets how long a missing lock must last.
+  orphanSweepInterval: 400,
   rescueBatchSize: 2,
   queues: { default: { retryBaseDelay: 9_000, retryMaxDelay: 9_000 } },
 };
@@ -21,11 +24,15 @@ describe('OrphanRescueTask', () => {
 
   let nextKey = 500_000;
   /** Registers a seeded instance, `ageMs` old; `live` holds its liveness lock on a session of its own. */
-  async function instance(id: string, { live, ageMs = 0 }: { live: boolean; ageMs?: number }): Promise<void> {
+  async function instance(id: string, { live, ageMs = 0 }: { live: boolean; ageMs?: number }): Promise<number> {
     const key = ++nextKey;
     await exec(`INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, heartbeat_at)
                 VALUES ($1, 'seeded', 1, '{default}', $2, now() - $3::float8 * interval '1 millisecond')`, [id, key, ageMs]);
-    if (!live) return;
+    if (live) await holdLock(key);
+    return key;
+  }
+  /** Takes liveness lock `key` on a session of its own, as a live instance does. */
+  async function holdLock(key: number): Promise<void> {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     lockHolders.push(client);
@@ -57,7 +64,7 @@ describe('OrphanRescueTask', () => {
       self = app.get(InstanceSession, { strict: false }).id;
     });
 
-    it('rescues the leases of instances whose lock is gone or whose row is stale, then forgets them', async () => {
+    it('rescues the leases of instances whose row is stale at once, and of those whose lock stays gone on a later sweep, then forgets them', async () => {
       await instance('dead-lock', { live: false });
       await instance('dead-stale', { live: true, ageMs: HOUR });
       await instance('alive', { live: true });
@@ -67,7 +74,9 @@ describe('OrphanRescueTask', () => {
       const alive = await seedRunning(exec, { instanceId: 'alive', heartbeatAgeMs: HOUR });
       const mine = await seedRunning(exec, { instanceId: self, heartbeatAgeMs: HOUR });
 
-      expect(await task.run()).toBe(2);
+      expect(await task.run()).toBe(1);
+      expect(await readJob(exec, lost.id)).toMatchObject({ state: 'running' });
+      await until(async () => (await task.run()) === 1, 'the missing lock to be confirmed');
 
       const a = await readJob(exec, lost.id);
       expect(a).toMatchObject({ state: 'retryable', errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }] });
@@ -82,7 +91,7 @@ describe('OrphanRescueTask', () => {
     });
 
     it('rescues at most rescueBatchSize leases per run, and forgets an instance only once its last lease is gone', async () => {
-      await instance('dead', { live: false });
+      await instance('dead', { live: false, ageMs: HOUR });
       for (let i = 0; i < 3; i++) await seedRunning(exec, { instanceId: 'dead' });
       expect(await task.run()).toBe(2);
       expect(await instanceIds()).toEqual(['dead']);
@@ -93,13 +102,40 @@ describe('OrphanRescueTask', () => {
     });
 
     it('forgets a dead instance without leases, and does nothing when every instance lives', async () => {
-      await instance('dead-idle', { live: false });
+      await instance('dead-idle', { live: false, ageMs: HOUR });
       await instance('alive', { live: true });
       const job = await seedRunning(exec, { instanceId: 'alive', deadlineInMs: -HOUR });
       expect(await task.run()).toBe(0);
       expect(await instanceIds()).toEqual(['alive']);
       expect(await task.run()).toBe(0);
       expect(await readJob(exec, job.id)).toMatchObject({ state: 'running' });
+    });
+
+    it('does not count an instance with a fresh row dead on one sweep that finds its lock missing', async () => {
+      await instance('reconnecting', { live: false });
+      const job = await seedRunning(exec, { instanceId: 'reconnecting' });
+      expect(await task.run()).toBe(0);
+      expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await instanceIds()).toEqual(['reconnecting']);
+      // Still missing on a later sweep, long enough after the first: dead.
+      await until(async () => (await task.run()) === 1, 'the missing lock to be confirmed');
+      expect(await readJob(exec, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('reconnecting') }] });
+    });
+
+    it('forgets a missing lock that is held again by the next sweep, however long after', async () => {
+      const key = await instance('back', { live: false });
+      const job = await seedRunning(exec, { instanceId: 'back' });
+      const firstSweep = Date.now();
+      expect(await task.run()).toBe(0);
+      await holdLock(key); // the instance reconnected and took its lock back
+      const { confirmAfter } = livenessTiming(OPTIONS.orphanSweepInterval);
+      await until(async () => Date.now() > firstSweep + confirmAfter, 'the confirmation delay to pass');
+      expect(await task.run()).toBe(0);
+      await lockHolders.pop()!.end(); // lost again: a new suspicion, not the old one
+      await until(async () => (await exec(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [key]))[0].n === 0,
+        'the lock to be released');
+      expect(await task.run()).toBe(0);
+      expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
     });
 
     it('counts an instance dead once its session closes', async () => {

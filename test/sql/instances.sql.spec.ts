@@ -109,11 +109,46 @@ describe('instances.sql', () => {
       }
     });
 
+    it('says which instances are stale, as opposed to only missing their lock', async () => {
+      await register('no-lock');
+      await register('stale', HOUR);
+      const rows = await f.run(instancesSql.findDeadInstances, ['self', 60_000, true]);
+      expect(rows.sort((a, b) => a.id.localeCompare(b.id))).toEqual([{ id: 'no-lock', stale: false }, { id: 'stale', stale: true }]);
+    });
+
     it('never reports the caller itself', async () => {
       await register('me', HOUR);
       await register('you', HOUR);
       expect(await dead('me', 60_000, true)).toEqual(['you']);
       expect(await dead('me', 60_000, false)).toEqual(['you']);
+    });
+  });
+
+  describe('probeSession', () => {
+    it('answers on a working session', async () => {
+      expect(await f.run(instancesSql.probeSession, [], await f.client())).toEqual([{ alive: 1 }]);
+    });
+  });
+
+  describe('terminateStaleSession', () => {
+    it('ends the given backend only if it still carries the given application_name, and frees its locks', async () => {
+      const old = new pg.Client({ connectionString: f.url, application_name: 'awa:me' });
+      old.on('error', () => undefined);
+      await old.connect();
+      const pid = (old as unknown as { processID: number }).processID;
+      await f.run(instancesSql.acquireLivenessLock, [4242], old);
+      const fresh = await f.client();
+      expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:someone-else'], fresh)).toEqual([]);
+      expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:me'], fresh)).toEqual([{ terminated: true }]);
+      await until(async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0].acquired === true, 'the old lock to be freed');
+      await old.end().catch(() => undefined);
+    });
+
+    it('never ends the calling session itself', async () => {
+      const me = await f.client();
+      const [{ pid }] = await execOn(me)('SELECT pg_backend_pid() AS pid');
+      const [{ name }] = await execOn(me)(`SELECT current_setting('application_name') AS name`);
+      expect(await f.run(instancesSql.terminateStaleSession, [pid, name], me)).toEqual([]);
     });
   });
 

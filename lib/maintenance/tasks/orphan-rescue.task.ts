@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { AwaDatabase } from '../../database/awa-database.js';
 import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../instance/instance-session.js';
+import { livenessTiming } from '../../instance/liveness-timing.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
 import { instancesSql, maintenanceSql } from '../../sql/index.js';
 import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
@@ -13,30 +14,68 @@ import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
  */
 export const ORPHAN_SWEEP_GRACE_MS = 2 * MAX_RECONNECT_DELAY_MS + 1_000;
 
+/** When an instance's lock was first and last seen missing (this leader's clock). */
+interface Suspect {
+  since: number;
+  last: number;
+}
+
 /**
- * Rescues the leases of dead instances: their liveness lock is gone (PostgreSQL dropped it with
- * their connection) or their row went stale. The leader never counts itself dead, and finding no
- * dead instance means checking nothing.
+ * Rescues the leases of dead instances. Dead takes two signals: a stale row, or a liveness lock
+ * seen missing on a sweep and still missing on a later one at least `confirmAfter` after (time
+ * for a live instance that lost only its session to notice, reconnect and take its lock back).
+ * The leader never counts itself dead, and finding no dead instance means checking nothing.
  */
 @Injectable()
 export class OrphanRescueTask implements MaintenanceTask {
   readonly name = 'orphan rescue';
+  private suspects = new Map<string, Suspect>();
+  private readonly confirmAfter: number;
 
   constructor(
     private readonly db: AwaDatabase,
     private readonly session: InstanceSession,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
+  ) {
+    this.confirmAfter = livenessTiming(options.orphanSweepInterval).confirmAfter;
+  }
 
   async run(): Promise<number> {
-    if (this.options.livenessProbe === 'session' && this.session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS)) return 0;
-    const dead = await this.db.query<{ id: string }>(instancesSql.findDeadInstances, [
+    if (this.options.livenessProbe === 'session' && this.session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS)) {
+      this.suspects.clear();
+      return 0;
+    }
+    const found = await this.db.query<{ id: string; stale: boolean }>(instancesSql.findDeadInstances, [
       this.session.id, this.options.heartbeatStaleAfter, this.options.livenessProbe === 'session',
     ]);
-    if (dead.length === 0) return 0;
-    const ids = dead.map((d) => d.id);
+    const ids = this.confirm(found);
+    if (ids.length === 0) return 0;
     const rows = await this.db.query(maintenanceSql.rescueOrphanedLeases, [...rescueParams(this.options), ids]);
     await this.db.query(instancesSql.forgetDeadInstances, [ids]);
     return rows.length;
+  }
+
+  /** In how many ms a suspect can be confirmed, if there is one (the leader then sweeps again early). */
+  confirmDueIn(): number | undefined {
+    if (this.suspects.size === 0) return undefined;
+    const since = Math.min(...[...this.suspects.values()].map((s) => s.since));
+    return Math.max(0, since + this.confirmAfter - Date.now());
+  }
+
+  /** The dead among `found`; the rest become (or stay) suspects. Anyone not found is forgotten. */
+  private confirm(found: Array<{ id: string; stale: boolean }>): string[] {
+    const now = Date.now();
+    // A gap this long between sightings means sweeps were missed (leadership moved away and back).
+    const maxGap = this.confirmAfter + 2 * this.options.orphanSweepInterval;
+    const dead: string[] = [];
+    const suspects = new Map<string, Suspect>();
+    for (const { id, stale } of found) {
+      const seen = this.suspects.get(id);
+      const since = seen && now - seen.last <= maxGap ? seen.since : now;
+      if (stale || now - since >= this.confirmAfter) dead.push(id);
+      else suspects.set(id, { since, last: now });
+    }
+    this.suspects = suspects;
+    return dead;
   }
 }
