@@ -38,6 +38,8 @@ export class QueueWorker {
   private readonly kinds: string[];
   private readonly logger: Logger;
   private claiming = false;
+  /** The claim loop in flight, awaited by stopClaiming(): its rows must not outlive shutdown. */
+  private claimRun: Promise<void> = Promise.resolve();
   private wanted = false;
   private stopped = true;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -66,13 +68,17 @@ export class QueueWorker {
       this.wanted = true;
       return;
     }
-    void this.claimLoop();
+    this.claimRun = this.claimLoop();
   }
 
-  /** Stops claiming. Running handlers go on (see drain()); returns the claimed jobs never started. */
-  stopClaiming(): InFlightJob[] {
+  /**
+   * Stops claiming. Running handlers go on (see drain()). Waits for a claim still in flight (its
+   * rows land in the buffer, never started), then returns the claimed jobs never started.
+   */
+  async stopClaiming(): Promise<InFlightJob[]> {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
+    await this.claimRun;
     return this.buffer.splice(0);
   }
 
@@ -107,7 +113,7 @@ export class QueueWorker {
           this.deps.leases.add(job); // heartbeated from now on, running or not
           this.buffer.push(job);
         }
-        this.pump();
+        this.pump(); // nothing starts if shutdown began while the claim was in flight
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
@@ -125,6 +131,7 @@ export class QueueWorker {
    * is written (batched) after that, and the lease stays registered, heartbeated, until it is.
    */
   private pump(): void {
+    if (this.stopped) return; // shutdown gives buffered jobs back; none may start now
     while (this.running.size < this.options.concurrency && this.buffer.length > 0) {
       const job = this.buffer.shift()!;
       this.running.set(job.key, job);

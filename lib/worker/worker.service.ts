@@ -57,8 +57,9 @@ export class WorkerService {
    */
   async stop(): Promise<void> {
     const workers = [...this.workers.values()];
-    // Claimed but never started: give them back at once, so other instances can run them now.
-    const unstarted = workers.flatMap((w) => w.stopClaiming());
+    // Claimed but never started (also by a claim that returns after this): give them back at once,
+    // so other instances can run them now.
+    const unstarted = (await Promise.all(workers.map((w) => w.stopClaiming()))).flat();
     await this.release(unstarted);
     const leftovers = (await Promise.all(workers.map((w) => w.drain(this.options.shutdownTimeout)))).flat();
     if (leftovers.length > 0) {
