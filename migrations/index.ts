@@ -1,6 +1,7 @@
 import { AwaInit1764400000000 } from './1764400000000-AwaInit.js';
+import { AwaCancelRequests1764500000001 } from './1764500000001-AwaCancelRequests.js';
 
-export { AwaInit1764400000000 };
+export { AwaInit1764400000000, AwaCancelRequests1764500000001 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
-export const AwaMigrations = [AwaInit1764400000000];
+export const AwaMigrations = [AwaInit1764400000000, AwaCancelRequests1764500000001];
