@@ -39,8 +39,6 @@ export class InFlightJob {
   cancelRequested = false;
   /** The heartbeat found the lease gone (rescued): nothing this attempt writes counts any more. */
   lost = false;
-  /** It waited in the prefetch buffer beyond the claim's own pump: its lease deadline moves at start. */
-  waited = false;
   /** Set while it waits in the prefetch buffer: takes it out when it is cancelled or lost there. */
   whileBuffered: (() => void) | undefined;
   /** When the claim came back, on the monotonic clock (it only times the wait in the buffer). */

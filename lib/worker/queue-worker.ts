@@ -9,16 +9,7 @@ import { Waiters } from '../util/waiters.js';
 import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
-
-/**
- * How long a prefetched job may wait in the buffer before it is given back unstarted (released, no
- * attempt spent): its deadline minus min(half of it, 10 s), which leaves its lease, claimed with
- * deadline_at = claim + deadline, room to be moved to start + deadline when it starts. Without a
- * deadline, 60 s: slots hung for longer should not hoard jobs other instances could run.
- */
-export function bufferWaitLimit(deadlineMs: number): number {
-  return deadlineMs > 0 ? deadlineMs - Math.min(deadlineMs / 2, 10_000) : 60_000;
-}
+import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -57,6 +48,7 @@ export class QueueWorker {
   /** Jobs were given back from the buffer for waiting too long: claim no more than free slots. */
   private bufferStale = false;
   private readonly waitLimit: number;
+  private readonly keepDeadline: number;
 
   constructor(
     readonly options: ResolvedQueueOptions,
@@ -66,6 +58,7 @@ export class QueueWorker {
     this.kinds = [...kinds];
     this.logger = new Logger(`AwaWorker:${options.name}`);
     this.waitLimit = bufferWaitLimit(options.deadlineDuration);
+    this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
   }
 
   start(): void {
@@ -128,13 +121,12 @@ export class QueueWorker {
           this.options.name, this.kinds, want, this.deps.instanceId, this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
-        const claimed = rows.map((row) => new InFlightJob(row));
-        for (const job of claimed) {
+        for (const row of rows) {
+          const job = new InFlightJob(row);
           this.deps.leases.add(job); // heartbeated from now on, running or not
           this.toBuffer(job);
         }
         this.pump(); // nothing starts if shutdown began while the claim was in flight
-        for (const job of claimed) job.waited = true; // those not started now wait in the buffer
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
@@ -157,11 +149,13 @@ export class QueueWorker {
   private pump(): void {
     if (this.stopped) return; // shutdown gives buffered jobs back; none may start now
     this.expireBuffer();
-    while (this.running.size < this.options.concurrency && this.buffer.length > 0) {
+    const { concurrency, deadlineDuration } = this.options;
+    const now = performance.now();
+    while (this.running.size < concurrency && this.buffer.length > 0) {
       const job = this.buffer.shift()!;
       job.whileBuffered = undefined;
       this.running.set(job.key, job);
-      if (job.waited && this.options.deadlineDuration > 0) this.deps.writer.start(job, this.options.deadlineDuration);
+      if (deadlineDuration > 0 && now - job.claimedAt > this.keepDeadline) this.deps.writer.start(job, deadlineDuration);
       void this.attempt(job);
     }
   }
