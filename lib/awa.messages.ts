@@ -66,6 +66,7 @@ export const RescueErrors = {
   deadlineExceeded: 'hard deadline exceeded',
   instanceDied: (id: string) => `worker instance died: ${id}`,
   releasedOnShutdown: 'released on shutdown',
+  releasedUnstarted: 'released unstarted: it waited too long in the prefetch buffer',
   cancelled: 'cancelled by producer.cancel()',
 } as const;
 

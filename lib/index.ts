@@ -6,7 +6,9 @@ export { HeartbeatService, type HeartbeatReport } from './heartbeat/heartbeat.se
 export { MaintenanceService, type SweepReport } from './maintenance/maintenance.service.js';
 export { AwaDatabase } from './database/awa-database.js';
 export { AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity } from './entities/index.js';
-export { AwaMigrations, AwaInit1764400000000, AwaLeaderLease1764500000004 } from '../migrations/index.js';
+export {
+  AwaMigrations, AwaInit1764400000000, AwaCancelRequests1764500000001, AwaLeaderLease1764500000004,
+} from '../migrations/index.js';
 export { AWA_OPTIONS, DEFAULT_QUEUE, PRIORITY_MAX, PRIORITY_MIN } from './awa.constants.js';
 export { AbortReasons, RescueErrors } from './awa.messages.js';
 export { JOB_STATES } from './interfaces/job.interface.js';

@@ -9,4 +9,6 @@ export class AwaActiveLeaseEntity {
   @Column({ type: 'timestamptz', name: 'heartbeat_at' }) heartbeatAt!: Date;
   @Column({ type: 'timestamptz', name: 'deadline_at', nullable: true }) deadlineAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'claimed_at' }) claimedAt!: Date;
+  /** producer.cancel() was called for this attempt: it ends `cancelled`. */
+  @Column({ type: 'boolean', name: 'cancel_requested' }) cancelRequested!: boolean;
 }

@@ -24,4 +24,6 @@ export class AwaJobEntity<TArgs = unknown> {
   @Column({ type: 'jsonb' }) errors!: JobError[];
   /** bigint, as a string. */
   @Column({ type: 'bigint', name: 'run_lease' }) runLease!: string;
+  /** Shutdown releases since the job last spent an attempt (see the README, Shutdown). */
+  @Column({ type: 'integer', name: 'shutdown_releases' }) shutdownReleases!: number;
 }

@@ -23,13 +23,15 @@ export interface HeartbeatReport {
  * Runs on every instance. Each heartbeatInterval it refreshes heartbeat_at of all this instance's
  * leases, one `unnest` UPDATE per heartbeatBatchSize chunk (LeaseWriter.heartbeat), and re-registers
  * the instance row.
- * A lease the UPDATE no longer finds was rescued: its handler's signal is aborted.
+ * A lease the UPDATE no longer finds was rescued: its handler's signal is aborted. A lease it finds
+ * with a stored cancel request gets its handler cancelled.
  */
 @Injectable()
 export class HeartbeatService {
   private readonly logger = new Logger('AwaHeartbeat');
   private ticking: Promise<unknown> | undefined;
-  private lastSuccess = Date.now();
+  /** On the monotonic clock: a wall-clock jump must not abandon (or keep) every handler. */
+  private lastSuccess = performance.now();
   private sessionLossTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -44,7 +46,7 @@ export class HeartbeatService {
   }
 
   start(): void {
-    this.lastSuccess = Date.now();
+    this.lastSuccess = performance.now();
     const timer = setInterval(() => void this.tick(), this.options.heartbeatInterval);
     this.scheduler.addInterval(HEARTBEAT_INTERVAL_NAME, timer);
   }
@@ -76,16 +78,21 @@ export class HeartbeatService {
     const jobs = this.leases.snapshot();
     const chunks = chunk(jobs, this.options.heartbeatBatchSize);
     const report: HeartbeatReport = { refreshed: 0, lost: 0, statements: chunks.length };
-    const lost = chunks.length > 0 ? await this.writer.heartbeat(chunks) : new Set<string>();
+    const { lost, cancelRequested } = chunks.length > 0
+      ? await this.writer.heartbeat(chunks) : { lost: new Set<string>(), cancelRequested: new Set<string>() };
     for (const job of jobs) {
-      if (!lost.has(job.key)) report.refreshed++;
-      else if (!job.settled && this.leases.has(job)) {
-        // Rescued while the handler still runs: tell it to stop; its result will be fenced out.
-        job.abort(AbortReasons.leaseLost);
+      if (!lost.has(job.key)) {
+        report.refreshed++;
+        // A stored cancel request, also one whose NOTIFY this instance missed.
+        if (cancelRequested.has(job.key) && !job.cancelRequested && !job.settled) job.cancel(AbortReasons.cancelled);
+      } else if (!job.settled && this.leases.has(job)) {
+        // Rescued while the handler runs or waits in the buffer: stop it (or drop it unstarted);
+        // its result will be fenced out.
+        job.markLost(AbortReasons.leaseLost);
         report.lost++;
       }
     }
-    this.lastSuccess = Date.now();
+    this.lastSuccess = performance.now();
     return report;
   }
 
@@ -111,7 +118,7 @@ export class HeartbeatService {
    * of our leases. Abort their handlers; their results stay fenced by run_lease.
    */
   private abandonIfStale(): void {
-    if (Date.now() - this.lastSuccess <= this.options.heartbeatStaleAfter) return;
+    if (performance.now() - this.lastSuccess <= this.options.heartbeatStaleAfter) return;
     for (const job of this.leases.snapshot()) if (!job.settled) job.abort(AbortReasons.leaseLost);
   }
 }

@@ -56,17 +56,21 @@ export class QueueProducer {
 
   /**
    * Cancels a job. A job that is waiting (scheduled, available, retryable) is `cancelled` at once.
-   * A running job's handler gets `job.signal` aborted on whichever instance runs it (via NOTIFY),
-   * and the attempt ends `cancelled` when the handler settles. A finished job is left as it is.
+   * A running job gets a cancel request stored on its attempt: its handler's `job.signal` aborts on
+   * whichever instance runs it (NOTIFY, else its next heartbeat), and however the attempt ends
+   * (settled, released, rescued) the job ends `cancelled`. A finished job is left as it is.
    */
   async cancel(id: string): Promise<CancelResult> {
     if (!/^\d{1,19}$/.test(String(id))) return { outcome: 'not-found' };
-    const [waiting] = await this.db.query<{ previous_state: JobState }>(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
-    if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
-    const [current] = await this.db.query<{ state: JobState }>(jobsSql.signalCancel, [id]);
-    if (!current) return { outcome: 'not-found' };
-    if (current.state === 'running') return { outcome: 'signalled', previousState: 'running' };
-    return { outcome: 'already-finished', state: current.state };
+    // The job may change state between the two statements (claimed, or its attempt ended): retry.
+    for (let round = 0; ; round++) {
+      const [waiting] = await this.db.query<{ previous_state: JobState }>(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
+      if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
+      const [current] = await this.db.query<{ state: JobState; signalled: boolean }>(jobsSql.requestCancel, [id]);
+      if (!current) return { outcome: 'not-found' };
+      if (current.signalled) return { outcome: 'signalled', previousState: 'running' };
+      if (FINISHED.has(current.state) || round >= 5) return { outcome: 'already-finished', state: current.state };
+    }
   }
 
   private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined): Promise<EnqueuedJob[]> {
@@ -87,6 +91,8 @@ export class QueueProducer {
     return this.explorer.handlers.get(kind)?.queue ?? DEFAULT_QUEUE;
   }
 }
+
+const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed', 'cancelled']);
 
 function toRecord<TArgs>(row: Record<string, unknown>): JobRecord<TArgs> {
   return {

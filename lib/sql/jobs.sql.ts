@@ -22,7 +22,7 @@ export const getJob = statement('get_job', `SELECT ${JOB_COLUMNS} FROM awa.jobs 
 
 /**
  * Cancels a job that is not running and not finished. Returns its previous state, or nothing.
- * A running job is cancelled by signalling its worker instead (see cancelSignal).
+ * A running job gets a stored cancel request instead (see requestCancel).
  */
 export const cancelWaitingJob = statement('cancel_waiting_job', `
   WITH target AS (
@@ -34,7 +34,18 @@ export const cancelWaitingJob = statement('cancel_waiting_job', `
     FROM target WHERE j.id = target.id
   RETURNING target.state AS previous_state`);
 
-/** The state of job $1; if it is running, NOTIFYs `awa_cancel` so its instance aborts the handler. */
-export const signalCancel = statement('signal_cancel', `
-  SELECT state, CASE WHEN state = 'running' THEN pg_notify('${AWA_CANCEL_CHANNEL}', id::text) IS NOT NULL ELSE false END AS signalled
-    FROM awa.jobs WHERE id = $1::bigint`);
+/**
+ * Stores a cancel request on the lease of running job $1 and NOTIFYs `awa_cancel` so its instance
+ * aborts the handler at once (its heartbeat finds the request anyway). Every later transition of
+ * that attempt (completion, failure, release, rescue) then ends the job `cancelled`. Returns the
+ * job's state and whether a lease was flagged; nothing for an unknown id. Locks only the lease row,
+ * the order in which completions lock (lease, then job), so it never deadlocks with them.
+ */
+export const requestCancel = statement('request_cancel', `
+  WITH flagged AS (
+    UPDATE awa.active_leases l SET cancel_requested = true WHERE l.job_id = $1::bigint
+    RETURNING l.job_id
+  )
+  SELECT j.state, EXISTS (SELECT FROM flagged) AS signalled,
+         (SELECT count(pg_notify('${AWA_CANCEL_CHANNEL}', f.job_id::text)) FROM flagged f) AS notified
+    FROM awa.jobs j WHERE j.id = $1::bigint`);

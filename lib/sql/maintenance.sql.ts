@@ -9,7 +9,8 @@ import { failAssignments, millis, statement, type SqlStatement } from './sql-sta
  *
  * A rescue locks the chosen lease rows (SKIP LOCKED, so two leaders never take the same one),
  * deletes them, and moves each job, still fenced on (id, run_lease, running), through the same
- * retry/fail path as a failed attempt. A completion racing a rescue finds its lease gone.
+ * retry/fail path as a failed attempt (a cancel-requested one ends cancelled). A completion racing
+ * a rescue finds its lease gone.
  */
 function rescue(name: string, pickLeases: string, errorExpr: string): SqlStatement {
   return statement(name, `
@@ -19,15 +20,15 @@ function rescue(name: string, pickLeases: string, errorExpr: string): SqlStateme
     ), released AS (
       DELETE FROM awa.active_leases l USING picked p
        WHERE l.job_id = p.job_id AND l.run_lease = p.run_lease AND l.instance_id = p.instance_id
-      RETURNING l.job_id, l.run_lease, l.instance_id
+      RETURNING l.job_id, l.run_lease, l.instance_id, l.cancel_requested
     ), targets AS (
-      SELECT r.job_id, r.run_lease, r.instance_id,
+      SELECT r.job_id, r.run_lease, r.instance_id, r.cancel_requested,
              coalesce(c.base_ms, $4::float8) AS base_ms, coalesce(c.cap_ms, $5::float8) AS cap_ms
         FROM released r
         JOIN awa.jobs j0 ON j0.id = r.job_id
         LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS c(queue, base_ms, cap_ms) ON c.queue = j0.queue
     )
-    UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms')}
+    UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested')}
       FROM targets t
      WHERE j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'
     RETURNING j.id::text, j.state`);

@@ -1,5 +1,15 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
-import { appendError, failAssignments, millis, statement } from './sql-statement.js';
+import { RescueErrors } from '../awa.messages.js';
+import { appendError, failAssignments, millis, retryAt, statement } from './sql-statement.js';
+
+/**
+ * Shutdown releases of a started attempt in a row (no attempt spent in between) that give the
+ * attempt back; the next one spends it, so a handler that always outlives shutdownTimeout cannot
+ * come back forever.
+ */
+export const SHUTDOWN_RELEASE_LIMIT = 3;
+
+const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
 
 /**
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
@@ -37,30 +47,37 @@ export const claimJobs = statement('claim_jobs', `
     FROM claimed`);
 
 /**
- * The fence shared by completion, release and cancellation: deletes the leases ($1 job ids,
- * $2 run leases) that are still held and returns them. Only those attempts may change their job.
+ * The fence shared by completion and cancellation: deletes the leases ($1 job ids, $2 run leases)
+ * that are still held and returns them, with their cancel request. Only those attempts may change
+ * their job.
  */
 const RELEASE_HELD_LEASES = `released AS (
     DELETE FROM awa.active_leases l
      USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
      WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
-    RETURNING l.job_id, l.run_lease
+    RETURNING l.job_id, l.run_lease, l.cancel_requested
   )`;
 
 /**
  * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
- * exists is completed; the ids returned are the ones that were.
+ * exists is completed; the ids returned are the ones that were. An attempt with a stored cancel
+ * request ends `cancelled` instead, whatever its handler returned.
  */
 export const completeJobs = statement('complete_jobs', `
   WITH ${RELEASE_HELD_LEASES}
-  UPDATE awa.jobs j SET state = 'completed', finalized_at = now()
+  UPDATE awa.jobs j
+     SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
+         errors = CASE WHEN r.cancel_requested
+                       THEN j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', ${CANCELLED_TEXT}))
+                       ELSE j.errors END
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text`);
 
 /**
  * Fails attempts ($1 ids, $2 leases, $3 error texts, $4 retry base ms, $5 retry cap ms): retryable
- * with backoff, or failed once attempts are spent. Fenced like completeJobs.
+ * with backoff, or failed once attempts are spent; cancelled if a cancel was requested. Fenced like
+ * completeJobs.
  */
 export const failJobs = statement('fail_jobs', `
   WITH input AS (
@@ -69,32 +86,59 @@ export const failJobs = statement('fail_jobs', `
   ), released AS (
     DELETE FROM awa.active_leases l USING input f
      WHERE l.job_id = f.job_id AND l.run_lease = f.run_lease
-    RETURNING l.job_id, l.run_lease
+    RETURNING l.job_id, l.run_lease, l.cancel_requested
   )
-  UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms')}
+  UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested')}
     FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
    WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text, j.state`);
 
 /**
- * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is
- * available again at once. Used on shutdown. Fenced like completeJobs; NOTIFYs the queues.
+ * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is available again at once. $4 says whether the attempt's handler had started
+ * (a shutdown release), $5/$6 are the retry base/cap ms. Three exceptions: an attempt with a cancel
+ * request ends `cancelled`; the SHUTDOWN_RELEASE_LIMIT-th release in a row of a started attempt
+ * spends it (retryable with backoff, or failed); a job never started is not counted. Fenced like
+ * completeJobs; NOTIFYs the queues of the jobs made available. Returns each job's new state.
  */
 export const releaseJobs = statement('release_jobs', `
-  WITH ${RELEASE_HELD_LEASES}, requeued AS (
+  WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $4::boolean[], $5::float8[], $6::float8[])
+      AS f(job_id, run_lease, started, base_ms, cap_ms)
+  ), released AS (
+    DELETE FROM awa.active_leases l USING input f
+     WHERE l.job_id = f.job_id AND l.run_lease = f.run_lease
+    RETURNING l.job_id, l.run_lease, l.cancel_requested
+  ), verdict AS (
+    SELECT f.*, r.cancel_requested AS cancel,
+           (NOT r.cancel_requested AND f.started AND j0.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT}) AS spend,
+           j0.attempt >= j0.max_attempts AS last
+      FROM input f
+      JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
+      JOIN awa.jobs j0 ON j0.id = f.job_id
+  ), requeued AS (
     UPDATE awa.jobs j
-       SET state = 'available', attempt = j.attempt - 1, run_at = now(),
+       SET state = CASE WHEN v.cancel THEN 'cancelled' WHEN v.spend AND v.last THEN 'failed'
+                        WHEN v.spend THEN 'retryable' ELSE 'available' END,
+           attempt = CASE WHEN v.cancel OR v.spend THEN j.attempt ELSE j.attempt - 1 END,
+           run_at = CASE WHEN v.cancel OR (v.spend AND v.last) THEN j.run_at
+                         WHEN v.spend THEN ${retryAt('j.attempt', 'v.base_ms', 'v.cap_ms')} ELSE now() END,
+           finalized_at = CASE WHEN v.cancel OR (v.spend AND v.last) THEN now() END,
+           shutdown_releases = CASE WHEN v.cancel OR v.spend THEN 0
+                                    WHEN v.started THEN j.shutdown_releases + 1 ELSE j.shutdown_releases END,
            ${appendError('$3::text')}
-      FROM released r
-     WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-    RETURNING j.id, j.queue
+      FROM verdict v
+     WHERE j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'
+    RETURNING j.id, j.queue, j.state
   )
-  SELECT r.id::text, (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM requeued) q) AS notified
+  SELECT r.id::text, r.state,
+         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM requeued WHERE state = 'available') q) AS notified
     FROM requeued r`);
 
 /**
- * Refreshes heartbeat_at of leases ($1 ids, $2 leases) and returns the pairs it did not find: the
- * leases rescued since. Normally nothing comes back, so a chunk costs one round trip and no rows.
+ * Refreshes heartbeat_at of leases ($1 ids, $2 leases) and returns the pairs it did not find (the
+ * leases rescued since, `lost`), and those it found with a cancel request (`lost` false): so every
+ * cancel reaches its handler within a heartbeat, also when its NOTIFY was missed. Normally nothing
+ * comes back, so a chunk costs one round trip and no rows.
  */
 export const heartbeatLeases = statement('heartbeat_leases', `
   WITH beat AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS b(job_id, run_lease)),
@@ -102,11 +146,23 @@ export const heartbeatLeases = statement('heartbeat_leases', `
     UPDATE awa.active_leases l SET heartbeat_at = now()
       FROM beat b
      WHERE l.job_id = b.job_id AND l.run_lease = b.run_lease
-    RETURNING l.job_id, l.run_lease
+    RETURNING l.job_id, l.run_lease, l.cancel_requested
   )
-  SELECT b.job_id::text, b.run_lease::text
+  SELECT b.job_id::text, b.run_lease::text, true AS lost
     FROM beat b
-   WHERE NOT EXISTS (SELECT FROM refreshed r WHERE r.job_id = b.job_id AND r.run_lease = b.run_lease)`);
+   WHERE NOT EXISTS (SELECT FROM refreshed r WHERE r.job_id = b.job_id AND r.run_lease = b.run_lease)
+  UNION ALL
+  SELECT r.job_id::text, r.run_lease::text, false AS lost FROM refreshed r WHERE r.cancel_requested`);
+
+/**
+ * Moves the hard deadline of attempts ($1 ids, $2 leases) to now() + $3 ms (per attempt) when
+ * their handler starts after a wait in the prefetch buffer: the deadline counts from the start.
+ * Only called for queues with a deadline.
+ */
+export const startLeases = statement('start_leases', `
+  UPDATE awa.active_leases l SET deadline_at = now() + ${millis('s.deadline_ms')}
+    FROM unnest($1::bigint[], $2::bigint[], $3::float8[]) AS s(job_id, run_lease, deadline_ms)
+   WHERE l.job_id = s.job_id AND l.run_lease = s.run_lease`);
 
 /**
  * Run first in the heartbeat transaction. A custom plan, seeing hundreds of pairs, would hash-join

@@ -37,11 +37,15 @@ export class InFlightJob {
   settled = false;
   /** producer.cancel() was called for this attempt: it ends `cancelled`, whatever the handler does. */
   cancelRequested = false;
+  /** The heartbeat found the lease gone (rescued): nothing this attempt writes counts any more. */
+  lost = false;
+  /** Set while it waits in the prefetch buffer: takes it out when it is cancelled or lost there. */
+  whileBuffered: (() => void) | undefined;
+  /** When the claim came back, on the monotonic clock (it only times the wait in the buffer). */
+  readonly claimedAt = performance.now();
   /** Made on first use of `job.signal`: most handlers never look at it. */
   private controller: AbortController | undefined;
   private abortReason: string | undefined;
-  /** When the claim came back (this process's clock: it only times the local deadline). */
-  private readonly claimedAt = Date.now();
   private interrupt: ((outcome: AttemptOutcome) => void) | undefined;
 
   constructor(readonly row: ClaimedJobRow) {
@@ -62,6 +66,14 @@ export class InFlightJob {
   cancel(reason: string): void {
     this.cancelRequested = true;
     this.abort(reason);
+    this.whileBuffered?.();
+  }
+
+  /** The lease was rescued: abort the handler, or drop the job if it has not started. */
+  markLost(reason: string): void {
+    this.lost = true;
+    this.abort(reason);
+    this.whileBuffered?.();
   }
 
   abort(reason: string): void {
@@ -78,10 +90,10 @@ export class InFlightJob {
   }
 
   /**
-   * Runs the handler, racing it against the local hard deadline (0: none), counted from the claim
-   * like the lease's deadline_at, so time spent in the prefetch buffer counts. A handler that never
-   * settles cannot hold its slot past the deadline: the attempt ends there and the late result,
-   * if any, is ignored by `onLate`.
+   * Runs the handler, racing it against the local hard deadline (0: none), counted from now, the
+   * handler's start: a wait in the prefetch buffer is not charged (the lease's deadline_at moves
+   * with it, see QueueWorker.pump). A handler that never settles cannot hold its slot past the
+   * deadline: the attempt ends there and the late result, if any, is ignored by `onLate`.
    */
   run(handler: (job: Job) => unknown, deadlineMs: number, onLate: (outcome: AttemptOutcome) => void): Promise<AttemptOutcome> {
     return new Promise((resolve) => {
@@ -98,9 +110,8 @@ export class InFlightJob {
       };
       this.interrupt = finish;
       if (deadlineMs > 0) {
-        const remaining = Math.max(0, deadlineMs - (Date.now() - this.claimedAt));
         // unref: a pending deadline alone must not keep a stopping process alive.
-        timer = setTimeout(() => finish({ kind: 'deadline' }), remaining).unref();
+        timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs).unref();
       }
       let result: unknown;
       try {

@@ -16,6 +16,12 @@ import { leaseKey, type InFlightJob } from './in-flight-job.js';
  */
 const HEARTBEAT_CONNECTIONS = 2;
 
+/** What a heartbeat tick learned: leases gone (rescued), and held leases with a cancel request. */
+export interface HeartbeatResult {
+  lost: Set<string>;
+  cancelRequested: Set<string>;
+}
+
 export interface FailRequest {
   job: InFlightJob;
   error: string;
@@ -34,6 +40,7 @@ export class LeaseWriter {
   private readonly logger = new Logger('AwaLeaseWriter');
   private readonly completions = new MicroBatcher<InFlightJob, boolean>((jobs) => this.persist(() => this.writeCompletions(jobs)));
   private readonly failures = new MicroBatcher<FailRequest, JobState | null>((reqs) => this.persist(() => this.writeFailures(reqs)));
+  private readonly starts = new MicroBatcher<{ job: InFlightJob; deadlineMs: number }, void>((reqs) => this.writeStarts(reqs));
 
   constructor(
     private readonly db: AwaDatabase,
@@ -50,14 +57,31 @@ export class LeaseWriter {
     return this.failures.push(request);
   }
 
-  /** Gives attempts back without spending them; returns the ids that were released. */
-  release(jobs: InFlightJob[], reason: string): Promise<string[]> {
+  /**
+   * Gives attempts back (see workerSql.releaseJobs: a cancel request ends them cancelled, and
+   * repeated shutdown releases of a started attempt spend it). Returns the ids that were released.
+   */
+  release(jobs: InFlightJob[], reason: string, started: boolean): Promise<string[]> {
     if (jobs.length === 0) return Promise.resolve([]);
+    const retry = jobs.map((j) => this.options.queues.get(j.row.queue));
     return this.persist(async () => {
       const rows = await this.lane.run(() =>
-        this.db.query<{ id: string }>(workerSql.releaseJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease), reason]));
+        this.db.query<{ id: string }>(workerSql.releaseJobs, [
+          jobs.map((j) => j.id), jobs.map((j) => j.runLease), reason, jobs.map(() => started),
+          retry.map((q) => q?.retryBaseDelay ?? 1_000), retry.map((q) => q?.retryMaxDelay ?? 86_400_000),
+        ]));
       return rows.map((r) => r.id);
     });
+  }
+
+  /**
+   * Moves the lease deadline of an attempt that starts after a wait in the buffer to now() +
+   * `deadlineMs` (batched). Not retried: the claim's deadline left room for a failure (see
+   * bufferWaitLimit); past it, maintenance ends the attempt as past its deadline.
+   */
+  start(job: InFlightJob, deadlineMs: number): void {
+    this.starts.push({ job, deadlineMs }).catch((error: unknown) =>
+      this.logger.warn(AwaMessages.tickFailed(`moving the deadline of job ${job.id} to its start`, String(error))));
   }
 
   /** Finalizes a cancelled attempt; resolves false if its lease was no longer held. */
@@ -73,24 +97,32 @@ export class LeaseWriter {
    * longer held. The chunks are shared out over HEARTBEAT_CONNECTIONS transactions that run side by
    * side (they touch disjoint rows, so they never wait on each other); each commits once.
    */
-  heartbeat(chunks: InFlightJob[][]): Promise<Set<string>> {
+  heartbeat(chunks: InFlightJob[][]): Promise<HeartbeatResult> {
     return this.lane.run(async () => {
       const lost = new Set<string>();
+      const cancelRequested = new Set<string>();
       const connections = Math.min(HEARTBEAT_CONNECTIONS, chunks.length);
       const transactions = Array.from({ length: connections }, (_, first) => this.db.transaction(async (client) => {
         await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
         for (let i = first; i < chunks.length; i += connections) {
           const jobs = chunks[i]!;
-          const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string }>(
+          const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string; lost: boolean }>(
             client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);
-          for (const r of rows) lost.add(leaseKey(r.job_id, r.run_lease));
+          for (const r of rows) (r.lost ? lost : cancelRequested).add(leaseKey(r.job_id, r.run_lease));
         }
       }));
       // Wait for all before leaving the lane, even when one fails: none may overlap the next write.
       const failed = (await Promise.allSettled(transactions)).find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
-      return lost;
+      return { lost, cancelRequested };
     });
+  }
+
+  private async writeStarts(requests: Array<{ job: InFlightJob; deadlineMs: number }>): Promise<void[]> {
+    await this.lane.run(() => this.db.query(workerSql.startLeases, [
+      requests.map((r) => r.job.id), requests.map((r) => r.job.runLease), requests.map((r) => r.deadlineMs),
+    ]));
+    return requests.map(() => undefined);
   }
 
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
@@ -118,12 +150,12 @@ export class LeaseWriter {
    * lease could still be ours (heartbeatStaleAfter). Past that, maintenance rescues the attempt.
    */
   private async persist<T>(write: () => Promise<T>): Promise<T> {
-    const giveUpAt = Date.now() + this.options.heartbeatStaleAfter;
+    const giveUpAt = performance.now() + this.options.heartbeatStaleAfter;
     for (let delay = 50; ; delay = Math.min(delay * 2, 2_000)) {
       try {
         return await write();
       } catch (error) {
-        if (Date.now() + delay >= giveUpAt) throw error;
+        if (performance.now() + delay >= giveUpAt) throw error;
         this.logger.warn(AwaMessages.tickFailed('writing job results (will retry)', String(error)));
         await new Promise((r) => setTimeout(r, delay));
       }

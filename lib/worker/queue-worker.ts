@@ -9,6 +9,7 @@ import { Waiters } from '../util/waiters.js';
 import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
+import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -38,10 +39,16 @@ export class QueueWorker {
   private readonly kinds: string[];
   private readonly logger: Logger;
   private claiming = false;
+  /** The claim loop in flight, awaited by stopClaiming(): its rows must not outlive shutdown. */
+  private claimRun: Promise<void> = Promise.resolve();
   private wanted = false;
   private stopped = true;
   private pollTimer: NodeJS.Timeout | undefined;
   private retryDelay = 0;
+  /** Jobs were given back from the buffer for waiting too long: claim no more than free slots. */
+  private bufferStale = false;
+  private readonly waitLimit: number;
+  private readonly keepDeadline: number;
 
   constructor(
     readonly options: ResolvedQueueOptions,
@@ -50,11 +57,16 @@ export class QueueWorker {
   ) {
     this.kinds = [...kinds];
     this.logger = new Logger(`AwaWorker:${options.name}`);
+    this.waitLimit = bufferWaitLimit(options.deadlineDuration);
+    this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
   }
 
   start(): void {
     this.stopped = false;
-    this.pollTimer = setInterval(() => this.wake(), this.options.pollInterval);
+    this.pollTimer = setInterval(() => {
+      this.expireBuffer();
+      this.wake();
+    }, this.options.pollInterval);
     this.pollTimer.unref();
     this.wake();
   }
@@ -66,14 +78,20 @@ export class QueueWorker {
       this.wanted = true;
       return;
     }
-    void this.claimLoop();
+    this.claimRun = this.claimLoop();
   }
 
-  /** Stops claiming. Running handlers go on (see drain()); returns the claimed jobs never started. */
-  stopClaiming(): InFlightJob[] {
+  /**
+   * Stops claiming. Running handlers go on (see drain()). Waits for a claim still in flight (its
+   * rows land in the buffer, never started), then returns the claimed jobs never started.
+   */
+  async stopClaiming(): Promise<InFlightJob[]> {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
-    return this.buffer.splice(0);
+    await this.claimRun;
+    const unstarted = this.buffer.splice(0);
+    for (const job of unstarted) job.whileBuffered = undefined;
+    return unstarted;
   }
 
   /** Waits up to `timeoutMs` for running handlers; returns the attempts still running then. */
@@ -92,7 +110,8 @@ export class QueueWorker {
       do {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
-        const { concurrency, prefetch } = this.options;
+        const { concurrency } = this.options;
+        const prefetch = this.bufferStale ? 0 : this.options.prefetch;
         const want = concurrency + prefetch - this.running.size - this.buffer.length;
         if (want <= 0 || this.buffer.length > prefetch / 2) {
           this.wanted = true; // remember the demand: claim when slots free up
@@ -105,9 +124,9 @@ export class QueueWorker {
         for (const row of rows) {
           const job = new InFlightJob(row);
           this.deps.leases.add(job); // heartbeated from now on, running or not
-          this.buffer.push(job);
+          this.toBuffer(job);
         }
-        this.pump();
+        this.pump(); // nothing starts if shutdown began while the claim was in flight
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
@@ -121,31 +140,111 @@ export class QueueWorker {
   }
 
   /**
-   * Starts buffered jobs while slots are free. A slot frees when its handler settles; the result
-   * is written (batched) after that, and the lease stays registered, heartbeated, until it is.
+   * Starts buffered jobs while slots are free: concurrency is a hard cap. A slot frees when its
+   * handler settles, or, at its deadline, once the attempt's end is written; the result is written
+   * (batched) after that, and the lease stays registered, heartbeated, until it is. A job that
+   * waited in the buffer gets its lease deadline moved to start + deadline: the wait is not
+   * charged. One that waited too long to still have that room is given back instead.
    */
   private pump(): void {
-    while (this.running.size < this.options.concurrency && this.buffer.length > 0) {
+    if (this.stopped) return; // shutdown gives buffered jobs back; none may start now
+    this.expireBuffer();
+    const { concurrency, deadlineDuration } = this.options;
+    const now = performance.now();
+    while (this.running.size < concurrency && this.buffer.length > 0) {
       const job = this.buffer.shift()!;
+      job.whileBuffered = undefined;
       this.running.set(job.key, job);
+      if (deadlineDuration > 0 && now - job.claimedAt > this.keepDeadline) this.deps.writer.start(job, deadlineDuration);
       void this.attempt(job);
+    }
+  }
+
+  private toBuffer(job: InFlightJob): void {
+    job.whileBuffered = () => this.leaveBuffer(job);
+    this.buffer.push(job);
+  }
+
+  /** A buffered job was cancelled or lost its lease: it never runs. */
+  private leaveBuffer(job: InFlightJob): void {
+    const at = this.buffer.indexOf(job);
+    if (at < 0) return;
+    this.buffer.splice(at, 1);
+    job.whileBuffered = undefined;
+    if (job.lost) this.deps.leases.remove(job); // the lease is gone already
+    else void this.track(this.cancelUnstarted(job));
+  }
+
+  private async cancelUnstarted(job: InFlightJob): Promise<void> {
+    try {
+      await this.deps.writer.cancel(job, RescueErrors.cancelled);
+    } catch (error) {
+      // Not lost: the lease stays stored with its cancel request, and its rescue ends it cancelled.
+      this.logger.error(AwaMessages.tickFailed(`cancelling job ${job.id}`, String(error)));
+    } finally {
+      this.deps.leases.remove(job);
+    }
+  }
+
+  /**
+   * Gives back, unstarted and without spending an attempt, the buffered jobs that waited longer
+   * than the wait limit (the oldest are first). Until a slot frees, claims then take no more than
+   * the free slots, so hung slots do not claim the same jobs again and again.
+   */
+  private expireBuffer(): void {
+    if (this.stopped || this.buffer.length === 0) return;
+    const now = performance.now();
+    let expired = 0;
+    while (expired < this.buffer.length && now - this.buffer[expired]!.claimedAt > this.waitLimit) expired++;
+    if (expired === 0) return;
+    const jobs = this.buffer.splice(0, expired);
+    for (const job of jobs) job.whileBuffered = undefined;
+    this.bufferStale = true;
+    void this.track(this.giveBack(jobs));
+  }
+
+  private async giveBack(jobs: InFlightJob[]): Promise<void> {
+    try {
+      await this.deps.writer.release(jobs, RescueErrors.releasedUnstarted, false);
+    } catch (error) {
+      // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
+      this.logger.error(AwaMessages.tickFailed('giving back buffered jobs', String(error)));
+    } finally {
+      for (const job of jobs) this.deps.leases.remove(job);
+    }
+  }
+
+  /** Counts a write in flight, so settleWrites() waits for it. */
+  private async track(write: Promise<void>): Promise<void> {
+    this.writing++;
+    try {
+      await write;
+    } finally {
+      if (--this.writing === 0) this.writesDone.release();
     }
   }
 
   /** One attempt, from handler start until its result is written. */
   private async attempt(job: InFlightJob): Promise<void> {
     const outcome = await this.runHandler(job);
-    this.running.delete(job.key);
-    if (this.running.size === 0) this.handlersDone.release();
-    if (!this.stopped) this.pump();
-    if (this.wanted) this.wake();
+    // A handler past its deadline may still run: its slot frees once the attempt's end is written.
+    if (outcome.kind !== 'deadline') this.freeSlot(job);
     this.writing++;
     try {
       await this.record(job, outcome);
     } finally {
+      if (outcome.kind === 'deadline') this.freeSlot(job);
       this.deps.leases.remove(job);
       if (--this.writing === 0) this.writesDone.release();
     }
+  }
+
+  private freeSlot(job: InFlightJob): void {
+    this.running.delete(job.key);
+    this.bufferStale = false;
+    if (this.running.size === 0) this.handlersDone.release();
+    if (!this.stopped) this.pump();
+    if (this.wanted) this.wake();
   }
 
   /** Resolves once every result of a settled handler has been written (or given up on). */

@@ -26,6 +26,7 @@ export class WorkerService {
   ) {
     // Registered before the session connects, so the channel is LISTENed from the start.
     this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
+    // The request is stored on the lease too: a missed notification reaches the job by heartbeat.
     this.session.onNotification(AWA_CANCEL_CHANNEL, (id) =>
       this.leases.byJobId(id).forEach((job) => job.cancel(AbortReasons.cancelled)));
     this.session.onReconnect(() => this.workers.forEach((w) => w.wake()));
@@ -57,24 +58,26 @@ export class WorkerService {
    */
   async stop(): Promise<void> {
     const workers = [...this.workers.values()];
-    // Claimed but never started: give them back at once, so other instances can run them now.
-    const unstarted = workers.flatMap((w) => w.stopClaiming());
-    await this.release(unstarted);
+    // Claimed but never started (also by a claim that returns after this): give them back at once,
+    // so other instances can run them now.
+    const unstarted = (await Promise.all(workers.map((w) => w.stopClaiming()))).flat();
+    await this.release(unstarted, false);
     const leftovers = (await Promise.all(workers.map((w) => w.drain(this.options.shutdownTimeout)))).flat();
     if (leftovers.length > 0) {
       this.logger.warn(AwaMessages.shutdownTimeout(leftovers.length, this.options.shutdownTimeout));
-      await this.release(leftovers);
+      await this.release(leftovers, true);
     }
     // Every settled handler's result is written (its batch flushed) before the instance goes.
     await Promise.all(workers.map((w) => w.settleWrites()));
     this.workers.clear();
   }
 
-  private async release(jobs: InFlightJob[]): Promise<void> {
+  /** `started`: their handlers ran (these releases are counted, see SHUTDOWN_RELEASE_LIMIT). */
+  private async release(jobs: InFlightJob[], started: boolean): Promise<void> {
     if (jobs.length === 0) return;
     jobs.forEach((job) => job.release(AbortReasons.shutdown));
     try {
-      await this.writer.release(jobs, RescueErrors.releasedOnShutdown);
+      await this.writer.release(jobs, RescueErrors.releasedOnShutdown, started);
     } catch (error) {
       // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
       this.logger.error(AwaMessages.tickFailed('releasing jobs on shutdown', String(error)));

@@ -1,7 +1,8 @@
 import type { TestingModule } from '@nestjs/testing';
+import pg from 'pg';
 import { QueueProducer, RescueErrors } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
@@ -47,5 +48,44 @@ describe('a worker process sent SIGTERM', () => {
     expect(instances.map((i: { pid: number }) => i.pid)).not.toContain(worker.pid);
     // Released at once: it is claimable again right away, by anyone.
     await waitFor(async () => (await producer.getJob(long.id))?.state === 'available');
+  });
+
+  it('gives back at once what a claim in flight returns after SIGTERM: no handler starts, no lease is left', async () => {
+    // A test-only trigger holds every claim at a gate (an advisory lock this test holds), so the
+    // claim is deterministically in flight when the signal arrives.
+    const GATE = 4712;
+    // Jobs left over from other tests are out of play: the gated worker must find only this test's.
+    await queryOnce(db.url, `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE state <> 'completed'`);
+    await queryOnce(db.url, `
+      CREATE FUNCTION public.claim_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_advisory_lock_shared(${GATE}); PERFORM pg_advisory_unlock_shared(${GATE}); RETURN NULL; END $$;
+      CREATE TRIGGER claim_gate BEFORE INSERT ON awa.active_leases FOR EACH STATEMENT EXECUTE FUNCTION public.claim_gate()`);
+    const gate = new pg.Client({ connectionString: db.url });
+    await gate.connect();
+    const gated = new WorkerProcess(db.url, {
+      ...FAST_OPTIONS, queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 1, prefetch: 3 } },
+    });
+    try {
+      await gated.ready();
+      await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+      const jobs = await app.get(QueueProducer).enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'fixture.sleep', args: { ms: 10 } })));
+      await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [GATE]))[0]!.n >= 1);
+
+      gated.kill('SIGTERM');
+      await gated.waitForLine(/^SIGTERM$/);
+      await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+      expect(await gated.exit()).toEqual({ code: null, signal: 'SIGTERM' });
+
+      expect(gated.lines.filter((l) => l.startsWith('START '))).toEqual([]);
+      const dataSource = app.get(DataSource);
+      expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
+      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1) ORDER BY id', [jobs.map((j) => j.id)]);
+      expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
+    } finally {
+      gated.kill('SIGKILL');
+      await gate.end();
+      await queryOnce(db.url, 'DROP TRIGGER claim_gate ON awa.active_leases; DROP FUNCTION public.claim_gate()');
+    }
   });
 });

@@ -100,8 +100,9 @@ describe('query plans', () => {
     // The per-attempt writes go by primary key.
     ['completeJobs', workerSql.completeJobs, [['1', '2'], ['1', '1']], ['active_leases_pkey', 'jobs_pkey']],
     ['failJobs', workerSql.failJobs, [['1'], ['1'], ['boom'], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']],
-    ['releaseJobs', workerSql.releaseJobs, [['1'], ['1'], 'released'], ['active_leases_pkey', 'jobs_pkey']],
+    ['releaseJobs', workerSql.releaseJobs, [['1'], ['1'], 'released', [true], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']],
     ['heartbeatLeases', workerSql.heartbeatLeases, [['1', '2'], ['1', '1']], ['active_leases_pkey']],
+    ['startLeases', workerSql.startLeases, [['1', '2'], ['1', '1'], [1_000, 1_000]], ['active_leases_pkey']],
   ];
 
   const modes = ['custom', 'generic'] as const;

@@ -1,5 +1,5 @@
 import { jobsSql } from '../../lib/sql/index.js';
-import { listen, readJob, seedJob, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { listen, readJob, seedJob, seedRunning, statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** The producer-side statements: insert, read, cancel. */
 describe('jobs.sql', () => {
@@ -124,24 +124,26 @@ describe('jobs.sql', () => {
     });
   });
 
-  describe('signalCancel', () => {
-    it('returns the state of a running job and NOTIFYs awa_cancel with its id', async () => {
+  describe('requestCancel', () => {
+    it('stores the request on the lease of a running job and NOTIFYs awa_cancel with its id', async () => {
       const notes = await listen(await f.client(), 'awa_cancel');
-      const id = await seedJob(f.sql, { state: 'running', attempt: 1, runLease: 1 });
-      // The notification is the effect; the column is only there to make the call happen.
-      expect(await f.run(jobsSql.signalCancel, [id])).toMatchObject([{ state: 'running' }]);
+      const { id } = await seedRunning(f.sql);
+      const other = await seedRunning(f.sql);
+      expect(await f.run(jobsSql.requestCancel, [id])).toMatchObject([{ state: 'running', signalled: true }]);
       expect(await notes.take(f.sql)).toEqual([id]);
-      // It only signals: the job row is left to the worker that runs it.
+      // The job row is left to the transition that ends the attempt: it reads the request there.
       expect(await readJob(f.sql, id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await f.sql('SELECT job_id::text, cancel_requested FROM awa.active_leases ORDER BY job_id'))
+        .toEqual([{ job_id: id, cancel_requested: true }, { job_id: other.id, cancel_requested: false }]);
     });
 
-    it('returns the state of any other job without a notification, and nothing for an unknown id', async () => {
+    it('returns the state of any other job, unflagged and without a notification, and nothing for an unknown id', async () => {
       const notes = await listen(await f.client(), 'awa_cancel');
       for (const state of ['scheduled', 'available', 'retryable', 'completed', 'failed', 'cancelled']) {
         const id = await seedJob(f.sql, { state });
-        expect(await f.run(jobsSql.signalCancel, [id])).toMatchObject([{ state }]);
+        expect(await f.run(jobsSql.requestCancel, [id])).toMatchObject([{ state, signalled: false }]);
       }
-      expect(await f.run(jobsSql.signalCancel, ['999999'])).toEqual([]);
+      expect(await f.run(jobsSql.requestCancel, ['999999'])).toEqual([]);
       expect(await notes.take(f.sql)).toEqual([]);
     });
   });

@@ -1,4 +1,4 @@
-import { maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import {
   leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, until, useSqlFixture, type SqlFixture,
 } from './sql-fixture.js';
@@ -276,6 +276,22 @@ describe('maintenance.sql', () => {
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [60_000, 60_000, 2])).toBe(2);
       const remaining = (await f.sql('SELECT id::text FROM awa.jobs')).map((r) => r.id).sort();
       expect(remaining).toEqual(ids.filter((j) => j.minutes <= 30).map((j) => j.id).sort());
+    });
+  });
+
+  describe('a rescue of an attempt with a stored cancel request', () => {
+    it('ends the job cancelled, never retryable, whichever rescue finds it', async () => {
+      const stale = await seedRunning(f.sql, { heartbeatAgeMs: HOUR });
+      const late = await seedRunning(f.sql, { deadlineInMs: -1_000 });
+      const orphan = await seedRunning(f.sql, { instanceId: 'dead-1' });
+      const plain = await seedRunning(f.sql, { instanceId: 'dead-1' });
+      for (const job of [stale, late, orphan]) await f.run(jobsSql.requestCancel, [job.id]);
+      expect(byId(await staleRescue())).toEqual({ [stale.id]: 'cancelled' });
+      expect(byId(await deadlineRescue())).toEqual({ [late.id]: 'cancelled' });
+      expect(byId(await orphanRescue(['dead-1']))).toEqual({ [orphan.id]: 'cancelled', [plain.id]: 'retryable' });
+      const job = await readJob(f.sql, orphan.id);
+      expect(job).toMatchObject({ state: 'cancelled', attempt: 1, errors: [{ attempt: 1, error: 'worker instance died: dead-1' }] });
+      expect(job!.finalized_at).toBeInstanceOf(Date);
     });
   });
 

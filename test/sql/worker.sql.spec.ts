@@ -1,4 +1,6 @@
-import { workerSql } from '../../lib/sql/index.js';
+import { RescueErrors } from '../../lib/awa.messages.js';
+import { jobsSql, workerSql } from '../../lib/sql/index.js';
+import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
 import type { ClaimedJobRow } from '../../lib/worker/in-flight-job.js';
 import {
   execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, useSqlFixture, type SqlFixture,
@@ -251,12 +253,17 @@ describe('worker.sql', () => {
   });
 
   describe('releaseJobs', () => {
+    /** started, retry base ms, retry cap ms of `n` attempts. */
+    const release = (n: number, started = true) => [Array(n).fill(started), Array(n).fill(1_000), Array(n).fill(2_000)];
+    const releaseOne = (job: { id: string; runLease: string }, started: boolean, reason = 'released on shutdown') =>
+      f.run(workerSql.releaseJobs, [[job.id], [job.runLease], reason, ...release(1, started)]);
+
     it('gives the attempt back: available now, attempt decremented, the error appended, lease gone, queue notified once', async () => {
       const notes = await listen(await f.client(), 'awa_jobs');
       const a = await seedRunning(f.sql, { queue: 'alpha', attempt: 2, runLease: 5, runAtMs: -60_000 });
       const b = await seedRunning(f.sql, { queue: 'alpha', attempt: 1 });
       const c = await seedRunning(f.sql, { queue: 'beta', attempt: 1 });
-      const rows = await f.run(workerSql.releaseJobs, [[a.id, b.id, c.id], [a.runLease, b.runLease, c.runLease], 'released on shutdown']);
+      const rows = await f.run(workerSql.releaseJobs, [[a.id, b.id, c.id], [a.runLease, b.runLease, c.runLease], 'released on shutdown', ...release(3)]);
       expect(ids(rows)).toEqual([a.id, b.id, c.id].sort());
       expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
       const job = await readJob(f.sql, a.id);
@@ -274,11 +281,79 @@ describe('worker.sql', () => {
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
-      expect(await f.run(workerSql.releaseJobs, [[wrong.id, gone.id], ['1', gone.runLease], 'released on shutdown'])).toEqual([]);
+      expect(await f.run(workerSql.releaseJobs, [[wrong.id, gone.id], ['1', gone.runLease], 'released on shutdown', ...release(2)])).toEqual([]);
       expect(await notes.take(f.sql)).toEqual([]);
       expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', attempt: 2, errors: [] });
       expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
       expect(await readJob(f.sql, gone.id)).toMatchObject({ state: 'running', attempt: 1, errors: [] });
+    });
+
+    it(`spends the attempt on shutdown release ${SHUTDOWN_RELEASE_LIMIT} in a row of a started attempt, and counts no unstarted one`, async () => {
+      const id = await seedJob(f.sql, { maxAttempts: 5 });
+      const states: string[] = [];
+      for (let i = 1; i <= SHUTDOWN_RELEASE_LIMIT; i++) {
+        // Claimed again (as a claim would), then given back once unstarted and once after running.
+        for (const started of [false, true]) {
+          const runLease = String(2 * i + (started ? 1 : 0));
+          await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = attempt + 1, run_lease = $2 WHERE id = $1`, [id, runLease]);
+          await seedLease(f.sql, id, runLease);
+          const [row] = await releaseOne({ id, runLease }, started, started ? 'released on shutdown' : 'unstarted');
+          if (started) states.push(row.state);
+        }
+      }
+      expect(states).toEqual([...Array(SHUTDOWN_RELEASE_LIMIT - 1).fill('available'), 'retryable']);
+      const job = await readJob(f.sql, id);
+      // Only the last release spent its attempt.
+      expect(job).toMatchObject({ state: 'retryable', attempt: 1 });
+      expect(job!.errors.map((e) => e.error)).toEqual(Array(SHUTDOWN_RELEASE_LIMIT).fill(['unstarted', 'released on shutdown']).flat());
+      expect(job!.retry_delay_ms).toBeGreaterThanOrEqual(1_000); // retried with backoff, not at once
+      expect((await f.sql('SELECT shutdown_releases FROM awa.jobs WHERE id = $1', [id]))[0]).toEqual({ shutdown_releases: 0 });
+      expect(await countLeases()).toBe(0);
+    });
+
+    it('fails the job for good when the spent attempt was its last', async () => {
+      const { id, runLease } = await seedRunning(f.sql, { attempt: 2, maxAttempts: 2 });
+      await f.sql('UPDATE awa.jobs SET shutdown_releases = $2 WHERE id = $1', [id, SHUTDOWN_RELEASE_LIMIT - 1]);
+      expect(await releaseOne({ id, runLease }, true)).toEqual([{ id, state: 'failed', notified: '0' }]);
+      expect((await readJob(f.sql, id))!.finalized_at).toBeInstanceOf(Date);
+    });
+
+    it('ends an attempt with a cancel request cancelled, started or not, and never makes it available', async () => {
+      const notes = await listen(await f.client(), 'awa_jobs');
+      for (const started of [true, false]) {
+        const job = await seedRunning(f.sql);
+        await f.run(jobsSql.requestCancel, [job.id]);
+        expect(await releaseOne(job, started)).toEqual([{ id: job.id, state: 'cancelled', notified: '0' }]);
+        expect(await readJob(f.sql, job.id)).toMatchObject({ state: 'cancelled', attempt: 1 });
+      }
+      expect(await notes.take(f.sql)).toEqual([]);
+    });
+  });
+
+  describe('a stored cancel request', () => {
+    it('ends a completed or failed attempt cancelled', async () => {
+      const done = await seedRunning(f.sql);
+      const threw = await seedRunning(f.sql);
+      await f.run(jobsSql.requestCancel, [done.id]);
+      await f.run(jobsSql.requestCancel, [threw.id]);
+      expect(ids(await f.run(workerSql.completeJobs, [[done.id], [done.runLease]]))).toEqual([done.id]);
+      expect(await f.run(workerSql.failJobs, [[threw.id], [threw.runLease], ['boom'], [1_000], [2_000]])).toEqual([
+        { id: threw.id, run_lease: threw.runLease, state: 'cancelled' },
+      ]);
+      expect(await readJob(f.sql, done.id)).toMatchObject({ state: 'cancelled', errors: [{ error: RescueErrors.cancelled }] });
+      const failed = await readJob(f.sql, threw.id);
+      expect(failed).toMatchObject({ state: 'cancelled', errors: [{ error: 'boom' }] });
+      expect(failed!.finalized_at).toBeInstanceOf(Date);
+    });
+  });
+
+  describe('startLeases', () => {
+    it('moves the deadline of held leases to now() + their deadline; fenced on the run lease', async () => {
+      const held = await seedRunning(f.sql, { deadlineInMs: 1_000 });
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2, deadlineInMs: 1_000 });
+      await f.run(workerSql.startLeases, [[held.id, wrong.id], [held.runLease, '1'], [60_000, 60_000]]);
+      const rows = await f.sql(`SELECT job_id::text, round(extract(epoch FROM deadline_at - now()))::int AS in_s FROM awa.active_leases ORDER BY job_id`);
+      expect(rows).toEqual([{ job_id: held.id, in_s: 60 }, { job_id: wrong.id, in_s: 1 }]);
     });
   });
 
@@ -292,7 +367,8 @@ describe('worker.sql', () => {
       await tx.query('BEGIN');
       try {
         const rows = await f.run(workerSql.heartbeatLeases, [[held.id, wrong.id, gone.id], [held.runLease, '1', gone.runLease]], tx);
-        expect(rows.map((r) => `${r.job_id}@${r.run_lease}`).sort()).toEqual([`${wrong.id}@1`, `${gone.id}@${gone.runLease}`].sort());
+        expect(rows.map((r) => `${r.job_id}@${r.run_lease}:${r.lost}`).sort())
+          .toEqual([`${wrong.id}@1:true`, `${gone.id}@${gone.runLease}:true`].sort());
         const leases = await execOn(tx)(`SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`);
         expect(leases).toEqual([{ job_id: held.id, beat: true }, { job_id: wrong.id, beat: false }]);
       } finally {
@@ -300,6 +376,14 @@ describe('worker.sql', () => {
       }
       expect(await f.sql(`SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`))
         .toEqual([{ n: 1 }]);
+    });
+
+    it('also returns the held leases with a cancel request, not lost', async () => {
+      const asked = await seedRunning(f.sql);
+      const quiet = await seedRunning(f.sql);
+      await f.run(jobsSql.requestCancel, [asked.id]);
+      const rows = await f.run(workerSql.heartbeatLeases, [[asked.id, quiet.id], [asked.runLease, quiet.runLease]]);
+      expect(rows).toEqual([{ job_id: asked.id, run_lease: asked.runLease, lost: false }]);
     });
 
     it('heartbeatPlanMode makes the transaction look leases up by primary key, and ends with it', async () => {

@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import pg from 'pg';
+import { WorkerService } from '../../lib/worker/worker.service.js';
+import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+
+const GATE = 4711;
+
+@Injectable()
+class Tracked {
+  readonly started: string[] = [];
+  @JobHandler('tracked')
+  run(job: Job) {
+    this.started.push(job.id);
+  }
+}
+
+/**
+ * A claim still in flight when shutdown begins: its rows come back after stopClaiming(). The claim
+ * is held deterministically by a test-only trigger that waits on an advisory lock this test holds.
+ */
+describe('a claim in flight at shutdown', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let gate: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    gate = new pg.Client({ connectionString: db.url });
+    await gate.connect();
+  });
+  afterAll(async () => {
+    await gate?.end();
+    await db?.drop();
+  });
+
+  it('gives every claimed row back at once, starts no handler, and leaves no lease', async () => {
+    const app: TestingModule = await startTestApp({
+      url: db.url, providers: [Tracked], awa: { queues: { default: { concurrency: 1, prefetch: 3, pollInterval: 60_000 } } },
+    });
+    let closed = false;
+    try {
+      await queryOnce(db.url, `
+        CREATE FUNCTION public.claim_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_advisory_lock_shared(${GATE}); PERFORM pg_advisory_unlock_shared(${GATE}); RETURN NULL; END $$;
+        CREATE TRIGGER claim_gate BEFORE INSERT ON awa.active_leases FOR EACH STATEMENT EXECUTE FUNCTION public.claim_gate()`);
+      await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+      const jobs = await app.get(QueueProducer).enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'tracked', args: {} })));
+      await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [GATE]))[0]!.n === 1,
+      15_000, 'the claim to wait at the gate');
+
+      // Shutdown begins (stopClaiming has run once stop() returned its promise), then the claim returns.
+      const workers = app.get(WorkerService);
+      const stop = workers.stop.bind(workers);
+      let stopping!: () => void;
+      const stopped = new Promise<void>((resolve) => (stopping = resolve));
+      workers.stop = () => {
+        const done = stop();
+        stopping();
+        return done;
+      };
+      const closing = app.close();
+      await stopped;
+      await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+      await closing;
+      closed = true;
+
+      expect(app.get(Tracked).started).toEqual([]);
+      expect(await queryOnce(db.url, 'SELECT job_id FROM awa.active_leases')).toEqual([]);
+      const rows = await queryOnce(db.url, `SELECT state, attempt FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [jobs.map((j) => j.id)]);
+      expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
+    } finally {
+      if (!closed) {
+        await gate.query('SELECT pg_advisory_unlock_all()');
+        await app.close();
+      }
+    }
+  });
+});
