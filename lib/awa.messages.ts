@@ -28,6 +28,7 @@ export const AwaMessages = {
     `nestjs-awa: @JobHandler on ${handler} needs a non-empty kind string.`,
 
   enqueueKindInvalid: () => 'nestjs-awa: enqueue needs a non-empty job kind string (at most 200 characters).',
+  enqueueKindUnstorable: () => 'nestjs-awa: a job kind must not contain the NUL character or a lone UTF-16 surrogate.',
   enqueueQueueUnknown: (queue: string, known: string[]) =>
     `nestjs-awa: cannot enqueue into unknown queue "${queue}"; configured queues: ${known.join(', ')}.`,
   enqueueArgsInvalid: (reason: string) => `nestjs-awa: job args cannot be stored as JSON: ${reason}.`,

@@ -48,7 +48,7 @@ export class QueueProducer {
 
   /** A job as stored, or null. */
   async getJob<TArgs = unknown>(id: string): Promise<JobRecord<TArgs> | null> {
-    if (!/^\d{1,19}$/.test(String(id))) return null;
+    if (!isJobId(id)) return null;
     const [row] = await this.db.query(jobsSql.getJob, [id]);
     return row ? toRecord<TArgs>(row) : null;
   }
@@ -59,7 +59,7 @@ export class QueueProducer {
    * and the attempt ends `cancelled` when the handler settles. A finished job is left as it is.
    */
   async cancel(id: string): Promise<CancelResult> {
-    if (!/^\d{1,19}$/.test(String(id))) return { outcome: 'not-found' };
+    if (!isJobId(id)) return { outcome: 'not-found' };
     const [waiting] = await this.db.query<{ previous_state: JobState }>(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
     if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
     const [current] = await this.db.query<{ state: JobState }>(jobsSql.signalCancel, [id]);
@@ -85,6 +85,14 @@ export class QueueProducer {
   private defaultQueue(kind: string): string {
     return this.explorer.handlers.get(kind)?.queue ?? DEFAULT_QUEUE;
   }
+}
+
+const BIGINT_MAX = 9_223_372_036_854_775_807n;
+
+/** Whether `id` can name a job: digits that fit a bigint (a larger one would make PostgreSQL throw). */
+function isJobId(id: unknown): boolean {
+  const text = String(id);
+  return /^\d{1,19}$/.test(text) && BigInt(text) <= BIGINT_MAX;
 }
 
 function toRecord<TArgs>(row: Record<string, unknown>): JobRecord<TArgs> {
