@@ -5,7 +5,7 @@ export { HeartbeatService, type HeartbeatReport } from './heartbeat/heartbeat.se
 export { MaintenanceService, type SweepReport } from './maintenance/maintenance.service.js';
 export { AwaDatabase } from './database/awa-database.js';
 export { AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity } from './entities/index.js';
-export { AwaMigrations, AwaInit1764400000000 } from '../migrations/index.js';
+export { AwaMigrations, AwaInit1764400000000, AwaInstanceSettings1764500000003 } from '../migrations/index.js';
 export { AWA_OPTIONS, DEFAULT_QUEUE, PRIORITY_MAX, PRIORITY_MIN } from './awa.constants.js';
 export { AbortReasons, RescueErrors } from './awa.messages.js';
 export { JOB_STATES } from './interfaces/job.interface.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { AwaInit1764400000000, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AwaInit1764400000000, AwaMigrations, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../support/test-database.js';
@@ -158,16 +158,15 @@ describe('bad input catalogue', () => {
     await expect(dataSource.query(`UPDATE awa.jobs SET attempt = -1 WHERE id = $1`, [id])).rejects.toThrow(/check constraint/);
   });
 
-  it('16. the migration run twice is a no-op', async () => {
+  it('16. the migrations run twice are a no-op', async () => {
     const queryRunner = dataSource.createQueryRunner();
     try {
-      await new AwaInit1764400000000().up(queryRunner);
-      await new AwaInit1764400000000().up(queryRunner);
+      for (const Migration of [...AwaMigrations, ...AwaMigrations]) await new Migration().up(queryRunner);
     } finally {
       await queryRunner.release();
     }
-    const applied = await dataSource.query('SELECT name FROM awa.schema_migrations');
-    expect(applied).toEqual([{ name: 'AwaInit1764400000000' }]);
+    const applied = await dataSource.query('SELECT name FROM awa.schema_migrations ORDER BY applied_at, name');
+    expect(applied).toEqual(AwaMigrations.map((M) => ({ name: new M().name })));
   });
 
   it('17. the migration run concurrently from two connections applies once', async () => {
