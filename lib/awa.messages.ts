@@ -41,6 +41,9 @@ export const AwaMessages = {
   enqueueManagerInvalid: () =>
     'nestjs-awa: `manager` must be a TypeORM EntityManager of the same PostgreSQL DataSource.',
 
+  statementTimedOut: (name: string, ms: number) =>
+    `nestjs-awa: statement ${name} did not finish within statementTimeout (${ms} ms); it was stopped on the server.`,
+
   leaseLost: (id: string, kind: string, lease: string) =>
     `job ${id} (${kind}) finished, but its lease ${lease} was no longer held: it had been rescued. The result was discarded.`,
   handlerThrew: (id: string, kind: string, attempt: number, error: string) =>

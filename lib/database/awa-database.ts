@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Client, Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Client, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
+import { AWA_OPTIONS } from '../awa.constants.js';
+import { AwaMessages } from '../awa.messages.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { schemaSql } from '../sql/index.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
+
+/** The message of pg's client-side query_timeout error. */
+const PG_QUERY_TIMEOUT = 'Query read timeout';
 
 /** Injection token of the TypeORM DataSource the queue lives in. */
 export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
@@ -12,7 +19,10 @@ export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
  */
 @Injectable()
 export class AwaDatabase {
-  constructor(@Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource) {
+  constructor(
+    @Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {
     // A database restart can raise a client's 'error' in the instant between its checkout and the
     // moment TypeORM's QueryRunner listens, which would crash the process. Keep one listener on
     // every client; pg-pool still discards the broken client when it is released.
@@ -25,22 +35,55 @@ export class AwaDatabase {
   }
 
   async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
-    const result = await this.pool.query<R>({ name: sql.name, text: sql.text, values });
-    return result.rows;
+    return (await this.run<R>(sql, values)).rows;
   }
 
   /** Runs a statement and returns how many rows it touched. */
   async execute(sql: SqlStatement, values: unknown[] = []): Promise<number> {
-    const result = await this.pool.query({ name: sql.name, text: sql.text, values });
-    return result.rowCount ?? 0;
+    return (await this.run(sql, values)).rowCount ?? 0;
   }
 
-  /** Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it throws. */
+  /**
+   * One statement on a pool client, bounded by statementTimeout. The pool is the app's, so the
+   * limit cannot be a session setting, and a statement outside a transaction cannot carry one of
+   * its own: pg's client-side query_timeout bounds the wait instead. That alone would leave the
+   * statement running on the server, to commit once its lock frees; so the client is discarded and
+   * its backend terminated before the error is thrown.
+   */
+  private async run<R extends QueryResultRow>(sql: SqlStatement, values: unknown[]): Promise<QueryResult<R>> {
+    const timeout = this.options.statementTimeout;
+    const config = { name: sql.name, text: sql.text, values };
+    if (timeout === 0) return this.pool.query<R>(config);
+    const client = await this.pool.connect();
+    try {
+      const result = await client.query<R>({ ...config, query_timeout: timeout } as QueryConfig);
+      client.release();
+      return result;
+    } catch (error) {
+      // As pool.query does: a client whose statement failed is not reused.
+      client.release(error instanceof Error ? error : true);
+      if (!(error instanceof Error) || error.message !== PG_QUERY_TIMEOUT) throw error;
+      const pid = (client as unknown as { processID?: number }).processID;
+      if (pid !== undefined) {
+        await this.pool.query({ name: schemaSql.terminateBackend.name, text: schemaSql.terminateBackend.text, values: [pid], query_timeout: timeout } as QueryConfig)
+          .catch(() => undefined);
+      }
+      throw new Error(AwaMessages.statementTimedOut(sql.name, timeout), { cause: error });
+    }
+  }
+
+  /**
+   * Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it
+   * throws. statementTimeout applies to each of its statements, on the server (SET LOCAL).
+   */
   async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken = false;
     try {
       await client.query('BEGIN');
+      if (this.options.statementTimeout > 0) {
+        await AwaDatabase.queryOn(client, schemaSql.setLocalStatementTimeout, [String(this.options.statementTimeout)]);
+      }
       const result = await body(client);
       await client.query('COMMIT');
       return result;

@@ -59,6 +59,11 @@ export interface AwaModuleOptions {
    * the instance row's heartbeat age counts (for poolers where session locks do not hold).
    */
   livenessProbe?: 'session' | 'heartbeat';
+  /**
+   * Longest a statement of the queue's own may run, in ms (0: no limit), so that one write stuck
+   * behind a lock cannot hold up the heartbeats queued behind it. Default 30_000.
+   */
+  statementTimeout?: number;
   /** Retention of finished jobs. */
   retention?: RetentionOptions;
 }

@@ -19,6 +19,7 @@ export interface ResolvedAwaOptions {
   maxArgsBytes: number;
   orphanSweepInterval: number;
   livenessProbe: 'session' | 'heartbeat';
+  statementTimeout: number;
   retention: Required<RetentionOptions>;
 }
 
@@ -127,6 +128,7 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     maxArgsBytes: num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024),
     orphanSweepInterval: num('orphanSweepInterval', 'positive', false, MAX_TIMER_MS),
     livenessProbe: o.livenessProbe ?? 'session',
+    statementTimeout: num('statementTimeout', 'nonNegative', true, MAX_TIMER_MS),
     retention: {
       completed: checkNumber('retention.completed', pick(o.retention?.completed, RETENTION_DEFAULTS.completed), 'nonNegative', false, MAX_INTERVAL_MS),
       failed: checkNumber('retention.failed', pick(o.retention?.failed, RETENTION_DEFAULTS.failed), 'nonNegative', false, MAX_INTERVAL_MS),
