@@ -19,6 +19,8 @@ export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
  */
 @Injectable()
 export class AwaDatabase {
+  private readonly guarded = new WeakSet<PoolClient>();
+
   constructor(
     @Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
@@ -54,7 +56,7 @@ export class AwaDatabase {
     const timeout = this.options.statementTimeout;
     const config = { name: sql.name, text: sql.text, values };
     if (timeout === 0) return this.pool.query<R>(config);
-    const client = await this.pool.connect();
+    const client = await this.checkout();
     try {
       const result = await client.query<R>({ ...config, query_timeout: timeout } as QueryConfig);
       client.release();
@@ -77,7 +79,7 @@ export class AwaDatabase {
    * throws. statementTimeout applies to each of its statements, on the server (SET LOCAL).
    */
   async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.checkout();
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -93,6 +95,22 @@ export class AwaDatabase {
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * A pool client with an 'error' listener. The 'connect' hook above misses the clients the pool
+   * opened before this service existed (TypeORM's first connection). pool.query releases a client
+   * inside the query's callback; an awaited query releases it a microtask later, and if the server's
+   * "terminating connection" arrives in the same read as the result, pg raises 'error' on the client
+   * in between, when pg-pool's idle listener is not attached (the chaos run's restart hit this).
+   */
+  private async checkout(): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    if (!this.guarded.has(client)) {
+      client.on('error', () => undefined);
+      this.guarded.add(client);
+    }
+    return client;
   }
 
   /** Runs a statement on a given client (a dedicated connection or a checked-out pool client). */
