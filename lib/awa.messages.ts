@@ -32,6 +32,7 @@ export const AwaMessages = {
     '(import everywhere in an ESM app, require everywhere in a CommonJS app).',
 
   enqueueKindInvalid: () => 'nestjs-awa: enqueue needs a non-empty job kind string (at most 200 characters).',
+  enqueueKindUnstorable: () => 'nestjs-awa: a job kind must not contain the NUL character or a lone UTF-16 surrogate.',
   enqueueQueueUnknown: (queue: string, known: string[]) =>
     `nestjs-awa: cannot enqueue into unknown queue "${queue}"; configured queues: ${known.join(', ')}.`,
   enqueueArgsInvalid: (reason: string) => `nestjs-awa: job args cannot be stored as JSON: ${reason}.`,
@@ -43,6 +44,9 @@ export const AwaMessages = {
   enqueueMaxAttemptsInvalid: () => 'nestjs-awa: `maxAttempts` must be an integer of at least 1.',
   enqueueManagerInvalid: () =>
     'nestjs-awa: `manager` must be a TypeORM EntityManager of the same PostgreSQL DataSource.',
+
+  statementTimedOut: (name: string, ms: number) =>
+    `nestjs-awa: statement ${name} did not finish within statementTimeout (${ms} ms); it was stopped on the server.`,
 
   leaseLost: (id: string, kind: string, lease: string) =>
     `job ${id} (${kind}) finished, but its lease ${lease} was no longer held: it had been rescued. The result was discarded.`,

@@ -7,7 +7,8 @@ export { MaintenanceService, type SweepReport } from './maintenance/maintenance.
 export { AwaDatabase } from './database/awa-database.js';
 export { AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity } from './entities/index.js';
 export {
-  AwaMigrations, AwaInit1764400000000, AwaCancelRequests1764500000001, AwaLeaderLease1764500000004,
+  AwaMigrations, AwaInit1764400000000, AwaCancelRequests1764500000001, AwaInstanceSettings1764500000003,
+  AwaLeaderLease1764500000004,
 } from '../migrations/index.js';
 export { AWA_OPTIONS, DEFAULT_QUEUE, PRIORITY_MAX, PRIORITY_MIN } from './awa.constants.js';
 export { AbortReasons, RescueErrors } from './awa.messages.js';

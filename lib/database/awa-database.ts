@@ -1,14 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Client, Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
+import type { Client, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import { AWA_OPTIONS } from '../awa.constants.js';
+import { AwaMessages } from '../awa.messages.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { schemaSql } from '../sql/index.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import { pgPoolOf } from './typeorm-adapter.js';
 
 /** How long a dedicated connection may take to connect when the DataSource sets no limit. */
 export const DEDICATED_CONNECT_TIMEOUT_MS = 10_000;
+
+/** The message of pg's client-side query_timeout error. */
+const PG_QUERY_TIMEOUT = 'Query read timeout';
 
 /** Injection token of the TypeORM DataSource the queue lives in. */
 export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
@@ -36,10 +41,11 @@ export class AwaDatabase {
   readonly named: boolean;
   /** Pooler mode: the client of a fenced leader transaction that query()/execute() run on (see bound). */
   private readonly scope = new AsyncLocalStorage<PoolClient>();
+  private readonly guarded = new WeakSet<PoolClient>();
 
   constructor(
     @Inject(AWA_DATA_SOURCE) readonly dataSource: DataSource,
-    @Inject(AWA_OPTIONS) options: ResolvedAwaOptions,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {
     this.named = options.connectionMode !== 'transaction-pooler';
     // A database restart can raise a client's 'error' in the instant between its checkout and the
@@ -54,16 +60,12 @@ export class AwaDatabase {
   }
 
   async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
-    if (!this.named) return (await this.target().query<R>(config(sql, values, false))).rows;
-    const result = await this.pool.query<R>({ name: sql.name, text: sql.text, values });
-    return result.rows;
+    return (await this.run<R>(sql, values)).rows;
   }
 
   /** Runs a statement and returns how many rows it touched. */
   async execute(sql: SqlStatement, values: unknown[] = []): Promise<number> {
-    if (!this.named) return (await this.target().query(config(sql, values, false))).rowCount ?? 0;
-    const result = await this.pool.query({ name: sql.name, text: sql.text, values });
-    return result.rowCount ?? 0;
+    return (await this.run(sql, values)).rowCount ?? 0;
   }
 
   /**
@@ -74,17 +76,53 @@ export class AwaDatabase {
     return this.named ? body() : this.scope.run(client, body);
   }
 
-  private target(): Pool | PoolClient {
-    return this.scope.getStore() ?? this.pool;
+  /**
+   * One statement on a pool client, bounded by statementTimeout. The pool is the app's, so the
+   * limit cannot be a session setting, and a statement outside a transaction cannot carry one of
+   * its own: pg's client-side query_timeout bounds the wait instead. That alone would leave the
+   * statement running on the server, to commit once its lock frees; so the client is discarded and
+   * its backend terminated before the error is thrown.
+   */
+  private async run<R extends QueryResultRow>(sql: SqlStatement, values: unknown[]): Promise<QueryResult<R>> {
+    const query = config(sql, values, this.named);
+    // Inside a fenced leader transaction (pooler mode): SET LOCAL bounds it there.
+    const scoped = this.scope.getStore();
+    if (scoped) return scoped.query<R>(query);
+    const timeout = this.options.statementTimeout;
+    if (timeout === 0) return this.pool.query<R>(query);
+    const client = await this.checkout();
+    try {
+      const result = await client.query<R>({ ...query, query_timeout: timeout } as QueryConfig);
+      client.release();
+      return result;
+    } catch (error) {
+      // As pool.query does: a client whose statement failed is not reused.
+      client.release(error instanceof Error ? error : true);
+      if (!(error instanceof Error) || error.message !== PG_QUERY_TIMEOUT) throw error;
+      // Behind a pooler the backend key is the pooler's, not a server pid: dropping the client
+      // connection is all we can do there (the pooler then closes its server connection).
+      const pid = (client as unknown as { processID?: number }).processID;
+      if (pid !== undefined && this.named) {
+        await this.pool.query({ name: schemaSql.terminateBackend.name, text: schemaSql.terminateBackend.text, values: [pid], query_timeout: timeout } as QueryConfig)
+          .catch(() => undefined);
+      }
+      throw new Error(AwaMessages.statementTimedOut(sql.name, timeout), { cause: error });
+    }
   }
 
-  /** Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it throws. */
+  /**
+   * Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it
+   * throws. statementTimeout applies to each of its statements, on the server (SET LOCAL).
+   */
   async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.checkout();
     if (!this.named) UNNAMED_CLIENTS.add(client);
     let broken = false;
     try {
       await client.query('BEGIN');
+      if (this.options.statementTimeout > 0) {
+        await AwaDatabase.queryOn(client, schemaSql.setLocalStatementTimeout, [String(this.options.statementTimeout)]);
+      }
       const result = await body(client);
       await client.query('COMMIT');
       return result;
@@ -94,6 +132,22 @@ export class AwaDatabase {
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * A pool client with an 'error' listener. The 'connect' hook above misses the clients the pool
+   * opened before this service existed (TypeORM's first connection). pool.query releases a client
+   * inside the query's callback; an awaited query releases it a microtask later, and if the server's
+   * "terminating connection" arrives in the same read as the result, pg raises 'error' on the client
+   * in between, when pg-pool's idle listener is not attached (the chaos run's restart hit this).
+   */
+  private async checkout(): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    if (!this.guarded.has(client)) {
+      client.on('error', () => undefined);
+      this.guarded.add(client);
+    }
+    return client;
   }
 
   /** Runs a statement on a given client (a dedicated connection or a checked-out pool client). */

@@ -10,4 +10,6 @@ export class AwaInstanceEntity {
   @Column({ type: 'integer', name: 'lock_key' }) lockKey!: number;
   @Column({ type: 'timestamptz', name: 'started_at' }) startedAt!: Date;
   @Column({ type: 'timestamptz', name: 'heartbeat_at' }) heartbeatAt!: Date;
+  /** The options rescues of its leases follow: heartbeatStaleAfter and per-queue retry settings. */
+  @Column({ type: 'jsonb' }) settings!: { heartbeatStaleAfter?: number; queues?: Record<string, { retryBaseDelay: number; retryMaxDelay: number }> };
 }

@@ -6,6 +6,7 @@ import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { instanceSettings } from '../options/instance-settings.js';
 import { instancesSql, schemaSql, type SqlStatement } from '../sql/index.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
@@ -55,12 +56,15 @@ export class InstanceSession {
   private readonly reconnectListeners: Array<() => void> = [];
   private readonly disconnectListeners: Array<() => void> = [];
   private readonly logger = new Logger('AwaInstance');
+  /** What rescues of this instance's leases follow, as JSON for its row. */
+  private readonly settings: string;
 
   constructor(
     private readonly db: AwaDatabase,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {
     this.timing = livenessTiming(options.orphanSweepInterval);
+    this.settings = JSON.stringify(instanceSettings(options));
   }
 
   get connected(): boolean {
@@ -117,7 +121,7 @@ export class InstanceSession {
 
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
   async refresh(): Promise<void> {
-    await this.db.query(instancesSql.upsertInstance, [this.id, this.hostname, this.pid, this.queues, this.lockKey]);
+    await this.db.query(instancesSql.upsertInstance, [this.id, this.hostname, this.pid, this.queues, this.lockKey, this.settings]);
   }
 
   async stop(): Promise<void> {

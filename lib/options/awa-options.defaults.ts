@@ -25,4 +25,5 @@ export const MODULE_DEFAULTS = {
   shutdownTimeout: 30_000,
   maxArgsBytes: 1_048_576,
   orphanSweepInterval: 5_000,
+  statementTimeout: 30_000,
 } satisfies Partial<AwaModuleOptions>;

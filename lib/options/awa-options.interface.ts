@@ -68,6 +68,11 @@ export interface AwaModuleOptions {
    * polling instead of LISTEN, liveness by heartbeat, and leadership as a row lease with a term.
    */
   connectionMode?: 'direct' | 'transaction-pooler';
+  /**
+   * Longest a statement of the queue's own may run, in ms (0: no limit), so that one write stuck
+   * behind a lock cannot hold up the heartbeats queued behind it. Default 30_000.
+   */
+  statementTimeout?: number;
   /** Retention of finished jobs. */
   retention?: RetentionOptions;
 }

@@ -20,11 +20,14 @@ export interface ResolvedAwaOptions {
   orphanSweepInterval: number;
   livenessProbe: 'session' | 'heartbeat';
   connectionMode: 'direct' | 'transaction-pooler';
+  statementTimeout: number;
   retention: Required<RetentionOptions>;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 const MAX_TIMER_MS = 2_147_483_647; // setTimeout/setInterval cap
+/** 100 years: the statements compute now() minus these, which must stay a valid timestamp. */
+const MAX_INTERVAL_MS = 3_155_760_000_000;
 
 type Rule = 'positive' | 'nonNegative';
 
@@ -99,7 +102,7 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     checkNumber(key, pick(o[key] as number | undefined, MODULE_DEFAULTS[key] as number), rule, integer, max);
 
   const heartbeatInterval = num('heartbeatInterval', 'positive', false, MAX_TIMER_MS);
-  const heartbeatStaleAfter = num('heartbeatStaleAfter', 'positive', false);
+  const heartbeatStaleAfter = num('heartbeatStaleAfter', 'positive', false, MAX_INTERVAL_MS);
   if (heartbeatStaleAfter <= heartbeatInterval) {
     throw new Error(AwaMessages.invalidOption('heartbeatStaleAfter',
       `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`));
@@ -135,9 +138,10 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     orphanSweepInterval: num('orphanSweepInterval', 'positive', false, MAX_TIMER_MS),
     livenessProbe: pooled ? 'heartbeat' : o.livenessProbe ?? 'session',
     connectionMode: o.connectionMode ?? 'direct',
+    statementTimeout: num('statementTimeout', 'nonNegative', true, MAX_TIMER_MS),
     retention: {
-      completed: checkNumber('retention.completed', pick(o.retention?.completed, RETENTION_DEFAULTS.completed), 'nonNegative', false),
-      failed: checkNumber('retention.failed', pick(o.retention?.failed, RETENTION_DEFAULTS.failed), 'nonNegative', false),
+      completed: checkNumber('retention.completed', pick(o.retention?.completed, RETENTION_DEFAULTS.completed), 'nonNegative', false, MAX_INTERVAL_MS),
+      failed: checkNumber('retention.failed', pick(o.retention?.failed, RETENTION_DEFAULTS.failed), 'nonNegative', false, MAX_INTERVAL_MS),
     },
   };
 }

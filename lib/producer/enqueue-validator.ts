@@ -2,6 +2,7 @@ import { PRIORITY_MAX, PRIORITY_MIN } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import type { EnqueueManyItem } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { isStorableText, unstorableInJson } from '../util/unicode-text.js';
 
 // Years 1 to 9999 (Date.UTC maps years 0-99 to 19xx, hence the string form).
 const EARLIEST_RUN_AT = Date.parse('0001-01-01T00:00:00Z');
@@ -13,6 +14,7 @@ export function encodeJob(
 ): { queue: string; json: string } {
   const { kind } = item;
   if (typeof kind !== 'string' || kind.trim() === '' || kind.length > 200) throw new Error(AwaMessages.enqueueKindInvalid());
+  if (!isStorableText(kind)) throw new Error(AwaMessages.enqueueKindUnstorable());
   const queue = item.queue ?? defaultQueue(kind);
   const queueOptions = options.queues.get(queue);
   if (!queueOptions) throw new Error(AwaMessages.enqueueQueueUnknown(String(queue), [...options.queues.keys()]));
@@ -48,8 +50,12 @@ function encodeArgs(args: unknown, maxBytes: number): string {
     throw new Error(AwaMessages.enqueueArgsInvalid(error instanceof Error ? error.message : String(error)));
   }
   if (json === undefined) throw new Error(AwaMessages.enqueueArgsInvalid(`${typeof args} is not a JSON value`));
-  // PostgreSQL's jsonb cannot hold the NUL character.
-  if (json.includes('\\u0000')) throw new Error(AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'));
+  // PostgreSQL's jsonb holds neither the NUL character nor half a surrogate pair.
+  const unstorable = unstorableInJson(json);
+  if (unstorable === 'nul') throw new Error(AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'));
+  if (unstorable === 'surrogate') {
+    throw new Error(AwaMessages.enqueueArgsInvalid('strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)'));
+  }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) throw new Error(AwaMessages.enqueueArgsTooLarge(bytes, maxBytes));
   return json;

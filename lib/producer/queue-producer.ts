@@ -49,7 +49,7 @@ export class QueueProducer {
 
   /** A job as stored, or null. */
   async getJob<TArgs = unknown>(id: string): Promise<JobRecord<TArgs> | null> {
-    if (!/^\d{1,19}$/.test(String(id))) return null;
+    if (!isJobId(id)) return null;
     const [row] = await this.db.query(jobsSql.getJob, [id]);
     return row ? toRecord<TArgs>(row) : null;
   }
@@ -61,7 +61,7 @@ export class QueueProducer {
    * (settled, released, rescued) the job ends `cancelled`. A finished job is left as it is.
    */
   async cancel(id: string): Promise<CancelResult> {
-    if (!/^\d{1,19}$/.test(String(id))) return { outcome: 'not-found' };
+    if (!isJobId(id)) return { outcome: 'not-found' };
     // The job may change state between the two statements (claimed, or its attempt ended): retry.
     for (let round = 0; ; round++) {
       const [waiting] = await this.db.query<{ previous_state: JobState }>(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
@@ -93,6 +93,13 @@ export class QueueProducer {
 }
 
 const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed', 'cancelled']);
+const BIGINT_MAX = 9_223_372_036_854_775_807n;
+
+/** Whether `id` can name a job: digits that fit a bigint (a larger one would make PostgreSQL throw). */
+function isJobId(id: unknown): boolean {
+  const text = String(id);
+  return /^\d{1,19}$/.test(text) && BigInt(text) <= BIGINT_MAX;
+}
 
 function toRecord<TArgs>(row: Record<string, unknown>): JobRecord<TArgs> {
   return {

@@ -7,11 +7,15 @@ export const LIVENESS_LOCK_NAMESPACE = 618272;
 export const acquireLivenessLock = statement('acquire_liveness_lock',
   `SELECT pg_try_advisory_lock(${LIVENESS_LOCK_NAMESPACE}, $1::int) AS acquired`);
 
-/** Registers or refreshes an instance ($1 id, $2 hostname, $3 pid, $4 queues, $5 lock key). */
+/**
+ * Registers or refreshes an instance ($1 id, $2 hostname, $3 pid, $4 queues, $5 lock key,
+ * $6 settings: the options rescues of its leases follow, see InstanceSettings).
+ */
 export const upsertInstance = statement('upsert_instance', `
-  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, started_at, heartbeat_at)
-  VALUES ($1, $2, $3, $4::text[], $5, now(), now())
-  ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, lock_key = EXCLUDED.lock_key`);
+  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, settings, started_at, heartbeat_at)
+  VALUES ($1, $2, $3, $4::text[], $5, $6::jsonb, now(), now())
+  ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, lock_key = EXCLUDED.lock_key,
+    settings = EXCLUDED.settings`);
 
 export const deleteInstance = statement('delete_instance', `DELETE FROM awa.instances WHERE id = $1`);
 
@@ -26,14 +30,18 @@ export const terminateStaleSession = statement('terminate_stale_session', `
   SELECT pg_terminate_backend(a.pid) AS terminated FROM pg_stat_activity a
    WHERE a.pid = $1 AND a.application_name = $2 AND a.pid <> pg_backend_pid()`);
 
+/** The row's own heartbeatStaleAfter, or $2 ms for rows written before settings were stored. */
+const STALE_AFTER = millis(`coalesce((i.settings ->> 'heartbeatStaleAfter')::float8, $2::float8)`);
+
 /**
- * Instances other than $1 that may not be live: their row is older than $2 ms (`stale`), or
- * ($3 = true) their liveness lock is no longer held by any session.
+ * Instances other than $1 that may not be live: their row is older than their own
+ * heartbeatStaleAfter, or $2 ms for rows without settings (`stale`), or ($3 = true) their liveness
+ * lock is no longer held by any session.
  */
 export const findDeadInstances = statement('find_dead_instances', `
-  SELECT i.id, i.heartbeat_at < now() - ${millis('$2')} AS stale FROM awa.instances i
+  SELECT i.id, i.heartbeat_at < now() - ${STALE_AFTER} AS stale FROM awa.instances i
    WHERE i.id <> $1
-     AND (i.heartbeat_at < now() - ${millis('$2')}
+     AND (i.heartbeat_at < now() - ${STALE_AFTER}
           OR ($3::boolean AND NOT EXISTS (
                 SELECT 1 FROM pg_locks pl
                  WHERE pl.locktype = 'advisory' AND pl.granted

@@ -5,7 +5,8 @@ import { failAssignments, millis, statement, type SqlStatement } from './sql-sta
  * Parameters shared by every rescue statement:
  *   $1 queue names, $2 their retry base ms, $3 their retry cap ms (the leader's queue options),
  *   $4 default base ms, $5 default cap ms (for queues the leader does not know), $6 batch size.
- * Statement-specific parameters start at $7.
+ * Statement-specific parameters start at $7. A job is retried with the settings of the instance
+ * that held its lease (its row's `settings`); the leader's serve only when that row is gone.
  *
  * A rescue locks the chosen lease rows (SKIP LOCKED, so two leaders never take the same one),
  * deletes them, and moves each job, still fenced on (id, run_lease, running), through the same
@@ -23,9 +24,11 @@ function rescue(name: string, pickLeases: string, errorExpr: string): SqlStateme
       RETURNING l.job_id, l.run_lease, l.instance_id, l.cancel_requested
     ), targets AS (
       SELECT r.job_id, r.run_lease, r.instance_id, r.cancel_requested,
-             coalesce(c.base_ms, $4::float8) AS base_ms, coalesce(c.cap_ms, $5::float8) AS cap_ms
+             coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryBaseDelay'])::float8, c.base_ms, $4::float8) AS base_ms,
+             coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryMaxDelay'])::float8, c.cap_ms, $5::float8) AS cap_ms
         FROM released r
         JOIN awa.jobs j0 ON j0.id = r.job_id
+        LEFT JOIN awa.instances i ON i.id = r.instance_id
         LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS c(queue, base_ms, cap_ms) ON c.queue = j0.queue
     )
     UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested')}
@@ -34,15 +37,21 @@ function rescue(name: string, pickLeases: string, errorExpr: string): SqlStateme
     RETURNING j.id::text, j.state`);
 }
 
+/** heartbeatStaleAfter of the instance holding lease `l`, or $7 (the leader's) if its row is gone. */
+const OWNER_STALE_AFTER = `coalesce((SELECT (i.settings ->> 'heartbeatStaleAfter')::float8
+                                       FROM awa.instances i WHERE i.id = l.instance_id), $7::float8)`;
+
 /**
- * Leases whose heartbeat is older than $7 ms; error text $8. A lease is never heartbeated before
- * its claim, so only leases claimed more than $7 ms ago qualify: that bound is the index scan
- * (on claimed_at, which heartbeats never touch, so they stay HOT updates).
+ * Leases whose heartbeat is older than their instance's heartbeatStaleAfter (or $7 ms); error text
+ * $8. A lease is never heartbeated before its claim, so only leases claimed more than the smallest
+ * of those ago qualify: that bound is the index scan (on claimed_at, which heartbeats never touch,
+ * so they stay HOT updates).
  */
 export const rescueStaleHeartbeats = rescue('rescue_stale_heartbeats', `
-  SELECT job_id, run_lease, instance_id FROM awa.active_leases
-   WHERE claimed_at < now() - ${millis('$7')} AND heartbeat_at < now() - ${millis('$7')}
-   ORDER BY claimed_at`, '$8::text');
+  SELECT l.job_id, l.run_lease, l.instance_id FROM awa.active_leases l
+   WHERE l.claimed_at < now() - ${millis(`least($7::float8, (SELECT min((settings ->> 'heartbeatStaleAfter')::float8) FROM awa.instances))`)}
+     AND l.heartbeat_at < now() - ${millis(OWNER_STALE_AFTER)}
+   ORDER BY l.claimed_at`, '$8::text');
 
 /** Leases past their hard deadline; error text $7. */
 export const rescueExpiredDeadlines = rescue('rescue_expired_deadlines', `

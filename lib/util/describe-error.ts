@@ -1,3 +1,5 @@
+import { toStorableText } from './unicode-text.js';
+
 /** A readable one-line text for anything a handler may throw (an Error, a string, undefined, ...). */
 export function describeThrown(value: unknown): string {
   if (value instanceof Error) {
@@ -13,7 +15,10 @@ export function describeThrown(value: unknown): string {
   }
 }
 
-/** Truncates long error texts so one failure cannot bloat a job row. */
+/**
+ * Truncates long error texts so one failure cannot bloat a job row, and makes them storable: a
+ * NUL or a lone surrogate in a handler's message would otherwise fail the whole failJobs batch.
+ */
 export function clip(text: string, max = 8_000): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+  return toStorableText(text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`);
 }

@@ -29,6 +29,8 @@ describe('module options', () => {
       /`livenessProbe`: 'session' needs a session of its own/],
     ['a negative retention', { retention: { completed: -1 } }, /`retention\.completed`: must not be negative/],
     ['an empty data source name', { dataSource: '' }, /`dataSource`: expected a DataSource name/],
+    ['a negative statement timeout', { statementTimeout: -1 }, /`statementTimeout`: must not be negative/],
+    ['a fractional statement timeout', { statementTimeout: 0.5 }, /`statementTimeout`: expected an integer/],
   ];
 
   it.each(cases)('rejects %s, naming the option', (_what, options, message) => {
@@ -40,7 +42,7 @@ describe('module options', () => {
     expect(o).toMatchObject({
       heartbeatInterval: 30_000, heartbeatStaleAfter: 90_000, maintenanceInterval: 30_000, rescueBatchSize: 500,
       heartbeatBatchSize: 500, migrationsRun: false, shutdownTimeout: 30_000, orphanSweepInterval: 5_000,
-      livenessProbe: 'session', connectionMode: 'direct', retention: { completed: 86_400_000, failed: 604_800_000 },
+      livenessProbe: 'session', connectionMode: 'direct', statementTimeout: 30_000, retention: { completed: 86_400_000, failed: 604_800_000 },
     });
     expect(o.queues.get('default')).toEqual({
       name: 'default', concurrency: 10, deadlineDuration: 300_000, maxAttempts: 25, retryBaseDelay: 1_000,

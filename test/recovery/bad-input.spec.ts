@@ -34,6 +34,18 @@ class CarelessHandlers {
     return 'not a promise';
   }
 
+  @JobHandler('careless.nul-in-error')
+  nulInError() {
+    throw new Error('bad \u0000 byte');
+  }
+
+  @JobHandler('careless.surrogate-in-error')
+  surrogateInError() {
+    const error = new Error(`cut ${'\ud83d\ude00'.slice(0, 1)} here`);
+    error.name = 'Cut\ud83dError';
+    throw error;
+  }
+
   @JobHandler('select 1; drop table awa.jobs; --')
   sqlKind(job: Job) {
     return job.kind;
@@ -146,11 +158,10 @@ describe('bad input catalogue', () => {
     await expect(dataSource.query(`UPDATE awa.jobs SET attempt = -1 WHERE id = $1`, [id])).rejects.toThrow(/check constraint/);
   });
 
-  it('16. the migration run twice is a no-op', async () => {
+  it('16. the migrations run twice are a no-op', async () => {
     const queryRunner = dataSource.createQueryRunner();
     try {
-      await new AwaInit1764400000000().up(queryRunner);
-      await new AwaInit1764400000000().up(queryRunner);
+      for (const Migration of [...AwaMigrations, ...AwaMigrations]) await new Migration().up(queryRunner);
     } finally {
       await queryRunner.release();
     }
@@ -233,4 +244,78 @@ describe('bad input catalogue', () => {
     }
     expect((await finished((await producer.enqueue('careless.sync-return', {})).id)).state).toBe('completed');
   });
+
+  it('26. args with a lone UTF-16 surrogate are rejected before the database, and the batch inserts nothing', async () => {
+    const before = await jobCount();
+    const cut = '\ud83d\ude00'.slice(0, 1); // a string cut in the middle of an emoji
+    await expect(producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { s: `x${cut}` } }]))
+      .rejects.toThrow(/^nestjs-awa: job args cannot be stored as JSON: strings must not contain a lone UTF-16 surrogate/);
+    await expect(producer.enqueue('x', { [`k${'\udc00'}`]: 1 })).rejects.toThrow(/lone UTF-16 surrogate/);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('27. whole emoji and other astral characters in args are stored faithfully', async () => {
+    const args = { s: 'smile \ud83d\ude00, math \ud835\udc00', deep: ['\u{1f680}'] };
+    const { id } = await producer.enqueue('x.emoji', args, { runAt: new Date(Date.now() + 3_600_000) });
+    expect((await producer.getJob(id))?.args).toEqual(args);
+  });
+
+  it('28. a kind with NUL or a lone surrogate is rejected before the database', async () => {
+    const before = await jobCount();
+    await expect(producer.enqueue('bad\u0000kind', {})).rejects.toThrow(/^nestjs-awa: .*kind/);
+    await expect(producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'cut\ud83d', args: {} }])).rejects.toThrow(/^nestjs-awa: .*kind/);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('29. text with a literal backslash before u0000 (or before ud83d) is stored faithfully', async () => {
+    const args = { path: 'C:\\u0000\\ud83d', odd: '\\\\u0000', mixed: '\\\u00e9u0000' };
+    const { id } = await producer.enqueue('x.backslash', args, { runAt: new Date(Date.now() + 3_600_000) });
+    expect((await producer.getJob(id))?.args).toEqual(args);
+    // An escaped backslash right before a real NUL is still a NUL.
+    await expect(producer.enqueue('x', { s: '\\\u0000' })).rejects.toThrow(/NUL character/);
+  });
+
+  it('30. getJob and cancel with an id above the bigint maximum find nothing', async () => {
+    for (const id of ['9223372036854775808', '9999999999999999999']) {
+      expect(await producer.getJob(id)).toBeNull();
+      expect(await producer.cancel(id)).toEqual({ outcome: 'not-found' });
+    }
+    expect(await producer.getJob('9223372036854775807')).toBeNull();
+    expect(await producer.cancel('9223372036854775807')).toEqual({ outcome: 'not-found' });
+  });
+
+  it('31. retention and heartbeatStaleAfter so large that now() minus them leaves the timestamp range fail at boot', () => {
+    expect(() => AwaModule.forRoot({ retention: { completed: 1e15 } })).toThrow(/^nestjs-awa: invalid option `retention\.completed`: must be at most/);
+    expect(() => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } })).toThrow(/`retention\.failed`: must be at most/);
+    expect(() => AwaModule.forRoot({ heartbeatStaleAfter: 1e15 })).toThrow(/^nestjs-awa: invalid option `heartbeatStaleAfter`: must be at most/);
+  });
+
+  it('32. the largest accepted retention and heartbeatStaleAfter still make valid intervals in the statements', async () => {
+    const max = largestAccepted('heartbeatStaleAfter');
+    expect(largestAccepted('retention.completed')).toBe(max);
+    const { deleteFinishedJobs, rescueStaleHeartbeats } = await import('../../lib/sql/maintenance.sql.js');
+    await expect(dataSource.query(deleteFinishedJobs.text, [max, max, 10])).resolves.toBeDefined();
+    await expect(dataSource.query(rescueStaleHeartbeats.text, [[], [], [], 1_000, 1_000, 10, max, 'x'])).resolves.toBeDefined();
+  });
+
+  it('33. a handler error with NUL or a lone surrogate is stored readably, and fails no other job of its batch', async () => {
+    const [nul, cut] = await producer.enqueueMany([
+      { kind: 'careless.nul-in-error', args: {}, maxAttempts: 1 },
+      { kind: 'careless.surrogate-in-error', args: {}, maxAttempts: 1 },
+    ]);
+    expect(await finished(nul!.id)).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'Error: bad \\0 byte' })] });
+    expect(await finished(cut!.id)).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'Cut\ufffdError: cut \ufffd here' })] });
+  });
 });
+
+/** The `must be at most N` bound the options resolver reports for `path`. */
+function largestAccepted(path: string): number {
+  const options = path === 'heartbeatStaleAfter' ? { heartbeatStaleAfter: 1e16 } : { retention: { completed: 1e16 } };
+  try {
+    AwaModule.forRoot(options);
+  } catch (error) {
+    const bound = /must be at most (\d+)/.exec(String(error));
+    if (bound) return Number(bound[1]);
+  }
+  throw new Error(`no upper bound reported for ${path}`);
+}

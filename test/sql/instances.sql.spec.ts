@@ -4,6 +4,7 @@ import { adminUrl } from '../support/test-database.js';
 import { execOn, seedRunning, statementsOf, until, useSqlFixture } from './sql-fixture.js';
 
 const HOUR = 3_600_000;
+const SETTINGS = JSON.stringify({ heartbeatStaleAfter: 90_000, queues: { default: { retryBaseDelay: 1_000, retryMaxDelay: 60_000 } } });
 
 /** The instance registry and the two liveness probes of the orphan sweep. */
 describe('instances.sql', () => {
@@ -13,7 +14,7 @@ describe('instances.sql', () => {
   /** An instance row, with its heartbeat `ageMs` old. */
   async function register(id: string, ageMs = 0): Promise<number> {
     const key = ++nextKey;
-    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key]);
+    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key, '{}']);
     if (ageMs > 0) await f.sql(`UPDATE awa.instances SET heartbeat_at = now() - $2::float8 * interval '1 millisecond' WHERE id = $1`, [id, ageMs]);
     return key;
   }
@@ -44,21 +45,25 @@ describe('instances.sql', () => {
     it('registers an instance with started_at = heartbeat_at = now()', async () => {
       const tx = await f.client();
       await tx.query('BEGIN');
-      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default', 'reports'], 99], tx);
+      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS], tx);
       const rows = await execOn(tx)(
-        `SELECT id, hostname, pid, queues, lock_key, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`);
+        `SELECT id, hostname, pid, queues, lock_key, settings, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`);
       await tx.query('COMMIT');
-      expect(rows).toEqual([{ id: 'i-1', hostname: 'box', pid: 123, queues: ['default', 'reports'], lock_key: 99, started_now: true, beat_now: true }]);
+      expect(rows).toEqual([{
+        id: 'i-1', hostname: 'box', pid: 123, queues: ['default', 'reports'], lock_key: 99, settings: JSON.parse(SETTINGS), started_now: true, beat_now: true,
+      }]);
     });
 
-    it('refreshes heartbeat_at, queues and lock_key of a known instance and keeps its started_at', async () => {
-      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99]);
+    it('refreshes heartbeat_at, queues, lock_key and settings of a known instance and keeps its started_at', async () => {
+      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS]);
       await f.sql(`UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`);
-      await f.run(instancesSql.upsertInstance, ['i-1', 'other-box', 456, ['reports'], 100]);
+      await f.run(instancesSql.upsertInstance, ['i-1', 'other-box', 456, ['reports'], 100, '{"heartbeatStaleAfter":5000}']);
       const rows = await f.sql(
-        `SELECT id, hostname, pid, queues, lock_key, started_at < now() - interval '59 minutes' AS kept_start,
+        `SELECT id, hostname, pid, queues, lock_key, settings, started_at < now() - interval '59 minutes' AS kept_start,
                 heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`);
-      expect(rows).toEqual([{ id: 'i-1', hostname: 'box', pid: 123, queues: ['reports'], lock_key: 100, kept_start: true, refreshed: true }]);
+      expect(rows).toEqual([{
+        id: 'i-1', hostname: 'box', pid: 123, queues: ['reports'], lock_key: 100, settings: { heartbeatStaleAfter: 5_000 }, kept_start: true, refreshed: true,
+      }]);
     });
   });
 
@@ -87,6 +92,15 @@ describe('instances.sql', () => {
       await register('slightly-old', 30_000);
       expect(await dead('self', 60_000, false)).toEqual(['stale']);
       expect(await dead('self', 10_000, false)).toEqual(['slightly-old', 'stale']);
+    });
+
+    it('judges a row\'s age by the heartbeatStaleAfter in its own settings, by $2 only without one', async () => {
+      await register('patient', 30 * 60_000);
+      await f.sql(`UPDATE awa.instances SET settings = '{"heartbeatStaleAfter": 3600000}' WHERE id = 'patient'`);
+      await register('hasty', 20_000);
+      await f.sql(`UPDATE awa.instances SET settings = '{"heartbeatStaleAfter": 10000}' WHERE id = 'hasty'`);
+      await register('plain', 30 * 60_000);
+      expect(await dead('self', 60_000, false)).toEqual(['hasty', 'plain']);
     });
 
     it('reports an instance whose session closed', async () => {

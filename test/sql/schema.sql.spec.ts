@@ -86,6 +86,29 @@ describe('schema.sql', () => {
     });
   });
 
+  describe('terminateBackend', () => {
+    it('ends the given backend, rolling back its open transaction and freeing its locks', async () => {
+      const victim = await f.client();
+      const pid = (victim as unknown as { processID: number }).processID;
+      await victim.query('BEGIN');
+      await victim.query(`SELECT pg_advisory_xact_lock(4242)`);
+      expect(await f.run(schemaSql.terminateBackend, [pid])).toEqual([{ terminated: true }]);
+      await until(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 'the backend to end');
+      expect(await f.sql('SELECT pg_try_advisory_lock(4242) AS free, pg_advisory_unlock(4242)')).toEqual([{ free: true, pg_advisory_unlock: true }]);
+    });
+  });
+
+  describe('setLocalStatementTimeout', () => {
+    it('sets statement_timeout until the transaction ends, and stops a statement that outlives it', async () => {
+      const client = await f.client();
+      await client.query('BEGIN');
+      expect(await f.run(schemaSql.setLocalStatementTimeout, ['250'], client)).toEqual([{ statement_timeout: '250ms' }]);
+      await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
+      await client.query('ROLLBACK');
+      expect((await client.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '0' }]);
+    });
+  });
+
   it('ran every statement of schema.sql', () => {
     expect(statementsOf(schemaSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
   });

