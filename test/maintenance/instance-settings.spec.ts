@@ -85,7 +85,8 @@ describe('rescues follow the settings of the instance owning the lease', () => {
   });
 
   it('the leases of a dead instance are retried with the dead instance\'s settings', async () => {
-    await copyOfPatient('dead-patient', { live: false, ageMs: 0 });
+    // Lock gone and row stale past its own heartbeatStaleAfter: dead on the first sweep (two signals).
+    await copyOfPatient('dead-patient', { live: false, ageMs: 2 * HOUR });
     const job = await seedRunning(exec, { instanceId: 'dead-patient', queue: 'reports' });
     expect(await leader.task(OrphanRescueTask).run()).toBe(1);
     const row = await readJob(exec, job.id);
