@@ -28,6 +28,10 @@ export class OrphanRescueTask implements MaintenanceTask {
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
+  get batchSize(): number {
+    return this.options.rescueBatchSize;
+  }
+
   async run(): Promise<number> {
     if (this.options.livenessProbe === 'session' && this.session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS)) return 0;
     const dead = await this.db.query<{ id: string }>(instancesSql.findDeadInstances, [
