@@ -1,4 +1,4 @@
-import { AwaInit1764400000000 } from 'nestjs-awa';
+import { AwaMigrations } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { SqlStatement } from '../../lib/sql/index.js';
@@ -106,13 +106,13 @@ export function useSqlFixture({ reset = true }: { reset?: boolean } = {}): SqlFi
   };
 }
 
-/** Applies the bundled migration through TypeORM, as a host app's migration run would. */
+/** Applies the bundled migrations through TypeORM, as a host app's migration run would. */
 export async function applyMigrations(url: string): Promise<void> {
   const dataSource = new DataSource({ type: 'postgres', url, logging: false });
   await dataSource.initialize();
   const queryRunner = dataSource.createQueryRunner();
   try {
-    await new AwaInit1764400000000().up(queryRunner);
+    for (const Migration of AwaMigrations) await new Migration().up(queryRunner);
   } finally {
     await queryRunner.release();
     await dataSource.destroy();
