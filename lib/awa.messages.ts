@@ -49,6 +49,9 @@ export const AwaMessages = {
   leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
   rescued: (task: string, count: number) => `${task}: rescued ${count} job(s)`,
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
+  unhandledKind: (queue: string, kind: string, count: number) =>
+    `${count} available job(s) of kind "${kind}" in queue "${queue}", and no live instance has a handler for that kind ` +
+    'in that queue: they wait until one starts. Check the kind\'s spelling and the queue of its @JobHandler.',
   shutdownTimeout: (count: number, ms: number) =>
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;

@@ -33,6 +33,8 @@ export class InstanceSession {
   private connectedAt = 0;
   private reconnects = 0;
   private queues: string[] = [];
+  /** { kind: queue } of this instance's handlers, in its row for the leader's unhandled-kinds check. */
+  private handlers: Record<string, string> = {};
   private readonly channels = new Map<string, NotificationHandler[]>();
   private readonly reconnectListeners: Array<() => void> = [];
   private readonly disconnectListeners: Array<() => void> = [];
@@ -71,8 +73,9 @@ export class InstanceSession {
     this.disconnectListeners.push(listener);
   }
 
-  async start(queues: string[]): Promise<void> {
+  async start(queues: string[], handlers: Record<string, string> = {}): Promise<void> {
     this.queues = queues;
+    this.handlers = handlers;
     await this.connect();
   }
 
@@ -84,7 +87,7 @@ export class InstanceSession {
 
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
   async refresh(): Promise<void> {
-    await this.db.query(instancesSql.upsertInstance, [this.id, this.hostname, this.pid, this.queues, this.lockKey]);
+    await this.db.query(instancesSql.upsertInstance, [this.id, this.hostname, this.pid, this.queues, this.lockKey, JSON.stringify(this.handlers)]);
   }
 
   async stop(): Promise<void> {

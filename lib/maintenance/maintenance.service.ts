@@ -10,6 +10,7 @@ import { HeartbeatRescueTask } from './tasks/heartbeat-rescue.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
+import { UnhandledKindsTask } from './tasks/unhandled-kinds.task.js';
 import { runSweep, type SweepReport } from './sweep-runner.js';
 
 export const MAINTENANCE_INTERVAL_NAME = 'awa.maintenance';
@@ -41,6 +42,7 @@ export class MaintenanceService {
     private readonly orphanRescue: OrphanRescueTask,
     promotion: PromotionTask,
     cleanup: CleanupTask,
+    private readonly unhandledKinds: UnhandledKindsTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup];
   }
@@ -75,11 +77,14 @@ export class MaintenanceService {
 
   /**
    * One maintenance sweep now, if this instance is (or becomes) the leader. Each task repeats its
-   * batch until one comes back short, for up to half the maintenance interval.
+   * batch until one comes back short, for up to half the maintenance interval. Then the leader
+   * warns of kinds that have available jobs and no live handler (it moves nothing: not reported).
    */
   async sweep(): Promise<SweepReport | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
-    return this.runTasks(this.sweepTasks, this.options.maintenanceInterval / 2);
+    const report = await this.runTasks(this.sweepTasks, this.options.maintenanceInterval / 2);
+    await this.runBatch(this.unhandledKinds);
+    return report;
   }
 
   /** One orphan sweep now, if this instance is (or becomes) the leader; batches as sweep() does. */

@@ -7,11 +7,11 @@ export const LIVENESS_LOCK_NAMESPACE = 618272;
 export const acquireLivenessLock = statement('acquire_liveness_lock',
   `SELECT pg_try_advisory_lock(${LIVENESS_LOCK_NAMESPACE}, $1::int) AS acquired`);
 
-/** Registers or refreshes an instance ($1 id, $2 hostname, $3 pid, $4 queues, $5 lock key). */
+/** Registers or refreshes an instance ($1 id, $2 hostname, $3 pid, $4 queues, $5 lock key, $6 handlers { kind: queue }). */
 export const upsertInstance = statement('upsert_instance', `
-  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, started_at, heartbeat_at)
-  VALUES ($1, $2, $3, $4::text[], $5, now(), now())
-  ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, lock_key = EXCLUDED.lock_key`);
+  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, started_at, heartbeat_at, handlers)
+  VALUES ($1, $2, $3, $4::text[], $5, now(), now(), coalesce($6::jsonb, '{}'))
+  ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, lock_key = EXCLUDED.lock_key, handlers = EXCLUDED.handlers`);
 
 export const deleteInstance = statement('delete_instance', `DELETE FROM awa.instances WHERE id = $1`);
 
