@@ -96,6 +96,7 @@ describe('query plans', () => {
     ['rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2']], ['active_leases_instance_idx']],
     ['promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']],
     ['deleteFinishedJobs', maintenanceSql.deleteFinishedJobs, [86_400_000, 604_800_000, 5_000], ['jobs_finalized_idx']],
+    ['findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']],
     ['forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']],
     // The per-attempt writes go by primary key.
     ['completeJobs', workerSql.completeJobs, [['1', '2'], ['1', '1']], ['active_leases_pkey', 'jobs_pkey']],
