@@ -83,7 +83,7 @@ export class MaintenanceService {
   async sweep(): Promise<SweepReport | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
     const report = await this.runTasks(this.sweepTasks, this.options.maintenanceInterval / 2);
-    await this.runBatch(this.unhandledKinds);
+    if (!this.stopping) await this.runBatch(this.unhandledKinds);
     return report;
   }
 

@@ -53,6 +53,14 @@ describe('MaintenanceService sweeps in batches', () => {
     expect(await exec(`SELECT id FROM awa.instances WHERE id = 'dead'`)).toEqual([]);
   });
 
+  it('stop() ends a tick in progress after its current round of batches', async () => {
+    await seedBacklog(exec);
+    // The boot tick of start() is under way when stop() is called; stop() waits for it to end.
+    service().start();
+    await service().stop();
+    expect(await counts()).toEqual({ leases: 6, scheduled: 3, completed: 25 });
+  });
+
   it('stops at the time budget of the tick (half the interval): each task then has run one batch', async () => {
     await seedBacklog(exec);
     // Every reading of the sweep clock is an hour later than the one before: the budget is spent
