@@ -154,7 +154,7 @@ describe('bad input catalogue', () => {
     } finally {
       await queryRunner.release();
     }
-    const applied = await dataSource.query('SELECT name FROM awa.schema_migrations');
+    const applied = await dataSource.query(`SELECT name FROM awa.schema_migrations WHERE name = 'AwaInit1764400000000'`);
     expect(applied).toEqual([{ name: 'AwaInit1764400000000' }]);
   });
 
