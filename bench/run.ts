@@ -9,15 +9,20 @@ import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
+import { soakScenario } from './scenarios/soak.scenario.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { profileLabel, readBenchConfig, type BenchConfig, type QueueProfile } from './support/bench.config.js';
 import { createBenchDatabase, serverInfo, startBenchServer, type BenchServer } from './support/bench.database.js';
 import { progress, sleep } from './support/bench.progress.js';
+import { readSoakConfig, soakRequested } from './support/bench.soak-config.js';
 import { humanTable, jsonLine, packageVersion, r2, type Figure } from './support/bench.report.js';
 
 const CLEANUP_TIMEOUT_MS = 20_000;
 
 function scenarios(config: BenchConfig): Scenario[] {
+  // `npm run bench -- --soak [--rate N ...]`: the sustained-load run alone (minutes long).
+  const argv = process.argv.slice(2);
+  if (soakRequested(argv)) return [soakScenario(readSoakConfig(argv))];
   const [headline] = config.profiles as [QueueProfile, ...QueueProfile[]];
   return [
     enqueueScenario,
@@ -68,7 +73,7 @@ async function runScenario(
   };
   let failure: string | undefined;
   try {
-    await bounded(`scenario ${scenario.id}`, () => scenario.run(ctx), config.scenarioTimeoutMs);
+    await bounded(`scenario ${scenario.id}`, () => scenario.run(ctx), scenario.timeoutMs ?? config.scenarioTimeoutMs);
   } catch (error) {
     failure = error instanceof Error ? error.message : String(error);
     progress(`  FAILED: ${error instanceof Error ? error.stack : failure}`);

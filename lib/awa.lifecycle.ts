@@ -31,7 +31,8 @@ export class AwaLifecycle implements OnModuleInit, OnApplicationBootstrap, Befor
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.session.start(this.workers.queues);
+    const handlers = Object.fromEntries([...this.explorer.handlers.values()].map((h) => [h.kind, h.queue]));
+    await this.session.start(this.workers.queues, handlers);
     this.started = true;
     this.heartbeat.start();
     this.maintenance.start();

@@ -60,6 +60,9 @@ export const AwaMessages = {
   sessionLost: (why: string) => `instance session lost (${why}); reconnecting`,
   sessionLostTooLong: (ms: number, count: number) =>
     `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ${count} handler(s), whose leases may have been rescued`,
+  unhandledKind: (queue: string, kind: string, count: number) =>
+    `${count} available job(s) of kind "${kind}" in queue "${queue}", and no live instance has a handler for that kind ` +
+    'in that queue: they wait until one starts. Check the kind\'s spelling and the queue of its @JobHandler.',
   shutdownTimeout: (count: number, ms: number) =>
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;

@@ -19,6 +19,7 @@ import { DeadlineRescueTask } from './maintenance/tasks/deadline-rescue.task.js'
 import { HeartbeatRescueTask } from './maintenance/tasks/heartbeat-rescue.task.js';
 import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
+import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
 import { resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
@@ -30,6 +31,7 @@ const SERVICES: Provider[] = [
   AwaDatabase, SchemaVerifier, AwaExplorer, AwaLifecycle, InstanceSession, LeaseRegistry, LeaseWriter,
   WorkerService, HeartbeatService, maintenanceLeaderProvider, MaintenanceService, QueueProducer,
   HeartbeatRescueTask, DeadlineRescueTask, OrphanRescueTask, PromotionTask, CleanupTask,
+  UnhandledKindsTask,
 ];
 const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];
 

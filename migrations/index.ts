@@ -1,11 +1,16 @@
 import { AwaInit1764400000000 } from './1764400000000-AwaInit.js';
 import { AwaCancelRequests1764500000001 } from './1764500000001-AwaCancelRequests.js';
+import { AwaClaimIndexes1764500000002 } from './1764500000002-AwaClaimIndexes.js';
 import { AwaInstanceSettings1764500000003 } from './1764500000003-AwaInstanceSettings.js';
 import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
 
-export { AwaInit1764400000000, AwaCancelRequests1764500000001, AwaInstanceSettings1764500000003, AwaLeaderLease1764500000004 };
+export {
+  AwaInit1764400000000, AwaCancelRequests1764500000001, AwaClaimIndexes1764500000002, AwaInstanceSettings1764500000003,
+  AwaLeaderLease1764500000004,
+};
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
 export const AwaMigrations = [
-  AwaInit1764400000000, AwaCancelRequests1764500000001, AwaInstanceSettings1764500000003, AwaLeaderLease1764500000004,
+  AwaInit1764400000000, AwaCancelRequests1764500000001, AwaClaimIndexes1764500000002, AwaInstanceSettings1764500000003,
+  AwaLeaderLease1764500000004,
 ];

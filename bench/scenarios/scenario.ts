@@ -21,5 +21,7 @@ export interface ScenarioContext {
 export interface Scenario {
   id: string;
   title: string;
+  /** Its own bound, in ms, instead of BENCH_SCENARIO_TIMEOUT_MS (for long runs such as the soak). */
+  timeoutMs?: number;
   run(ctx: ScenarioContext): Promise<void>;
 }

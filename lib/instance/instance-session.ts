@@ -52,6 +52,8 @@ export class InstanceSession {
   private previousBackend: number | undefined;
   private queues: string[] = [];
   private readonly timing: LivenessTiming;
+  /** { kind: queue } of this instance's handlers, in its row for the leader's unhandled-kinds check. */
+  private handlers: Record<string, string> = {};
   private readonly channels = new Map<string, NotificationHandler[]>();
   private readonly reconnectListeners: Array<() => void> = [];
   private readonly disconnectListeners: Array<() => void> = [];
@@ -96,8 +98,9 @@ export class InstanceSession {
   }
 
   /** Connects, or closes whatever it opened and rejects: a failed boot leaves nothing running. */
-  async start(queues: string[]): Promise<void> {
+  async start(queues: string[], handlers: Record<string, string> = {}): Promise<void> {
     this.queues = queues;
+    this.handlers = handlers;
     this.closed = false;
     // connectionMode 'transaction-pooler': no dedicated session (the pooler keeps none): no LISTEN,
     // no liveness lock, no probe; the instance row, refreshed by each heartbeat tick, is its liveness.
@@ -121,7 +124,9 @@ export class InstanceSession {
 
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
   async refresh(): Promise<void> {
-    await this.db.query(instancesSql.upsertInstance, [this.id, this.hostname, this.pid, this.queues, this.lockKey, this.settings]);
+    await this.db.query(instancesSql.upsertInstance, [
+      this.id, this.hostname, this.pid, this.queues, this.lockKey, this.settings, JSON.stringify(this.handlers),
+    ]);
   }
 
   async stop(): Promise<void> {

@@ -10,12 +10,13 @@ import { HeartbeatRescueTask } from './tasks/heartbeat-rescue.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
+import { UnhandledKindsTask } from './tasks/unhandled-kinds.task.js';
+import { runSweep, type SweepReport } from './sweep-runner.js';
 
 export const MAINTENANCE_INTERVAL_NAME = 'awa.maintenance';
 export const ORPHAN_SWEEP_INTERVAL_NAME = 'awa.orphan-sweep';
 
-/** Rows moved by each task in one sweep, by task name. */
-export type SweepReport = Record<string, number>;
+export type { SweepReport } from './sweep-runner.js';
 
 /**
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
@@ -30,6 +31,8 @@ export class MaintenanceService {
   private readonly inProgress = new Map<string, Promise<unknown>>();
   private stopped = true;
   private confirmTimer: NodeJS.Timeout | undefined;
+  /** Set while stop() waits: a sweep in progress ends after its current batch. */
+  private stopping = false;
 
   constructor(
     @Inject(MAINTENANCE_LEADER) private readonly election: MaintenanceLeader,
@@ -40,6 +43,7 @@ export class MaintenanceService {
     private readonly orphanRescue: OrphanRescueTask,
     promotion: PromotionTask,
     cleanup: CleanupTask,
+    private readonly unhandledKinds: UnhandledKindsTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup];
   }
@@ -61,27 +65,36 @@ export class MaintenanceService {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.confirmTimer);
+    this.stopping = true;
     for (const name of [MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME]) {
       if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
     }
-    await Promise.allSettled([...this.inProgress.values()]);
+    try {
+      await Promise.allSettled([...this.inProgress.values()]);
+    } finally {
+      this.stopping = false;
+    }
     await this.election.resign();
   }
 
-  /** One maintenance sweep now, if this instance is (or becomes) the leader. */
+  /**
+   * One maintenance sweep now, if this instance is (or becomes) the leader. Each task repeats its
+   * batch until one comes back short, for up to half the maintenance interval. Then the leader
+   * warns of kinds that have available jobs and no live handler (it moves nothing: not reported).
+   */
   async sweep(): Promise<SweepReport | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
-    const report: SweepReport = {};
-    for (const task of this.sweepTasks) report[task.name] = await this.runTask(task);
+    const report = await this.runTasks(this.sweepTasks, this.options.maintenanceInterval / 2);
+    if (!this.stopping) await this.runBatch(this.unhandledKinds);
     return report;
   }
 
-  /** One orphan sweep now, if this instance is (or becomes) the leader. */
+  /** One orphan sweep now, if this instance is (or becomes) the leader; batches as sweep() does. */
   async sweepOrphans(): Promise<number | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
-    const moved = await this.runTask(this.orphanRescue);
+    const report = await this.runTasks([this.orphanRescue], this.options.orphanSweepInterval / 2);
     this.scheduleOrphanConfirmation();
-    return moved;
+    return report[this.orphanRescue.name];
   }
 
   /** A missing lock is confirmed by a second look; take it when due rather than at the next tick. */
@@ -95,11 +108,17 @@ export class MaintenanceService {
     this.confirmTimer.unref();
   }
 
-  private async runTask(task: MaintenanceTask): Promise<number> {
+  private async runTasks(tasks: MaintenanceTask[], budgetMs: number): Promise<SweepReport> {
+    const report = await runSweep(tasks, (task) => this.runBatch(task), {
+      budgetMs, keepGoing: () => !this.stopping && this.election.isLeader,
+    });
+    for (const [name, moved] of Object.entries(report)) if (moved > 0) this.logger.log(AwaMessages.rescued(name, moved));
+    return report;
+  }
+
+  private async runBatch(task: MaintenanceTask): Promise<number> {
     try {
-      const moved = (await this.election.fenced(() => task.run())) ?? 0; // 0: deposed, nothing written
-      if (moved > 0) this.logger.log(AwaMessages.rescued(task.name, moved));
-      return moved;
+      return (await this.election.fenced(() => task.run())) ?? 0; // 0: deposed, nothing written
     } catch (error) {
       this.logger.warn(AwaMessages.tickFailed(task.name, String(error)));
       return 0;

@@ -9,13 +9,14 @@ export const acquireLivenessLock = statement('acquire_liveness_lock',
 
 /**
  * Registers or refreshes an instance ($1 id, $2 hostname, $3 pid, $4 queues, $5 lock key,
- * $6 settings: the options rescues of its leases follow, see InstanceSettings).
+ * $6 settings: the options rescues of its leases follow, see InstanceSettings; $7 handlers
+ * { kind: queue }, for the leader's unhandled-kinds check).
  */
 export const upsertInstance = statement('upsert_instance', `
-  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, settings, started_at, heartbeat_at)
-  VALUES ($1, $2, $3, $4::text[], $5, $6::jsonb, now(), now())
+  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, settings, started_at, heartbeat_at, handlers)
+  VALUES ($1, $2, $3, $4::text[], $5, $6::jsonb, now(), now(), coalesce($7::jsonb, '{}'))
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, lock_key = EXCLUDED.lock_key,
-    settings = EXCLUDED.settings`);
+    settings = EXCLUDED.settings, handlers = EXCLUDED.handlers`);
 
 export const deleteInstance = statement('delete_instance', `DELETE FROM awa.instances WHERE id = $1`);
 

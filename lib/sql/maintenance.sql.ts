@@ -90,3 +90,32 @@ export const deleteFinishedJobs = statement('delete_finished_jobs', `
      ORDER BY finalized_at LIMIT $3
   )
   DELETE FROM awa.jobs j USING doomed WHERE j.id = doomed.id`);
+
+/**
+ * Up to $2 (queue, kind) pairs that have available jobs and no live instance (row refreshed within
+ * $1 ms) with a handler for that kind in that queue, with their counts. The pairs are found by
+ * skipping through jobs_claim_kind_idx one (queue, kind) at a time, so handled kinds' backlogs are
+ * never read; only the unhandled pairs are counted.
+ */
+export const findUnhandledKinds = statement('find_unhandled_kinds', `
+  WITH RECURSIVE pairs AS (
+    (SELECT queue, kind FROM awa.jobs WHERE state = 'available' ORDER BY queue, kind LIMIT 1)
+    UNION ALL
+    SELECT n.queue, n.kind FROM pairs p CROSS JOIN LATERAL (
+      SELECT queue, kind FROM awa.jobs
+       WHERE state = 'available' AND (queue, kind) > (p.queue, p.kind)
+       ORDER BY queue, kind LIMIT 1
+    ) n
+  ), handled AS (
+    SELECT h.key AS kind, h.value AS queue
+      FROM awa.instances i CROSS JOIN LATERAL jsonb_each_text(i.handlers) h
+     WHERE i.heartbeat_at >= now() - ${millis('$1')}
+  ), unhandled AS (
+    SELECT p.queue, p.kind FROM pairs p
+     WHERE NOT EXISTS (SELECT 1 FROM handled h WHERE h.kind = p.kind AND h.queue = p.queue)
+     ORDER BY p.queue, p.kind LIMIT $2
+  )
+  SELECT u.queue, u.kind,
+         (SELECT count(*) FROM awa.jobs j WHERE j.state = 'available' AND j.queue = u.queue AND j.kind = u.kind)::int AS count
+    FROM unhandled u
+   ORDER BY u.queue, u.kind`);

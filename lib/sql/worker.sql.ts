@@ -15,20 +15,31 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
  * (0: none). Takes available jobs and due scheduled/retryable ones, so a due retry needs no
  * maintenance tick. Each claimed job gets state running, attempt+1, run_lease+1 and a lease row.
+ * Each handled kind is read on its own (a LATERAL with its own LIMIT) from the (queue, kind)
+ * indexes, so jobs of other kinds and other queues are never read, however many there are; the
+ * best $3 of the per-kind candidates are claimed. The kinds come through a sub-select so that a
+ * custom plan, like the generic one, cannot see how many there are: both then cost the same, and
+ * the prepared statement settles on its generic plan instead of being planned on every call.
  * The update matches `id = ANY(ARRAY(...))` rather than joining `picked`: its generic plan then
  * stays a primary-key lookup, so the prepared statement is planned once, not on every call.
  */
 export const claimJobs = statement('claim_jobs', `
-  WITH available AS (
-    SELECT id, priority, run_at FROM awa.jobs
-     WHERE state = 'available' AND queue = $1 AND kind = ANY($2::text[])
-     ORDER BY priority, run_at, id
-     LIMIT $3 FOR UPDATE SKIP LOCKED
+  WITH kinds AS (
+    SELECT DISTINCT kind FROM unnest((SELECT $2::text[])) AS k(kind)
+  ), available AS (
+    SELECT a.id, a.priority, a.run_at FROM kinds k CROSS JOIN LATERAL (
+      SELECT id, priority, run_at FROM awa.jobs
+       WHERE state = 'available' AND queue = $1 AND kind = k.kind
+       ORDER BY priority, run_at, id
+       LIMIT $3 FOR UPDATE SKIP LOCKED
+    ) a
   ), due AS (
-    SELECT id, priority, run_at FROM awa.jobs
-     WHERE state IN ('scheduled', 'retryable') AND run_at <= now() AND queue = $1 AND kind = ANY($2::text[])
-     ORDER BY run_at, id
-     LIMIT $3 FOR UPDATE SKIP LOCKED
+    SELECT d.id, d.priority, d.run_at FROM kinds k CROSS JOIN LATERAL (
+      SELECT id, priority, run_at FROM awa.jobs
+       WHERE state IN ('scheduled', 'retryable') AND run_at <= now() AND queue = $1 AND kind = k.kind
+       ORDER BY run_at, id
+       LIMIT $3 FOR UPDATE SKIP LOCKED
+    ) d
   ), picked AS (
     SELECT id FROM (SELECT * FROM available UNION ALL SELECT * FROM due) c
      ORDER BY priority, run_at, id LIMIT $3

@@ -1,4 +1,4 @@
-import type { Type } from '@nestjs/common';
+import type { Provider, Type } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { MaintenanceService, type AwaModuleOptions } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
@@ -39,6 +39,8 @@ export interface QuietApp {
 export interface QuietAppOptions {
   /** Run on this database (shared with other blocks) instead of one of the block's own. */
   database?: BlockDatabase;
+  /** Providers of the app (e.g. handlers). */
+  providers?: Provider[];
   /** More to clear before each test, after jobs and leases are truncated. */
   reset?: (exec: Exec) => Promise<unknown>;
 }
@@ -97,7 +99,7 @@ export function useQuietApp(awa: AwaModuleOptions = {}, options: QuietAppOptions
   };
   beforeAll(async () => {
     if (!options.database) own = await createTestDatabase();
-    app = await startTestApp({ url: ctx.url, awa: { ...QUIET_OPTIONS, ...awa } });
+    app = await startTestApp({ url: ctx.url, awa: { ...QUIET_OPTIONS, ...awa }, providers: options.providers });
     await app.get(MaintenanceService).stop();
     dataSource = app.get(DataSource);
   });

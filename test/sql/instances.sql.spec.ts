@@ -14,7 +14,7 @@ describe('instances.sql', () => {
   /** An instance row, with its heartbeat `ageMs` old. */
   async function register(id: string, ageMs = 0): Promise<number> {
     const key = ++nextKey;
-    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key, '{}']);
+    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key, '{}', '{}']);
     if (ageMs > 0) await f.sql(`UPDATE awa.instances SET heartbeat_at = now() - $2::float8 * interval '1 millisecond' WHERE id = $1`, [id, ageMs]);
     return key;
   }
@@ -45,24 +45,24 @@ describe('instances.sql', () => {
     it('registers an instance with started_at = heartbeat_at = now()', async () => {
       const tx = await f.client();
       await tx.query('BEGIN');
-      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS], tx);
+      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS, '{"report.render":"reports"}'], tx);
       const rows = await execOn(tx)(
-        `SELECT id, hostname, pid, queues, lock_key, settings, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`);
+        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`);
       await tx.query('COMMIT');
       expect(rows).toEqual([{
-        id: 'i-1', hostname: 'box', pid: 123, queues: ['default', 'reports'], lock_key: 99, settings: JSON.parse(SETTINGS), started_now: true, beat_now: true,
+        id: 'i-1', hostname: 'box', pid: 123, queues: ['default', 'reports'], lock_key: 99, settings: JSON.parse(SETTINGS), handlers: { 'report.render': 'reports' }, started_now: true, beat_now: true,
       }]);
     });
 
-    it('refreshes heartbeat_at, queues, lock_key and settings of a known instance and keeps its started_at', async () => {
-      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS]);
+    it('refreshes heartbeat_at, queues, lock_key, settings and handlers of a known instance and keeps its started_at', async () => {
+      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS, '{"a":"default"}']);
       await f.sql(`UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`);
-      await f.run(instancesSql.upsertInstance, ['i-1', 'other-box', 456, ['reports'], 100, '{"heartbeatStaleAfter":5000}']);
+      await f.run(instancesSql.upsertInstance, ['i-1', 'other-box', 456, ['reports'], 100, '{"heartbeatStaleAfter":5000}', '{"b":"reports"}']);
       const rows = await f.sql(
-        `SELECT id, hostname, pid, queues, lock_key, settings, started_at < now() - interval '59 minutes' AS kept_start,
+        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at < now() - interval '59 minutes' AS kept_start,
                 heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`);
       expect(rows).toEqual([{
-        id: 'i-1', hostname: 'box', pid: 123, queues: ['reports'], lock_key: 100, settings: { heartbeatStaleAfter: 5_000 }, kept_start: true, refreshed: true,
+        id: 'i-1', hostname: 'box', pid: 123, queues: ['reports'], lock_key: 100, settings: { heartbeatStaleAfter: 5_000 }, handlers: { b: 'reports' }, kept_start: true, refreshed: true,
       }]);
     });
   });

@@ -295,6 +295,36 @@ describe('maintenance.sql', () => {
     });
   });
 
+  describe('findUnhandledKinds', () => {
+    const unhandled = (limit = 50) => f.run(maintenanceSql.findUnhandledKinds, [60_000, limit]);
+    async function instance(id: string, handlers: Record<string, string>, ageMs: number): Promise<void> {
+      await f.sql(`INSERT INTO awa.instances (id, hostname, pid, lock_key, handlers, heartbeat_at)
+                   VALUES ($1, 'h', 1, 1, $2::jsonb, now() - $3::float8 * interval '1 millisecond')`, [id, JSON.stringify(handlers), ageMs]);
+    }
+
+    it('counts the available jobs of each (queue, kind) that no fresh instance row handles in that queue', async () => {
+      await instance('fresh', { a: 'q1', b: 'q2' }, 0);
+      await instance('stale', { c: 'q1' }, HOUR);
+      for (const [kind, queue, n] of [['a', 'q1', 3], ['a', 'q2', 2], ['b', 'q2', 1], ['c', 'q1', 4], ['d', 'q1', 1]] as const) {
+        for (let i = 0; i < n; i++) await seedJob(f.sql, { kind, queue });
+      }
+      // Not available: not counted, and not reported on their own.
+      await seedJob(f.sql, { kind: 'd', queue: 'q1', state: 'scheduled', runAtMs: HOUR });
+      await seedJob(f.sql, { kind: 'e', queue: 'q1', state: 'completed', finalizedAtMs: -1 });
+      await seedRunning(f.sql, { kind: 'f', queue: 'q1' });
+      expect(await unhandled()).toEqual([
+        { queue: 'q1', kind: 'c', count: 4 },
+        { queue: 'q1', kind: 'd', count: 1 },
+        { queue: 'q2', kind: 'a', count: 2 },
+      ]);
+      expect(await unhandled(2)).toHaveLength(2);
+    });
+
+    it('finds nothing in an empty table', async () => {
+      expect(await unhandled()).toEqual([]);
+    });
+  });
+
   it('ran every statement of maintenance.sql', () => {
     expect(statementsOf(maintenanceSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
   });

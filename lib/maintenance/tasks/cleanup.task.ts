@@ -12,13 +12,17 @@ export class CleanupTask implements MaintenanceTask {
 
   constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
 
+  get batchSize(): number {
+    return this.options.rescueBatchSize * 10;
+  }
+
   async run(): Promise<number> {
     const { completed, failed } = this.options.retention;
     if (completed === 0 && failed === 0) return 0;
     return this.db.execute(maintenanceSql.deleteFinishedJobs, [
       completed === 0 ? null : completed,
       failed === 0 ? null : failed,
-      this.options.rescueBatchSize * 10,
+      this.batchSize,
     ]);
   }
 }

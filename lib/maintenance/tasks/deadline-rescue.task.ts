@@ -13,6 +13,10 @@ export class DeadlineRescueTask implements MaintenanceTask {
 
   constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
 
+  get batchSize(): number {
+    return this.options.rescueBatchSize;
+  }
+
   async run(): Promise<number> {
     const rows = await this.db.query(maintenanceSql.rescueExpiredDeadlines, [
       ...rescueParams(this.options), RescueErrors.deadlineExceeded,

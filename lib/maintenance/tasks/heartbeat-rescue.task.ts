@@ -13,6 +13,10 @@ export class HeartbeatRescueTask implements MaintenanceTask {
 
   constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
 
+  get batchSize(): number {
+    return this.options.rescueBatchSize;
+  }
+
   async run(): Promise<number> {
     const rows = await this.db.query(maintenanceSql.rescueStaleHeartbeats, [
       ...rescueParams(this.options), this.options.heartbeatStaleAfter, RescueErrors.heartbeatStale,

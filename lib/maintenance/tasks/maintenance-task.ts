@@ -1,9 +1,13 @@
 import { QUEUE_DEFAULTS } from '../../options/awa-options.defaults.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
 
-/** One unit of maintenance work, run by the leader. Returns how many rows it moved. */
+/**
+ * One unit of maintenance work, run by the leader. run() does one batch and returns how many rows
+ * it moved; a sweep runs it again while it moves a full `batchSize`.
+ */
 export interface MaintenanceTask {
   readonly name: string;
+  readonly batchSize: number;
   run(): Promise<number>;
 }
 

@@ -40,6 +40,10 @@ export class OrphanRescueTask implements MaintenanceTask {
     this.confirmAfter = livenessTiming(options.orphanSweepInterval).confirmAfter;
   }
 
+  get batchSize(): number {
+    return this.options.rescueBatchSize;
+  }
+
   async run(): Promise<number> {
     if (this.options.livenessProbe === 'session' && this.session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS)) {
       this.suspects.clear();

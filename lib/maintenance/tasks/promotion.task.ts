@@ -15,6 +15,10 @@ export class PromotionTask implements MaintenanceTask {
 
   constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
 
+  get batchSize(): number {
+    return this.options.rescueBatchSize;
+  }
+
   async run(): Promise<number> {
     const [row] = await this.db.query<{ promoted: number }>(maintenanceSql.promoteDueJobs, [this.options.rescueBatchSize]);
     return row?.promoted ?? 0;

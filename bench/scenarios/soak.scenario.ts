@@ -1,0 +1,115 @@
+import { QueueProducer } from 'nestjs-awa';
+import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import { BenchKinds } from '../support/bench.handlers.js';
+import { DbObserver } from '../support/bench.observer.js';
+import { now, sleep } from '../support/bench.progress.js';
+import { r2 } from '../support/bench.report.js';
+import type { SoakConfig } from '../support/bench.soak-config.js';
+import type { Scenario } from './scenario.js';
+
+/** How often the producer tops the enqueued count up to rate × elapsed time. */
+const PACE_MS = 100;
+const MAX_CHUNK = 5_000;
+
+interface TableSample {
+  rows: number;
+  waiting: number;
+  running: number;
+  live: number;
+  dead: number;
+  heap_bytes: number;
+  total_bytes: number;
+  autovacuums: number;
+}
+
+/** Exact row counts (a count is cheap at these sizes), and the statistics and sizes of awa.jobs. */
+async function sample(observer: DbObserver): Promise<TableSample> {
+  const [row] = await observer.query<TableSample>(`
+    SELECT (SELECT count(*) FROM awa.jobs)::int AS rows,
+           (SELECT count(*) FROM awa.jobs WHERE state IN ('available', 'scheduled', 'retryable'))::int AS waiting,
+           (SELECT count(*) FROM awa.jobs WHERE state = 'running')::int AS running,
+           s.n_live_tup::int AS live, s.n_dead_tup::int AS dead, s.autovacuum_count::int AS autovacuums,
+           pg_table_size('awa.jobs')::float8 AS heap_bytes, pg_total_relation_size('awa.jobs')::float8 AS total_bytes
+      FROM pg_stat_user_tables s WHERE s.relid = 'awa.jobs'::regclass`);
+  return row!;
+}
+
+const mb = (bytes: number) => r2(bytes / 2 ** 20);
+
+/**
+ * Sustained load: one instance (the headline profile, and the maintenance leader) runs no-op jobs
+ * that a producer in the same process enqueues at a steady `rate`, for `seconds`, with a short
+ * retention. Every `reportMs` it reports the jobs/s handled and enqueued, and awa.jobs' rows, dead
+ * tuples and size: once retention applies, cleanup deletes as fast as jobs arrive and the table
+ * stops growing (its freed space is reused after autovacuum).
+ */
+export function soakScenario(soak: SoakConfig): Scenario {
+  return {
+    id: 'soak',
+    title: `soak: ${soak.rate} jobs/s for ${soak.seconds} s, retention ${soak.retentionMs} ms, maintenance every ${soak.maintenanceMs} ms`,
+    timeoutMs: soak.seconds * 1_000 + 120_000,
+    run: async (ctx) => {
+      const [profile] = ctx.config.profiles;
+      const db = await ctx.database();
+      const { app, hooks } = await createBenchApp(db.url, {
+        maintenanceInterval: soak.maintenanceMs,
+        retention: { completed: soak.retentionMs, failed: soak.retentionMs },
+        queues: { default: { concurrency: profile!.concurrency, prefetch: profile!.prefetch } },
+      }, true);
+      ctx.defer(() => app.close());
+      const observer = new DbObserver(db.url);
+      await observer.connect();
+      ctx.defer(() => observer.end());
+      const producer = app.get(QueueProducer);
+      // Only autovacuum makes the space of deleted rows reusable: without it the table grows whatever cleanup does.
+      const [{ autovacuum }] = (await observer.query<{ autovacuum: string }>(`SELECT current_setting('autovacuum') AS autovacuum`)) as [{ autovacuum: string }];
+      if (autovacuum !== 'on') ctx.log(`  WARNING: autovacuum is ${autovacuum} on this server: dead tuples are never reclaimed, so the table keeps growing`);
+
+      let enqueued = 0;
+      let running = true;
+      const started = now();
+      const produce = (async () => {
+        while (running && !ctx.abandoned) {
+          const due = Math.floor((soak.rate * (now() - started)) / 1_000);
+          while (enqueued < due && running) {
+            const n = Math.min(due - enqueued, MAX_CHUNK);
+            await producer.enqueueMany(Array.from({ length: n }, (_, i) => ({ kind: BenchKinds.noop, args: { i: enqueued + i } })));
+            enqueued += n;
+          }
+          await sleep(PACE_MS);
+        }
+      })();
+
+      const first = await sample(observer);
+      const rows: Array<Record<string, number>> = [];
+      let last = { t: started, handled: 0, enqueued: 0, autovacuums: first.autovacuums };
+      ctx.log(`  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums`);
+      try {
+        for (let i = 1; (i - 1) * soak.reportMs < soak.seconds * 1_000 && !ctx.abandoned; i++) {
+          await sleep(Math.max(0, started + i * soak.reportMs - now()));
+          const t = now();
+          const s = await sample(observer);
+          const secs = (t - last.t) / 1_000;
+          const row = {
+            at_s: Math.round((t - started) / 1_000),
+            handled_per_s: Math.round((hooks.handled - last.handled) / secs),
+            enqueued_per_s: Math.round((enqueued - last.enqueued) / secs),
+            rows: s.rows, waiting: s.waiting, running: s.running, dead_tuples: s.dead, heap_mb: mb(s.heap_bytes), total_mb: mb(s.total_bytes),
+            autovacuums: s.autovacuums - last.autovacuums,
+          };
+          rows.push(row);
+          last = { t, handled: hooks.handled, enqueued, autovacuums: s.autovacuums };
+          ctx.log(`  ${String(row.at_s).padStart(6)} ${String(row.handled_per_s).padStart(10)} ${String(row.enqueued_per_s).padStart(10)} ${String(row.rows).padStart(9)} ${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ${String(row.total_mb).padStart(8)} ${row.autovacuums}`);
+          const config = { label: `t=${row.at_s}s`, ...row, soak, autovacuum, awa: effectiveOptions(app) };
+          ctx.figure({ metric: 'soak_jobs_per_s', value: row.handled_per_s, n: enqueued, unit: 'jobs/s', config });
+          ctx.figure({ metric: 'soak_table_rows', value: row.rows, n: enqueued, unit: 'rows', config: { label: config.label } });
+          ctx.figure({ metric: 'soak_dead_tuples', value: row.dead_tuples, n: enqueued, unit: 'tuples', config: { label: config.label } });
+          ctx.figure({ metric: 'soak_table_mb', value: row.total_mb, n: enqueued, unit: 'MB', config: { label: config.label, heap_mb: row.heap_mb } });
+        }
+      } finally {
+        running = false;
+        await produce;
+      }
+    },
+  };
+}
