@@ -112,7 +112,11 @@ export class QueueWorker {
         if (this.stopped || !this.deps.canClaim()) break;
         const { concurrency } = this.options;
         const prefetch = this.bufferStale ? 0 : this.options.prefetch;
-        const want = concurrency + prefetch - this.running.size - this.buffer.length;
+        const held = this.running.size + this.buffer.length;
+        // Backpressure: each settled handler's unwritten result still holds a lease, so results
+        // waiting for the writer count against an allowance of the same size as the slots and
+        // buffer. Claims never run ahead of a writer that cannot keep up.
+        const want = Math.min(concurrency + prefetch - held, 2 * (concurrency + prefetch) - held - this.writing);
         if (want <= 0 || this.buffer.length > prefetch / 2) {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
@@ -220,7 +224,7 @@ export class QueueWorker {
     try {
       await write;
     } finally {
-      if (--this.writing === 0) this.writesDone.release();
+      this.writeDone();
     }
   }
 
@@ -228,15 +232,21 @@ export class QueueWorker {
   private async attempt(job: InFlightJob): Promise<void> {
     const outcome = await this.runHandler(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
+    this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
-    this.writing++;
     try {
       await this.record(job, outcome);
     } finally {
       if (outcome.kind === 'deadline') this.freeSlot(job);
       this.deps.leases.remove(job);
-      if (--this.writing === 0) this.writesDone.release();
+      this.writeDone();
     }
+  }
+
+  /** A write ended: settleWrites() may return, and a claim held back by unwritten results may go. */
+  private writeDone(): void {
+    if (--this.writing === 0) this.writesDone.release();
+    if (this.wanted && !this.stopped) this.wake();
   }
 
   private freeSlot(job: InFlightJob): void {

@@ -46,7 +46,8 @@ describe('MaintenanceService sweeps in batches', () => {
   });
 
   it('the orphan sweep rescues every lease of a dead instance in one tick', async () => {
-    await exec(`INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ('dead', 'seeded', 1, 1)`);
+    // No lock and a stale row: dead on the first sweep (a missing lock alone waits for a second look).
+    await exec(`INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 hour')`);
     for (let i = 0; i < 5; i++) await seedRunning(exec, { instanceId: 'dead' });
     expect(await service().sweepOrphans()).toBe(5);
     expect(await counts()).toMatchObject({ leases: 0 });

@@ -76,7 +76,9 @@ describe('a worker process killed with SIGKILL, with the orphan sweep on', () =>
 
   it('is rescued as an orphan of the dead instance, and completes on a survivor', async () => {
     const survivor = new WorkerProcess(db.url, FAST_OPTIONS);
-    const victim = new WorkerProcess(db.url, { ...FAST_OPTIONS, queues: { default: { concurrency: 1 } } });
+    // A stale heartbeat would be rescued after the victim's own heartbeatStaleAfter; 10 s leaves the
+    // orphan path (a missing liveness lock, confirmed on a later sweep) to find it first.
+    const victim = new WorkerProcess(db.url, { ...FAST_OPTIONS, heartbeatStaleAfter: 10_000, queues: { default: { concurrency: 1 } } });
     workers.push(survivor, victim);
     await Promise.all([survivor.ready(), victim.ready()]);
 

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+
+const GATE = 4712;
+
+@Injectable()
+class Quick {
+  readonly started: string[] = [];
+  @JobHandler('quick')
+  run(job: Job) {
+    this.started.push(job.id);
+  }
+}
+
+/**
+ * A slot frees when its handler settles, before its result is written. When the writer cannot
+ * keep up, unwritten results must hold claims back: each one still holds a lease, and an
+ * unbounded backlog of them is work the instance has taken and not finished.
+ */
+describe('claims while results are waiting to be written', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let gate: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    gate = new pg.Client({ connectionString: db.url });
+    await gate.connect();
+  });
+  afterAll(async () => {
+    await gate?.end();
+    await db?.drop();
+  });
+
+  it('stop once unwritten results reach the size of the slots and buffer, and go on when they are written', async () => {
+    const app: TestingModule = await startTestApp({
+      url: db.url, providers: [Quick], awa: { queues: { default: { concurrency: 2, prefetch: 0, pollInterval: 20 } } },
+    });
+    try {
+      // Every result write (it deletes the lease) waits at a gate this test holds; claims insert leases and pass.
+      await queryOnce(db.url, `
+        CREATE FUNCTION public.result_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_advisory_lock_shared(${GATE}); PERFORM pg_advisory_unlock_shared(${GATE}); RETURN NULL; END $$;
+        CREATE TRIGGER result_gate BEFORE DELETE ON awa.active_leases FOR EACH STATEMENT EXECUTE FUNCTION public.result_gate()`);
+      await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+      await app.get(QueueProducer).enqueueMany(Array.from({ length: 30 }, () => ({ kind: 'quick', args: {} })));
+
+      const quick = app.get(Quick);
+      await waitFor(() => quick.started.length >= 4, 15_000, '4 handlers to start');
+      // A fixed window to show that nothing more happens: 25 poll intervals and as many wake-ups.
+      await sleep(500);
+      expect(quick.started).toHaveLength(4); // 2 slots + 2 unwritten results, never more
+      const [{ leased }] = await queryOnce<{ leased: number }>(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases');
+      expect(leased).toBe(4);
+
+      await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+      await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
+        `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`))[0]!.n === 30, 30_000, 'all 30 jobs to complete');
+      expect(new Set(quick.started).size).toBe(30);
+    } finally {
+      await gate.query('SELECT pg_advisory_unlock_all()');
+      await app.close();
+    }
+  });
+});
