@@ -1,7 +1,7 @@
 import type { TestingModule } from '@nestjs/testing';
-import pg from 'pg';
 import { QueueProducer, RescueErrors } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { createStatementGate } from '../support/statement-gate.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { WorkerProcess } from '../support/worker-process.js';
@@ -56,25 +56,19 @@ describe('a worker process sent SIGTERM', () => {
     const GATE = 4712;
     // Jobs left over from other tests are out of play: the gated worker must find only this test's.
     await queryOnce(db.url, `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE state <> 'completed'`);
-    await queryOnce(db.url, `
-      CREATE FUNCTION public.claim_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_advisory_lock_shared(${GATE}); PERFORM pg_advisory_unlock_shared(${GATE}); RETURN NULL; END $$;
-      CREATE TRIGGER claim_gate BEFORE INSERT ON awa.active_leases FOR EACH STATEMENT EXECUTE FUNCTION public.claim_gate()`);
-    const gate = new pg.Client({ connectionString: db.url });
-    await gate.connect();
+    const gate = await createStatementGate(db.url, GATE, 'INSERT', 'awa.active_leases');
     const gated = new WorkerProcess(db.url, {
       ...FAST_OPTIONS, queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 1, prefetch: 3 } },
     });
     try {
       await gated.ready();
-      await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+      await gate.close();
       const jobs = await app.get(QueueProducer).enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'fixture.sleep', args: { ms: 10 } })));
-      await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
-        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [GATE]))[0]!.n >= 1);
+      await waitFor(async () => (await gate.waiting()) >= 1);
 
       gated.kill('SIGTERM');
       await gated.waitForLine(/^SIGTERM$/);
-      await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+      await gate.open();
       expect(await gated.exit()).toEqual({ code: null, signal: 'SIGTERM' });
 
       expect(gated.lines.filter((l) => l.startsWith('START '))).toEqual([]);
@@ -84,8 +78,7 @@ describe('a worker process sent SIGTERM', () => {
       expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
     } finally {
       gated.kill('SIGKILL');
-      await gate.end();
-      await queryOnce(db.url, 'DROP TRIGGER claim_gate ON awa.active_leases; DROP FUNCTION public.claim_gate()');
+      await gate.remove();
     }
   });
 });

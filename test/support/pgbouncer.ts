@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from './embedded-server.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -12,18 +12,6 @@ export const PGBOUNCER_BIN = '/usr/sbin/pgbouncer';
 /** Why the PgBouncer tests cannot run here, or undefined when they can. */
 export function pgbouncerMissing(): string | undefined {
   return existsSync(PGBOUNCER_BIN) ? undefined : `${PGBOUNCER_BIN} is missing (apt-get install -y pgbouncer)`;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
-import pg from 'pg';
 import { WorkerService } from '../../lib/worker/worker.service.js';
+import { createStatementGate, type StatementGate } from '../support/statement-gate.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
@@ -23,15 +23,12 @@ class Tracked {
  */
 describe('a claim in flight at shutdown', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let gate: pg.Client;
+  let gate: StatementGate;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    gate = new pg.Client({ connectionString: db.url });
-    await gate.connect();
   });
   afterAll(async () => {
-    await gate?.end();
     await db?.drop();
   });
 
@@ -41,15 +38,10 @@ describe('a claim in flight at shutdown', () => {
     });
     let closed = false;
     try {
-      await queryOnce(db.url, `
-        CREATE FUNCTION public.claim_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_advisory_lock_shared(${GATE}); PERFORM pg_advisory_unlock_shared(${GATE}); RETURN NULL; END $$;
-        CREATE TRIGGER claim_gate BEFORE INSERT ON awa.active_leases FOR EACH STATEMENT EXECUTE FUNCTION public.claim_gate()`);
-      await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+      gate = await createStatementGate(db.url, GATE, 'INSERT', 'awa.active_leases'); // claims insert leases
+      await gate.close();
       const jobs = await app.get(QueueProducer).enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'tracked', args: {} })));
-      await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
-        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [GATE]))[0]!.n === 1,
-      15_000, 'the claim to wait at the gate');
+      await waitFor(async () => (await gate.waiting()) === 1, 15_000, 'the claim to wait at the gate');
 
       // Shutdown begins (stopClaiming has run once stop() returned its promise), then the claim returns.
       const workers = app.get(WorkerService);
@@ -63,7 +55,7 @@ describe('a claim in flight at shutdown', () => {
       };
       const closing = app.close();
       await stopped;
-      await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+      await gate.open();
       await closing;
       closed = true;
 
@@ -72,10 +64,8 @@ describe('a claim in flight at shutdown', () => {
       const rows = await queryOnce(db.url, `SELECT state, attempt FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [jobs.map((j) => j.id)]);
       expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
     } finally {
-      if (!closed) {
-        await gate.query('SELECT pg_advisory_unlock_all()');
-        await app.close();
-      }
+      await gate?.remove();
+      if (!closed) await app.close();
     }
   });
 });

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
-import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createStatementGate } from '../support/statement-gate.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
-const GATE = 4712;
+const GATE = 4713;
 
 @Injectable()
 class Quick {
@@ -24,15 +24,11 @@ class Quick {
  */
 describe('claims while results are waiting to be written', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let gate: pg.Client;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    gate = new pg.Client({ connectionString: db.url });
-    await gate.connect();
   });
   afterAll(async () => {
-    await gate?.end();
     await db?.drop();
   });
 
@@ -40,13 +36,10 @@ describe('claims while results are waiting to be written', () => {
     const app: TestingModule = await startTestApp({
       url: db.url, providers: [Quick], awa: { queues: { default: { concurrency: 2, prefetch: 0, pollInterval: 20 } } },
     });
+    // Every result write (it deletes the lease) waits at the gate; claims insert leases and pass.
+    const gate = await createStatementGate(db.url, GATE, 'DELETE', 'awa.active_leases');
     try {
-      // Every result write (it deletes the lease) waits at a gate this test holds; claims insert leases and pass.
-      await queryOnce(db.url, `
-        CREATE FUNCTION public.result_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_advisory_lock_shared(${GATE}); PERFORM pg_advisory_unlock_shared(${GATE}); RETURN NULL; END $$;
-        CREATE TRIGGER result_gate BEFORE DELETE ON awa.active_leases FOR EACH STATEMENT EXECUTE FUNCTION public.result_gate()`);
-      await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+      await gate.close();
       await app.get(QueueProducer).enqueueMany(Array.from({ length: 30 }, () => ({ kind: 'quick', args: {} })));
 
       const quick = app.get(Quick);
@@ -57,12 +50,12 @@ describe('claims while results are waiting to be written', () => {
       const [{ leased }] = await queryOnce<{ leased: number }>(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases');
       expect(leased).toBe(4);
 
-      await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+      await gate.open();
       await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
         `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`))[0]!.n === 30, 30_000, 'all 30 jobs to complete');
       expect(new Set(quick.started).size).toBe(30);
     } finally {
-      await gate.query('SELECT pg_advisory_unlock_all()');
+      await gate.remove();
       await app.close();
     }
   });
