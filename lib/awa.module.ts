@@ -22,7 +22,7 @@ import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
-import { checkAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
+import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
@@ -53,7 +53,7 @@ export class AwaModule {
       { provide: AWA_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
       {
         provide: AWA_OPTIONS,
-        useFactory: (raw: AwaModuleOptions) => resolveAwaOptions({ ...raw, dataSource: options.dataSource }),
+        useFactory: (raw: AwaModuleOptions) => resolveAsyncOptions(raw, options.dataSource),
         inject: [AWA_RAW_OPTIONS],
       },
     ], options.imports ?? []);

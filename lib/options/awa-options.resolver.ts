@@ -110,6 +110,20 @@ export function checkAsyncOptions(options: AwaModuleAsyncOptions): void {
   rejectUnknownKeys('', options, ASYNC_KEYS);
 }
 
+/**
+ * The options a forRootAsync factory resolved to. `dataSource` belongs to forRootAsync itself (the
+ * DataSource is looked up before the factory runs), so one returned by the factory would be ignored:
+ * it is refused instead.
+ */
+export function resolveAsyncOptions(raw: AwaModuleOptions | undefined, dataSource: string | undefined): ResolvedAwaOptions {
+  if (raw == null) return resolveAwaOptions({ dataSource });
+  if (typeof raw !== 'object') return resolveAwaOptions(raw); // refused, as not an object
+  if ('dataSource' in raw) {
+    throw new AwaOptionError('dataSource', 'set it on forRootAsync itself, not in what useFactory returns: the DataSource is looked up before the factory runs');
+  }
+  return resolveAwaOptions({ ...raw, dataSource });
+}
+
 /** Validates raw module options and fills in defaults. Throws an AwaOptionError naming the bad option. */
 export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAwaOptions {
   if (raw !== undefined && (raw === null || typeof raw !== 'object')) {

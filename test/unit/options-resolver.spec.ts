@@ -1,7 +1,7 @@
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { AwaError, AwaErrorCodes, AwaOptionError } from '../../lib/errors/index.js';
 import type { AwaModuleOptions } from '../../lib/options/awa-options.interface.js';
-import { checkAsyncOptions, resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
+import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { nearestName } from '../../lib/util/nearest-name.js';
 import { caughtSync } from '../support/caught.js';
 
@@ -62,6 +62,15 @@ describe('options resolver', () => {
     expect(error).toBeInstanceOf(AwaError);
     expect(error).toMatchObject({ name: 'AwaOptionError', code: 'AWA_INVALID_OPTION', path });
     expect((error as AwaOptionError).message).toBe(AwaMessages.invalidOption(path, (error as AwaOptionError).problem));
+  });
+
+  it('refuses a dataSource returned by the forRootAsync factory, which would be ignored, and what is not an object', () => {
+    const error = caughtSync(() => resolveAsyncOptions({ dataSource: 'other' }, 'main'));
+    expect(error).toBeInstanceOf(AwaOptionError);
+    expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'dataSource' });
+    expect(caughtSync(() => resolveAsyncOptions(5 as never, 'main'))).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'options' });
+    expect(resolveAsyncOptions({ migrationsRun: true }, 'main')).toMatchObject({ dataSource: 'main', migrationsRun: true });
+    expect(resolveAsyncOptions(undefined, undefined)).toMatchObject({ dataSource: undefined, migrationsRun: false });
   });
 
   it('refuses forRootAsync options without a factory, or with an unknown key', () => {
