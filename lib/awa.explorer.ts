@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { AWA_OPTIONS, JOB_HANDLER_METADATA } from './awa.constants.js';
 import { AwaMessages } from './awa.messages.js';
 import type { JobHandlerMetadata } from './decorators/job-handler.decorator.js';
+import { HandlerRegistrationError } from './errors/handler-registration.error.js';
 import type { Job } from './interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
 
@@ -55,11 +56,11 @@ export class AwaExplorer {
   private register(meta: JobHandlerMetadata, instance: Record<string, (job: Job) => unknown>, method: string): void {
     const name = `${instance.constructor.name}.${method}`;
     if (typeof meta.kind !== 'string' || meta.kind.trim() === '' || meta.kind.length > 200) {
-      throw new Error(AwaMessages.handlerKindInvalid(name));
+      throw new HandlerRegistrationError(name, AwaMessages.handlerKindInvalid(name));
     }
     const existing = this.byKind.get(meta.kind);
-    if (existing) throw new Error(AwaMessages.duplicateHandler(meta.kind, existing.name, name));
-    if (!this.options.queues.has(meta.queue)) throw new Error(AwaMessages.handlerQueueUnknown(name, meta.queue));
+    if (existing) throw new HandlerRegistrationError(name, AwaMessages.duplicateHandler(meta.kind, existing.name, name));
+    if (!this.options.queues.has(meta.queue)) throw new HandlerRegistrationError(name, AwaMessages.handlerQueueUnknown(name, meta.queue));
     const fn = instance[method]!;
     this.byKind.set(meta.kind, { kind: meta.kind, queue: meta.queue, name, invoke: (job) => fn.call(instance, job) });
   }

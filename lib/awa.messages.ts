@@ -2,6 +2,8 @@
 export const AwaMessages = {
   invalidOption: (path: string, problem: string) =>
     `nestjs-awa: invalid option \`${path}\`: ${problem}.`,
+  unknownOption: (nearest: string, close: boolean, known: readonly string[]) =>
+    close ? `unknown option (did you mean \`${nearest}\`?)` : `unknown option (the nearest known one is \`${nearest}\`; known: ${known.join(', ')})`,
   scheduleModuleMissing: () =>
     'nestjs-awa: SchedulerRegistry is not available. Import ScheduleModule.forRoot() once in your root module ' +
     '(AwaModule does not import it itself, so your own cron jobs are not registered twice).',
@@ -31,6 +33,14 @@ export const AwaMessages = {
     'QueueProducer and tokens, and Nest cannot inject one as the other. Load nestjs-awa one way only ' +
     '(import everywhere in an ESM app, require everywhere in a CommonJS app).',
 
+  enqueueOptionUnknown: (key: string, nearest: string, close: boolean, known: readonly string[]) =>
+    `nestjs-awa: unknown enqueue option \`${key}\` ` +
+    (close ? `(did you mean \`${nearest}\`?).` : `(the nearest known one is \`${nearest}\`; known: ${known.join(', ')}).`),
+  enqueueManagerInItem: () =>
+    'nestjs-awa: `manager` is an option of enqueueMany itself, enqueueMany(items, { manager }), not of its items.',
+  enqueueOptionsInvalid: () => 'nestjs-awa: enqueue options must be an object.',
+  enqueueManyNotArray: () => 'nestjs-awa: enqueueMany takes an array of jobs, each { kind, args, ...options }.',
+  enqueueItemInvalid: () => 'nestjs-awa: each enqueueMany item must be an object { kind, args, ...options }.',
   enqueueKindInvalid: () => 'nestjs-awa: enqueue needs a non-empty job kind string (at most 200 characters).',
   enqueueKindUnstorable: () => 'nestjs-awa: a job kind must not contain the NUL character or a lone UTF-16 surrogate.',
   enqueueQueueUnknown: (queue: string, known: string[]) =>

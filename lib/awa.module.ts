@@ -9,6 +9,7 @@ import { AwaLifecycle } from './awa.lifecycle.js';
 import { AwaMessages } from './awa.messages.js';
 import { AWA_DATA_SOURCE, AwaDatabase } from './database/awa-database.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
+import { AwaSetupError } from './errors/awa-setup.error.js';
 import { AwaEntities } from './entities/index.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
@@ -21,7 +22,7 @@ import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
-import { resolveAwaOptions } from './options/awa-options.resolver.js';
+import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
@@ -47,14 +48,12 @@ export class AwaModule {
   }
 
   static forRootAsync(options: AwaModuleAsyncOptions): DynamicModule {
-    if (!options || typeof options.useFactory !== 'function') {
-      throw new Error(AwaMessages.invalidOption('useFactory', 'forRootAsync needs a useFactory function'));
-    }
+    checkAsyncOptions(options);
     return AwaModule.build(options.dataSource, [
       { provide: AWA_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
       {
         provide: AWA_OPTIONS,
-        useFactory: (raw: AwaModuleOptions) => resolveAwaOptions({ ...raw, dataSource: options.dataSource }),
+        useFactory: (raw: AwaModuleOptions) => resolveAsyncOptions(raw, options.dataSource),
         inject: [AWA_RAW_OPTIONS],
       },
     ], options.imports ?? []);
@@ -70,7 +69,7 @@ export class AwaModule {
         {
           provide: AWA_DATA_SOURCE,
           useFactory: (ds: DataSource | undefined) => {
-            if (!ds) throw new Error(AwaMessages.dataSourceMissing(dataSource ?? 'default'));
+            if (!ds) throw new AwaSetupError(AwaMessages.dataSourceMissing(dataSource ?? 'default'));
             return ds;
           },
           inject: [{ token: getDataSourceToken(dataSource), optional: true }],
@@ -78,7 +77,7 @@ export class AwaModule {
         {
           provide: AWA_SCHEDULER,
           useFactory: (registry: SchedulerRegistry | undefined) => {
-            if (!registry) throw new Error(AwaMessages.scheduleModuleMissing());
+            if (!registry) throw new AwaSetupError(AwaMessages.scheduleModuleMissing());
             return registry;
           },
           inject: [{ token: SchedulerRegistry, optional: true }],

@@ -18,3 +18,7 @@ export type {
 } from './interfaces/job.interface.js';
 export type { AwaModuleAsyncOptions, AwaModuleOptions, QueueOptions, RetentionOptions } from './options/awa-options.interface.js';
 export type { ResolvedAwaOptions, ResolvedQueueOptions } from './options/awa-options.resolver.js';
+export {
+  AwaError, AwaErrorCodes, AwaOptionError, AwaSetupError, EnqueueValidationError, HandlerRegistrationError, SchemaError,
+  StatementTimeoutError, type AwaErrorCode,
+} from './errors/index.js';

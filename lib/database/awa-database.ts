@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import { AWA_OPTIONS } from '../awa.constants.js';
-import { AwaMessages } from '../awa.messages.js';
+import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { schemaSql } from '../sql/index.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
@@ -106,7 +106,7 @@ export class AwaDatabase {
         await this.pool.query({ name: schemaSql.terminateBackend.name, text: schemaSql.terminateBackend.text, values: [pid], query_timeout: timeout } as QueryConfig)
           .catch(() => undefined);
       }
-      throw new Error(AwaMessages.statementTimedOut(sql.name, timeout), { cause: error });
+      throw new StatementTimeoutError(sql.name, timeout, { cause: error });
     }
   }
 

@@ -4,6 +4,8 @@ import { AwaMessages } from '../awa.messages.js';
 import { AwaActiveLeaseEntity } from '../entities/active-lease.entity.js';
 import { AwaInstanceEntity } from '../entities/instance.entity.js';
 import { AwaJobEntity } from '../entities/job.entity.js';
+import { AwaSetupError } from '../errors/awa-setup.error.js';
+import { SchemaError } from '../errors/schema.error.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { schemaSql } from '../sql/index.js';
 import { AwaMigrations } from '../../migrations/index.js';
@@ -21,19 +23,19 @@ export class SchemaVerifier {
 
   async verify(): Promise<void> {
     const { dataSource } = this.db;
-    if (dataSource.options.type !== 'postgres') throw new Error(AwaMessages.notPostgres(String(dataSource.options.type)));
+    if (dataSource.options.type !== 'postgres') throw new AwaSetupError(AwaMessages.notPostgres(String(dataSource.options.type)));
     const missing = [AwaJobEntity, AwaActiveLeaseEntity, AwaInstanceEntity]
       .filter((entity) => !dataSource.hasMetadata(entity))
       .map((entity) => entity.name);
-    if (missing.length > 0) throw new Error(AwaMessages.entitiesMissing(missing));
+    if (missing.length > 0) throw new AwaSetupError(AwaMessages.entitiesMissing(missing));
 
     if (this.options.migrationsRun) await this.runMigrations();
 
     const [{ present }] = await this.db.query<{ present: boolean }>(schemaSql.schemaExists);
-    if (!present) throw new Error(AwaMessages.schemaMissing());
+    if (!present) throw new SchemaError(AwaMessages.schemaMissing(), AwaMigrations.map((m) => m.name));
     const [{ names }] = await this.db.query<{ names: string[] }>(schemaSql.appliedMigrations);
     const pending = AwaMigrations.map((m) => m.name).filter((name) => !names.includes(name));
-    if (pending.length > 0) throw new Error(AwaMessages.schemaOutdated(pending));
+    if (pending.length > 0) throw new SchemaError(AwaMessages.schemaOutdated(pending), pending);
   }
 
   /** Applies the bundled migrations; each one locks and skips itself if already applied. */

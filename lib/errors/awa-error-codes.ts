@@ -10,6 +10,8 @@ export const AwaErrorCodes = {
   handlerRegistration: 'AWA_HANDLER_REGISTRATION',
   /** An enqueue call was refused before it reached the database. */
   enqueueValidation: 'AWA_ENQUEUE_VALIDATION',
+  /** A statement of the queue's own ran past the option statementTimeout and was stopped on the server. */
+  statementTimeout: 'AWA_STATEMENT_TIMEOUT',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

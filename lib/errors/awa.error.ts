@@ -5,8 +5,9 @@ export class AwaError extends Error {
   constructor(
     readonly code: AwaErrorCode,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = new.target.name;
   }
 }

@@ -5,3 +5,4 @@ export { AwaSetupError } from './awa-setup.error.js';
 export { EnqueueValidationError } from './enqueue-validation.error.js';
 export { HandlerRegistrationError } from './handler-registration.error.js';
 export { SchemaError } from './schema.error.js';
+export { StatementTimeoutError } from './statement-timeout.error.js';

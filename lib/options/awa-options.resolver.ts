@@ -1,7 +1,9 @@
 import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
+import { AwaOptionError } from '../errors/awa-option.error.js';
+import { findUnknownKey } from '../util/nearest-name.js';
 import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
-import type { AwaModuleOptions, QueueOptions, RetentionOptions } from './awa-options.interface.js';
+import type { AwaModuleAsyncOptions, AwaModuleOptions, QueueOptions, RetentionOptions } from './awa-options.interface.js';
 
 export type ResolvedQueueOptions = Required<QueueOptions> & { name: string };
 
@@ -29,11 +31,30 @@ const MAX_TIMER_MS = 2_147_483_647; // setTimeout/setInterval cap
 /** 100 years: the statements compute now() minus these, which must stay a valid timestamp. */
 const MAX_INTERVAL_MS = 3_155_760_000_000;
 
+/**
+ * The keys each options object may have; anything else is a typo or a setting nestjs-awa does not
+ * have, and is refused rather than ignored. `satisfies` keeps the lists in step with the interfaces.
+ */
+const MODULE_KEYS = Object.keys({
+  dataSource: 1, queues: 1, heartbeatInterval: 1, heartbeatStaleAfter: 1, maintenanceInterval: 1, rescueBatchSize: 1,
+  heartbeatBatchSize: 1, migrationsRun: 1, shutdownTimeout: 1, maxArgsBytes: 1, orphanSweepInterval: 1, livenessProbe: 1,
+  connectionMode: 1, statementTimeout: 1, retention: 1,
+} satisfies Record<keyof AwaModuleOptions, 1>);
+const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<keyof AwaModuleAsyncOptions, 1>);
+const QUEUE_KEYS = Object.keys(QUEUE_DEFAULTS);
+const RETENTION_KEYS = Object.keys(RETENTION_DEFAULTS);
+
+/** Refuses the first key of `value` not in `known`, naming it (`prefix` + key) and the nearest known one. */
+function rejectUnknownKeys(prefix: string, value: object, known: readonly string[]): void {
+  const unknown = findUnknownKey(value, known);
+  if (unknown) throw new AwaOptionError(prefix + unknown.key, AwaMessages.unknownOption(unknown.nearest, unknown.close, known));
+}
+
 type Rule = 'positive' | 'nonNegative';
 
 function checkNumber(path: string, value: unknown, rule: Rule, integer: boolean, max = Number.MAX_SAFE_INTEGER): number {
   const fail = (problem: string): never => {
-    throw new Error(AwaMessages.invalidOption(path, `${problem}, got ${describe(value)}`));
+    throw new AwaOptionError(path, `${problem}, got ${describe(value)}`);
   };
   if (typeof value !== 'number' || Number.isNaN(value)) fail('expected a number');
   const n = value as number;
@@ -58,12 +79,13 @@ function pick<T>(value: T | undefined, fallback: T): T {
 function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueueOptions {
   const at = (key: string) => `queues.${name}.${key}`;
   if (!QUEUE_NAME.test(name)) {
-    throw new Error(AwaMessages.invalidOption(`queues.${name}`, 'a queue name is 1-100 characters of letters, digits, _ . : -'));
+    throw new AwaOptionError(`queues.${name}`, 'a queue name is 1-100 characters of letters, digits, _ . : -');
   }
   if (raw !== undefined && (raw === null || typeof raw !== 'object')) {
-    throw new Error(AwaMessages.invalidOption(`queues.${name}`, `expected an object, got ${describe(raw)}`));
+    throw new AwaOptionError(`queues.${name}`, `expected an object, got ${describe(raw)}`);
   }
   const q = raw ?? {};
+  rejectUnknownKeys(`queues.${name}.`, q, QUEUE_KEYS);
   const resolved: ResolvedQueueOptions = {
     name,
     concurrency: checkNumber(at('concurrency'), pick(q.concurrency, QUEUE_DEFAULTS.concurrency), 'positive', true, 10_000),
@@ -75,22 +97,45 @@ function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueu
     prefetch: checkNumber(at('prefetch'), pick(q.prefetch, QUEUE_DEFAULTS.prefetch), 'nonNegative', true, 100_000),
   };
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
-    throw new Error(AwaMessages.invalidOption(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`));
+    throw new AwaOptionError(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`);
   }
   return resolved;
 }
 
-/** Validates raw module options and fills in defaults. Throws an Error naming the bad option. */
+/** forRootAsync's own options: a factory, and no key it does not know. */
+export function checkAsyncOptions(options: AwaModuleAsyncOptions): void {
+  if (!options || typeof options.useFactory !== 'function') {
+    throw new AwaOptionError('useFactory', 'forRootAsync needs a useFactory function');
+  }
+  rejectUnknownKeys('', options, ASYNC_KEYS);
+}
+
+/**
+ * The options a forRootAsync factory resolved to. `dataSource` belongs to forRootAsync itself (the
+ * DataSource is looked up before the factory runs), so one returned by the factory would be ignored:
+ * it is refused instead.
+ */
+export function resolveAsyncOptions(raw: AwaModuleOptions | undefined, dataSource: string | undefined): ResolvedAwaOptions {
+  if (raw == null) return resolveAwaOptions({ dataSource });
+  if (typeof raw !== 'object') return resolveAwaOptions(raw); // refused, as not an object
+  if ('dataSource' in raw) {
+    throw new AwaOptionError('dataSource', 'set it on forRootAsync itself, not in what useFactory returns: the DataSource is looked up before the factory runs');
+  }
+  return resolveAwaOptions({ ...raw, dataSource });
+}
+
+/** Validates raw module options and fills in defaults. Throws an AwaOptionError naming the bad option. */
 export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAwaOptions {
   if (raw !== undefined && (raw === null || typeof raw !== 'object')) {
-    throw new Error(AwaMessages.invalidOption('options', `expected an object, got ${describe(raw)}`));
+    throw new AwaOptionError('options', `expected an object, got ${describe(raw)}`);
   }
   const o = raw ?? {};
+  rejectUnknownKeys('', o, MODULE_KEYS);
   if (o.dataSource !== undefined && (typeof o.dataSource !== 'string' || o.dataSource === '')) {
-    throw new Error(AwaMessages.invalidOption('dataSource', `expected a DataSource name, got ${describe(o.dataSource)}`));
+    throw new AwaOptionError('dataSource', `expected a DataSource name, got ${describe(o.dataSource)}`);
   }
   if (o.queues !== undefined && (o.queues === null || typeof o.queues !== 'object' || Array.isArray(o.queues))) {
-    throw new Error(AwaMessages.invalidOption('queues', `expected an object of queue name -> options, got ${describe(o.queues)}`));
+    throw new AwaOptionError('queues', `expected an object of queue name -> options, got ${describe(o.queues)}`);
   }
   const queues = new Map<string, ResolvedQueueOptions>();
   queues.set(DEFAULT_QUEUE, resolveQueue(DEFAULT_QUEUE, o.queues?.[DEFAULT_QUEUE]));
@@ -104,26 +149,27 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   const heartbeatInterval = num('heartbeatInterval', 'positive', false, MAX_TIMER_MS);
   const heartbeatStaleAfter = num('heartbeatStaleAfter', 'positive', false, MAX_INTERVAL_MS);
   if (heartbeatStaleAfter <= heartbeatInterval) {
-    throw new Error(AwaMessages.invalidOption('heartbeatStaleAfter',
-      `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`));
+    throw new AwaOptionError('heartbeatStaleAfter',
+      `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`);
   }
   if (o.migrationsRun !== undefined && typeof o.migrationsRun !== 'boolean') {
-    throw new Error(AwaMessages.invalidOption('migrationsRun', `expected a boolean, got ${describe(o.migrationsRun)}`));
+    throw new AwaOptionError('migrationsRun', `expected a boolean, got ${describe(o.migrationsRun)}`);
   }
   if (o.livenessProbe !== undefined && o.livenessProbe !== 'session' && o.livenessProbe !== 'heartbeat') {
-    throw new Error(AwaMessages.invalidOption('livenessProbe', `expected 'session' or 'heartbeat', got ${describe(o.livenessProbe)}`));
+    throw new AwaOptionError('livenessProbe', `expected 'session' or 'heartbeat', got ${describe(o.livenessProbe)}`);
   }
   if (o.connectionMode !== undefined && o.connectionMode !== 'direct' && o.connectionMode !== 'transaction-pooler') {
-    throw new Error(AwaMessages.invalidOption('connectionMode', `expected 'direct' or 'transaction-pooler', got ${describe(o.connectionMode)}`));
+    throw new AwaOptionError('connectionMode', `expected 'direct' or 'transaction-pooler', got ${describe(o.connectionMode)}`);
   }
   const pooled = o.connectionMode === 'transaction-pooler';
   if (pooled && o.livenessProbe === 'session') {
-    throw new Error(AwaMessages.invalidOption('livenessProbe',
-      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')"));
+    throw new AwaOptionError('livenessProbe',
+      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')");
   }
   if (o.retention !== undefined && (o.retention === null || typeof o.retention !== 'object')) {
-    throw new Error(AwaMessages.invalidOption('retention', `expected an object, got ${describe(o.retention)}`));
+    throw new AwaOptionError('retention', `expected an object, got ${describe(o.retention)}`);
   }
+  if (o.retention) rejectUnknownKeys('retention.', o.retention, RETENTION_KEYS);
   return {
     dataSource: o.dataSource,
     queues,

@@ -1,39 +1,74 @@
 import { PRIORITY_MAX, PRIORITY_MIN } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
-import type { EnqueueManyItem } from '../interfaces/job.interface.js';
+import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
+import type { EnqueueManyItem, EnqueueOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { findUnknownKey } from '../util/nearest-name.js';
 import { isStorableText, unstorableInJson } from '../util/unicode-text.js';
 
 // Years 1 to 9999 (Date.UTC maps years 0-99 to 19xx, hence the string form).
 const EARLIEST_RUN_AT = Date.parse('0001-01-01T00:00:00Z');
 const LATEST_RUN_AT = Date.parse('9999-12-31T23:59:59Z');
 
-/** One job, checked and encoded as an element of the insert statement's JSON array. */
+/**
+ * The keys enqueue options and enqueueMany items may have. An unknown one (a typo such as `runAfter`)
+ * is refused with an EnqueueValidationError, like every other enqueue mistake, rather than ignored.
+ */
+export const ENQUEUE_OPTION_KEYS = Object.keys({
+  queue: 1, priority: 1, runAt: 1, maxAttempts: 1, manager: 1,
+} satisfies Record<keyof EnqueueOptions, 1>);
+export const ENQUEUE_MANY_OPTION_KEYS = ['manager'];
+const ITEM_KEYS = Object.keys({
+  kind: 1, args: 1, queue: 1, priority: 1, runAt: 1, maxAttempts: 1,
+} satisfies Record<keyof EnqueueManyItem, 1>);
+
+/** Refuses options (or, with `index`, an enqueueMany item) that are not an object or carry a key not in `known`. */
+export function checkEnqueueOptions(options: unknown, known: readonly string[], index?: number): void {
+  if (options === null || typeof options !== 'object') {
+    if (index !== undefined) throw new EnqueueValidationError('item', AwaMessages.enqueueItemInvalid(), index);
+    throw new EnqueueValidationError('options', AwaMessages.enqueueOptionsInvalid());
+  }
+  const unknown = findUnknownKey(options, known);
+  if (unknown) {
+    throw new EnqueueValidationError(unknown.key, AwaMessages.enqueueOptionUnknown(unknown.key, unknown.nearest, unknown.close, known), index);
+  }
+}
+
+/**
+ * One job, checked and encoded as an element of the insert statement's JSON array. `index` is its
+ * position in enqueueMany (undefined for enqueue), carried by every EnqueueValidationError.
+ */
 export function encodeJob(
-  item: EnqueueManyItem, options: ResolvedAwaOptions, defaultQueue: (kind: string) => string,
+  item: EnqueueManyItem, options: ResolvedAwaOptions, defaultQueue: (kind: string) => string, index?: number,
 ): { queue: string; json: string } {
+  const refuse = (field: string, message: string): never => {
+    throw new EnqueueValidationError(field, message, index);
+  };
+  // One transaction per call: a manager per item would be a different question, so say where it goes.
+  if (item !== null && typeof item === 'object' && 'manager' in item) refuse('manager', AwaMessages.enqueueManagerInItem());
+  checkEnqueueOptions(item, ITEM_KEYS, index);
   const { kind } = item;
-  if (typeof kind !== 'string' || kind.trim() === '' || kind.length > 200) throw new Error(AwaMessages.enqueueKindInvalid());
-  if (!isStorableText(kind)) throw new Error(AwaMessages.enqueueKindUnstorable());
+  if (typeof kind !== 'string' || kind.trim() === '' || kind.length > 200) refuse('kind', AwaMessages.enqueueKindInvalid());
+  if (!isStorableText(kind)) refuse('kind', AwaMessages.enqueueKindUnstorable());
   const queue = item.queue ?? defaultQueue(kind);
   const queueOptions = options.queues.get(queue);
-  if (!queueOptions) throw new Error(AwaMessages.enqueueQueueUnknown(String(queue), [...options.queues.keys()]));
+  if (!queueOptions) return refuse('queue', AwaMessages.enqueueQueueUnknown(String(queue), [...options.queues.keys()]));
 
   const priority = item.priority ?? 0;
   if (!Number.isInteger(priority) || priority < PRIORITY_MIN || priority > PRIORITY_MAX) {
-    throw new Error(AwaMessages.enqueuePriorityInvalid(PRIORITY_MIN, PRIORITY_MAX));
+    refuse('priority', AwaMessages.enqueuePriorityInvalid(PRIORITY_MIN, PRIORITY_MAX));
   }
   const maxAttempts = item.maxAttempts ?? queueOptions.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000_000) {
-    throw new Error(AwaMessages.enqueueMaxAttemptsInvalid());
+    refuse('maxAttempts', AwaMessages.enqueueMaxAttemptsInvalid());
   }
   let runAt = 'null';
   if (item.runAt !== undefined) {
     const t = item.runAt instanceof Date ? item.runAt.getTime() : NaN;
-    if (Number.isNaN(t) || t < EARLIEST_RUN_AT || t > LATEST_RUN_AT) throw new Error(AwaMessages.enqueueRunAtInvalid());
+    if (Number.isNaN(t) || t < EARLIEST_RUN_AT || t > LATEST_RUN_AT) refuse('runAt', AwaMessages.enqueueRunAtInvalid());
     runAt = JSON.stringify(item.runAt.toISOString());
   }
-  const args = encodeArgs(item.args, options.maxArgsBytes);
+  const args = encodeArgs(item.args, options.maxArgsBytes, index);
   return {
     queue,
     json: `{"kind":${JSON.stringify(kind)},"queue":${JSON.stringify(queue)},"args":${args},` +
@@ -41,22 +76,25 @@ export function encodeJob(
   };
 }
 
-function encodeArgs(args: unknown, maxBytes: number): string {
+function encodeArgs(args: unknown, maxBytes: number, index: number | undefined): string {
+  const refuse = (message: string): never => {
+    throw new EnqueueValidationError('args', message, index);
+  };
   let json: string | undefined;
   try {
     json = JSON.stringify(args);
   } catch (error) {
     // BigInt values and circular structures land here.
-    throw new Error(AwaMessages.enqueueArgsInvalid(error instanceof Error ? error.message : String(error)));
+    refuse(AwaMessages.enqueueArgsInvalid(error instanceof Error ? error.message : String(error)));
   }
-  if (json === undefined) throw new Error(AwaMessages.enqueueArgsInvalid(`${typeof args} is not a JSON value`));
+  if (json === undefined) return refuse(AwaMessages.enqueueArgsInvalid(`${typeof args} is not a JSON value`));
   // PostgreSQL's jsonb holds neither the NUL character nor half a surrogate pair.
   const unstorable = unstorableInJson(json);
-  if (unstorable === 'nul') throw new Error(AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'));
+  if (unstorable === 'nul') refuse(AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'));
   if (unstorable === 'surrogate') {
-    throw new Error(AwaMessages.enqueueArgsInvalid('strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)'));
+    refuse(AwaMessages.enqueueArgsInvalid('strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)'));
   }
   const bytes = Buffer.byteLength(json);
-  if (bytes > maxBytes) throw new Error(AwaMessages.enqueueArgsTooLarge(bytes, maxBytes));
+  if (bytes > maxBytes) refuse(AwaMessages.enqueueArgsTooLarge(bytes, maxBytes));
   return json;
 }

@@ -5,11 +5,12 @@ import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
+import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { CancelResult, EnqueueManyItem, EnqueueOptions, JobError, JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
 import { WorkerService } from '../worker/worker.service.js';
-import { encodeJob } from './enqueue-validator.js';
+import { ENQUEUE_MANY_OPTION_KEYS, ENQUEUE_OPTION_KEYS, checkEnqueueOptions, encodeJob } from './enqueue-validator.js';
 
 export interface EnqueuedJob {
   id: string;
@@ -36,13 +37,16 @@ export class QueueProducer {
    * or to 'default' if this app has none.
    */
   async enqueue<TArgs = unknown>(kind: string, args: TArgs, options: EnqueueOptions = {}): Promise<EnqueuedJob> {
-    const [job] = await this.insert([{ ...options, kind, args }], options.manager);
+    checkEnqueueOptions(options, ENQUEUE_OPTION_KEYS);
+    const { manager, ...jobOptions } = options;
+    const [job] = await this.insert([{ ...jobOptions, kind, args }], manager, true);
     return job!;
   }
 
   /** Enqueues many jobs in one statement; all or none. Returns them in input order. */
   async enqueueMany<TArgs = unknown>(items: ReadonlyArray<EnqueueManyItem<TArgs>>, options: { manager?: EntityManager } = {}): Promise<EnqueuedJob[]> {
-    if (!Array.isArray(items)) throw new Error(AwaMessages.enqueueArgsInvalid('enqueueMany takes an array of jobs'));
+    if (!Array.isArray(items)) throw new EnqueueValidationError('items', AwaMessages.enqueueManyNotArray());
+    checkEnqueueOptions(options, ENQUEUE_MANY_OPTION_KEYS);
     if (items.length === 0) return [];
     return this.insert(items, options.manager);
   }
@@ -73,9 +77,10 @@ export class QueueProducer {
     }
   }
 
-  private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined): Promise<EnqueuedJob[]> {
-    if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource)) throw new Error(AwaMessages.enqueueManagerInvalid());
-    const encoded = items.map((item) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind)));
+  /** `single`: from enqueue, whose errors carry no item index. */
+  private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined, single = false): Promise<EnqueuedJob[]> {
+    if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource)) throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerInvalid());
+    const encoded = items.map((item, i) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i));
     const payload = `[${encoded.map((e) => e.json).join(',')}]`;
     const rows: Array<{ id: string }> = manager
       ? await queryRowsWithManager(manager, jobsSql.insertJobs, [payload])

@@ -2,7 +2,11 @@ import { Injectable, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaEntities, AwaModule, JobHandler } from 'nestjs-awa';
+import {
+  AwaEntities, AwaErrorCodes, AwaMigrations, AwaModule, AwaOptionError, AwaSetupError, HandlerRegistrationError, JobHandler, SchemaError,
+} from 'nestjs-awa';
+import { AwaMessages } from '../../lib/awa.messages.js';
+import { caught } from '../support/caught.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
@@ -19,7 +23,7 @@ class ReportsOnUnknownQueue {
   @JobHandler('report.render', { queue: 'reports' }) render() {}
 }
 
-/** Each misconfiguration fails the boot with a message that says what is wrong and how to fix it. */
+/** Each misconfiguration fails the boot with a typed error, and a message that says what is wrong and how to fix it. */
 describe('boot errors', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   beforeAll(async () => {
@@ -30,28 +34,43 @@ describe('boot errors', () => {
   });
 
   it('fails when the awa schema is missing because migrations were not run', async () => {
-    await expect(startTestApp({ url: db.url, awa: { migrationsRun: false } }))
-      .rejects.toThrow(/the "awa" schema is missing.*AwaMigrations.*migrationsRun: true/s);
+    const error = await caught(() => startTestApp({ url: db.url, awa: { migrationsRun: false } }));
+    expect(error).toBeInstanceOf(SchemaError);
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.schema, message: AwaMessages.schemaMissing(), pending: AwaMigrations.map((m) => m.name),
+    });
   });
 
   it('fails when ScheduleModule.forRoot() is not imported', async () => {
-    await expect(startTestApp({ url: db.url, withoutSchedule: true }))
-      .rejects.toThrow(/Import ScheduleModule\.forRoot\(\) once in your root module/);
+    const error = await caught(() => startTestApp({ url: db.url, withoutSchedule: true }));
+    expect(error).toBeInstanceOf(AwaSetupError);
+    expect(error).toMatchObject({ code: AwaErrorCodes.setup, message: AwaMessages.scheduleModuleMissing() });
   });
 
   it('fails when the entities are not registered on the DataSource', async () => {
-    await expect(startTestApp({ url: db.url, autoLoadEntities: false }))
-      .rejects.toThrow(/AwaJobEntity, AwaActiveLeaseEntity, AwaInstanceEntity are not registered.*autoLoadEntities: true/s);
+    const error = await caught(() => startTestApp({ url: db.url, autoLoadEntities: false }));
+    expect(error).toBeInstanceOf(AwaSetupError);
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.setup, message: AwaMessages.entitiesMissing(['AwaJobEntity', 'AwaActiveLeaseEntity', 'AwaInstanceEntity']),
+    });
   });
 
   it('names both handlers of a duplicated kind', async () => {
-    await expect(startTestApp({ url: db.url, providers: [FirstMailer, SecondMailer] }))
-      .rejects.toThrow('two handlers for job kind "mail.send": FirstMailer.send and SecondMailer.deliver');
+    const error = await caught(() => startTestApp({ url: db.url, providers: [FirstMailer, SecondMailer] }));
+    expect(error).toBeInstanceOf(HandlerRegistrationError);
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.handlerRegistration, handler: 'SecondMailer.deliver',
+      message: AwaMessages.duplicateHandler('mail.send', 'FirstMailer.send', 'SecondMailer.deliver'),
+    });
   });
 
   it('fails when a handler is bound to a queue that is not configured', async () => {
-    await expect(startTestApp({ url: db.url, providers: [ReportsOnUnknownQueue] }))
-      .rejects.toThrow(/ReportsOnUnknownQueue\.render is bound to queue "reports", which is not configured/);
+    const error = await caught(() => startTestApp({ url: db.url, providers: [ReportsOnUnknownQueue] }));
+    expect(error).toBeInstanceOf(HandlerRegistrationError);
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.handlerRegistration, handler: 'ReportsOnUnknownQueue.render',
+      message: AwaMessages.handlerQueueUnknown('ReportsOnUnknownQueue.render', 'reports'),
+    });
   });
 
   it('fails at boot for bad options given through forRootAsync', async () => {
@@ -64,7 +83,25 @@ describe('boot errors', () => {
     })
     class AsyncApp {}
     const moduleRef = Test.createTestingModule({ imports: [AsyncApp] });
-    await expect(moduleRef.compile()).rejects.toThrow(/`heartbeatInterval`: must be greater than 0/);
+    const error = await caught(() => moduleRef.compile());
+    expect(error).toBeInstanceOf(AwaOptionError);
+    expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'heartbeatInterval', problem: 'must be greater than 0, got -1' });
+  });
+
+  it('fails at boot for an unknown option returned by the forRootAsync factory, naming the nearest known one', async () => {
+    @Module({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'postgres', url: db.url, autoLoadEntities: true }),
+        ScheduleModule.forRoot(),
+        AwaModule.forRootAsync({ useFactory: () => ({ queues: { default: { deadlineDurtion: 1_000 } as object } }) }),
+      ],
+    })
+    class AsyncApp {}
+    const error = await caught(() => Test.createTestingModule({ imports: [AsyncApp] }).compile());
+    expect(error).toBeInstanceOf(AwaOptionError);
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.invalidOption, path: 'queues.default.deadlineDurtion', problem: AwaMessages.unknownOption('deadlineDuration', true, []),
+    });
   });
 
   it('boots with forRootAsync, entities listed by hand and migrations applied', async () => {

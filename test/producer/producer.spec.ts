@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { JobHandler, QueueProducer } from 'nestjs-awa';
+import {
+  AwaErrorCodes, EnqueueValidationError, JobHandler, QueueProducer, type EnqueueManyItem, type EnqueueOptions,
+} from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { AwaMessages } from '../../lib/awa.messages.js';
+import { caught } from '../support/caught.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
@@ -35,30 +39,48 @@ describe('QueueProducer', () => {
 
   const circular: Record<string, unknown> = {};
   circular.self = circular;
-  const bad: Array<[string, () => Promise<unknown>, RegExp]> = [
-    ['an empty kind', () => producer.enqueue('', {}), /non-empty job kind/],
-    ['a kind that is not a string', () => producer.enqueue(42 as unknown as string, {}), /non-empty job kind/],
-    ['an unknown queue', () => producer.enqueue('x', {}, { queue: 'nope' }), /unknown queue "nope"; configured queues: default, reports/],
-    ['a queue name carrying SQL', () => producer.enqueue('x', {}, { queue: "default'; DROP TABLE awa.jobs; --" }), /unknown queue/],
-    ['BigInt args', () => producer.enqueue('x', { n: 10n }), /cannot be stored as JSON: .*BigInt/],
-    ['circular args', () => producer.enqueue('x', circular), /cannot be stored as JSON: .*circular/i],
-    ['undefined args', () => producer.enqueue('x', undefined), /undefined is not a JSON value/],
-    ['a function as args', () => producer.enqueue('x', () => 1), /function is not a JSON value/],
-    ['a NUL character', () => producer.enqueue('x', { s: 'a\u0000b' }), /NUL character/],
-    ['args over the size limit', () => producer.enqueue('x', { blob: 'x'.repeat(2 * 1024 * 1024) }), /bytes as JSON; the limit is 1048576 bytes/],
-    ['an invalid runAt', () => producer.enqueue('x', {}, { runAt: new Date('nope') }), /`runAt` must be a valid Date/],
-    ['a runAt that is not a Date', () => producer.enqueue('x', {}, { runAt: '2030-01-01' as unknown as Date }), /`runAt` must be a valid Date/],
-    ['a runAt beyond year 9999', () => producer.enqueue('x', {}, { runAt: new Date(Date.UTC(20000, 0, 1)) }), /`runAt` must be a valid Date/],
-    ['a priority out of range', () => producer.enqueue('x', {}, { priority: 40_000 }), /`priority` must be an integer from -32768 to 32767/],
-    ['a fractional priority', () => producer.enqueue('x', {}, { priority: 1.5 }), /`priority` must be an integer/],
-    ['maxAttempts 0', () => producer.enqueue('x', {}, { maxAttempts: 0 }), /`maxAttempts` must be an integer of at least 1/],
-    ['a manager that is not an EntityManager', () => producer.enqueue('x', {}, { manager: {} as never }), /`manager` must be a TypeORM EntityManager/],
-    ['one bad item in a batch', () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: '', args: {} }]), /non-empty job kind/],
+  const bad: Array<[string, () => Promise<unknown>, Partial<EnqueueValidationError>]> = [
+    ['an empty kind', () => producer.enqueue('', {}), { field: 'kind', message: AwaMessages.enqueueKindInvalid() }],
+    ['a kind that is not a string', () => producer.enqueue(42 as unknown as string, {}), { field: 'kind', message: AwaMessages.enqueueKindInvalid() }],
+    ['an unknown queue', () => producer.enqueue('x', {}, { queue: 'nope' }),
+      { field: 'queue', message: AwaMessages.enqueueQueueUnknown('nope', ['default', 'reports']) }],
+    ['a queue name carrying SQL', () => producer.enqueue('x', {}, { queue: "default'; DROP TABLE awa.jobs; --" }), { field: 'queue' }],
+    ['BigInt args', () => producer.enqueue('x', { n: 10n }), { field: 'args' }],
+    ['circular args', () => producer.enqueue('x', circular), { field: 'args' }],
+    ['undefined args', () => producer.enqueue('x', undefined), { field: 'args', message: AwaMessages.enqueueArgsInvalid('undefined is not a JSON value') }],
+    ['a function as args', () => producer.enqueue('x', () => 1), { field: 'args', message: AwaMessages.enqueueArgsInvalid('function is not a JSON value') }],
+    ['a NUL character', () => producer.enqueue('x', { s: 'a\u0000b' }), { field: 'args' }],
+    ['args over the size limit', () => producer.enqueue('x', { blob: 'x'.repeat(2 * 1024 * 1024) }),
+      { field: 'args', message: AwaMessages.enqueueArgsTooLarge(2 * 1024 * 1024 + 11, 1_048_576) }],
+    ['an invalid runAt', () => producer.enqueue('x', {}, { runAt: new Date('nope') }), { field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() }],
+    ['a runAt that is not a Date', () => producer.enqueue('x', {}, { runAt: '2030-01-01' as unknown as Date }), { field: 'runAt' }],
+    ['a runAt beyond year 9999', () => producer.enqueue('x', {}, { runAt: new Date(Date.UTC(20000, 0, 1)) }), { field: 'runAt' }],
+    ['a priority out of range', () => producer.enqueue('x', {}, { priority: 40_000 }),
+      { field: 'priority', message: AwaMessages.enqueuePriorityInvalid(-32768, 32767) }],
+    ['a fractional priority', () => producer.enqueue('x', {}, { priority: 1.5 }), { field: 'priority' }],
+    ['maxAttempts 0', () => producer.enqueue('x', {}, { maxAttempts: 0 }), { field: 'maxAttempts', message: AwaMessages.enqueueMaxAttemptsInvalid() }],
+    ['a manager that is not an EntityManager', () => producer.enqueue('x', {}, { manager: {} as never }),
+      { field: 'manager', message: AwaMessages.enqueueManagerInvalid() }],
+    ['one bad item in a batch', () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: '', args: {} }]), { field: 'kind', index: 1 }],
+    ['enqueueMany with a non-array', () => producer.enqueueMany({ kind: 'x', args: {} } as never),
+      { field: 'items', message: AwaMessages.enqueueManyNotArray() }],
+    ['an enqueueMany item that is not an object', () => producer.enqueueMany([{ kind: 'x', args: {} }, null as never]), { field: 'item', index: 1 }],
+    ['a misspelt enqueue option', () => producer.enqueue('x', {}, { runAfter: new Date() } as EnqueueOptions),
+      { field: 'runAfter', index: undefined, message: AwaMessages.enqueueOptionUnknown('runAfter', 'runAt', true, []) }],
+    ['a misspelt option on an enqueueMany item', () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: 'x', args: {}, priorty: 1 } as EnqueueManyItem]),
+      { field: 'priorty', index: 1, message: AwaMessages.enqueueOptionUnknown('priorty', 'priority', true, []) }],
+    ['a manager on an enqueueMany item', () => producer.enqueueMany([{ kind: 'x', args: {}, manager: dataSource.manager } as EnqueueManyItem]),
+      { field: 'manager', index: 0, message: AwaMessages.enqueueManagerInItem() }],
+    ['an unknown enqueueMany option', () => producer.enqueueMany([{ kind: 'x', args: {} }], { mangaer: dataSource.manager } as never),
+      { field: 'mangaer', message: AwaMessages.enqueueOptionUnknown('mangaer', 'manager', true, []) }],
+    ['enqueue options that are not an object', () => producer.enqueue('x', {}, null as never), { field: 'options', message: AwaMessages.enqueueOptionsInvalid() }],
   ];
 
-  it.each(bad)('rejects %s before touching the database', async (_what, call, message) => {
+  it.each(bad)('rejects %s before touching the database', async (_what, call, expected) => {
     const before = await count();
-    await expect(call()).rejects.toThrow(message);
+    const error = await caught(call);
+    expect(error).toBeInstanceOf(EnqueueValidationError);
+    expect(error).toMatchObject({ code: AwaErrorCodes.enqueueValidation, ...expected });
     expect(await count()).toBe(before);
   });
 

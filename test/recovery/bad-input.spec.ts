@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { AwaInit1764400000000, AwaMigrations, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import {
+  AwaErrorCodes, AwaInit1764400000000, AwaMigrations, AwaModule, AwaOptionError, EnqueueValidationError, JobHandler, QueueProducer, type Job,
+} from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { AwaMessages } from '../../lib/awa.messages.js';
+import { caught, caughtSync } from '../support/caught.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
@@ -89,17 +93,21 @@ describe('bad input catalogue', () => {
 
   it('2. a queue name carrying SQL is rejected as an unknown queue', async () => {
     const before = await jobCount();
-    await expect(producer.enqueue('x', {}, { queue: "default' OR '1'='1" })).rejects.toThrow(/unknown queue "default' OR '1'='1"/);
+    await expectRefused(() => producer.enqueue('x', {}, { queue: "default' OR '1'='1" }), {
+      field: 'queue', message: AwaMessages.enqueueQueueUnknown("default' OR '1'='1", ['default', 'tight']),
+    });
     expect(await jobCount()).toBe(before);
   });
 
   it('3. a queue option name carrying SQL fails at boot, naming it', () => {
-    expect(() => AwaModule.forRoot({ queues: { 'a"; DROP SCHEMA awa; --': {} } })).toThrow(/invalid option `queues\.a"; DROP SCHEMA awa; --`/);
+    expectOptionRefused(() => AwaModule.forRoot({ queues: { 'a"; DROP SCHEMA awa; --': {} } }), 'queues.a"; DROP SCHEMA awa; --');
   });
 
   it('4. a 10 MB args payload is rejected with the documented limit', async () => {
     const before = await jobCount();
-    await expect(producer.enqueue('x', { blob: 'x'.repeat(10 * 1024 * 1024) })).rejects.toThrow(/the limit is 1048576 bytes \(option maxArgsBytes\)/);
+    await expectRefused(() => producer.enqueue('x', { blob: 'x'.repeat(10 * 1024 * 1024) }), {
+      field: 'args', message: AwaMessages.enqueueArgsTooLarge(10 * 1024 * 1024 + 11, 1_048_576),
+    });
     expect(await jobCount()).toBe(before);
   });
 
@@ -111,15 +119,15 @@ describe('bad input catalogue', () => {
   it('6. a runAt far in the future is scheduled, and out-of-range years are rejected', async () => {
     const job = await producer.enqueue('x.future', {}, { runAt: new Date('9999-12-30T00:00:00Z') });
     expect((await producer.getJob(job.id))?.state).toBe('scheduled');
-    await expect(producer.enqueue('x', {}, { runAt: new Date(8.64e15) })).rejects.toThrow(/`runAt` must be a valid Date/);
+    await expectRefused(() => producer.enqueue('x', {}, { runAt: new Date(8.64e15) }), { field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() });
   });
 
   it('7. NaN options fail at boot, naming the option', () => {
-    expect(() => AwaModule.forRoot({ queues: { default: { retryBaseDelay: NaN } } })).toThrow(/`queues\.default\.retryBaseDelay`: expected a number, got NaN/);
+    expectOptionRefused(() => AwaModule.forRoot({ queues: { default: { retryBaseDelay: NaN } } }), 'queues.default.retryBaseDelay', 'expected a number, got NaN');
   });
 
   it('8. negative options fail at boot, naming the option', () => {
-    expect(() => AwaModule.forRoot({ shutdownTimeout: -1 })).toThrow(/`shutdownTimeout`: must not be negative/);
+    expectOptionRefused(() => AwaModule.forRoot({ shutdownTimeout: -1 }), 'shutdownTimeout', 'must not be negative, got -1');
   });
 
   it('9. a handler that throws undefined fails with a readable error', async () => {
@@ -192,26 +200,26 @@ describe('bad input catalogue', () => {
   });
 
   it('18. a kind longer than 200 characters is rejected', async () => {
-    await expect(producer.enqueue('k'.repeat(201), {})).rejects.toThrow(/non-empty job kind string \(at most 200 characters\)/);
+    await expectRefused(() => producer.enqueue('k'.repeat(201), {}), { field: 'kind', message: AwaMessages.enqueueKindInvalid() });
   });
 
   it('19. a priority of NaN or Infinity is rejected', async () => {
-    await expect(producer.enqueue('x', {}, { priority: NaN })).rejects.toThrow(/`priority` must be an integer/);
-    await expect(producer.enqueue('x', {}, { priority: Infinity })).rejects.toThrow(/`priority` must be an integer/);
+    await expectRefused(() => producer.enqueue('x', {}, { priority: NaN }), { field: 'priority' });
+    await expectRefused(() => producer.enqueue('x', {}, { priority: Infinity }), { field: 'priority' });
   });
 
   it('20. maxAttempts of a huge or fractional number is rejected', async () => {
-    await expect(producer.enqueue('x', {}, { maxAttempts: 1e12 })).rejects.toThrow(/`maxAttempts`/);
-    await expect(producer.enqueue('x', {}, { maxAttempts: 2.5 })).rejects.toThrow(/`maxAttempts`/);
+    await expectRefused(() => producer.enqueue('x', {}, { maxAttempts: 1e12 }), { field: 'maxAttempts' });
+    await expectRefused(() => producer.enqueue('x', {}, { maxAttempts: 2.5 }), { field: 'maxAttempts' });
   });
 
   it('21. args with a NUL character are rejected before PostgreSQL would', async () => {
-    await expect(producer.enqueue('x', { s: '\u0000' })).rejects.toThrow(/NUL character/);
+    await expectRefused(() => producer.enqueue('x', { s: '\u0000' }), { field: 'args', message: NUL_IN_ARGS });
   });
 
   it('22. a batch with one bad item inserts nothing', async () => {
     const before = await jobCount();
-    await expect(producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { n: 1n } }])).rejects.toThrow(/BigInt/);
+    await expectRefused(() => producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { n: 1n } }]), { field: 'args', index: 1 });
     expect(await jobCount()).toBe(before);
   });
 
@@ -228,7 +236,9 @@ describe('bad input catalogue', () => {
     const other = new DataSource({ type: 'postgres', url: db.url });
     await other.initialize();
     try {
-      await expect(other.transaction((manager) => producer.enqueue('x', {}, { manager }))).rejects.toThrow(/`manager` must be a TypeORM EntityManager of the same PostgreSQL DataSource/);
+      await expectRefused(() => other.transaction((manager) => producer.enqueue('x', {}, { manager })), {
+        field: 'manager', message: AwaMessages.enqueueManagerInvalid(),
+      });
     } finally {
       await other.destroy();
     }
@@ -248,9 +258,10 @@ describe('bad input catalogue', () => {
   it('26. args with a lone UTF-16 surrogate are rejected before the database, and the batch inserts nothing', async () => {
     const before = await jobCount();
     const cut = '\ud83d\ude00'.slice(0, 1); // a string cut in the middle of an emoji
-    await expect(producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { s: `x${cut}` } }]))
-      .rejects.toThrow(/^nestjs-awa: job args cannot be stored as JSON: strings must not contain a lone UTF-16 surrogate/);
-    await expect(producer.enqueue('x', { [`k${'\udc00'}`]: 1 })).rejects.toThrow(/lone UTF-16 surrogate/);
+    await expectRefused(() => producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { s: `x${cut}` } }]), {
+      field: 'args', index: 1, message: SURROGATE_IN_ARGS,
+    });
+    await expectRefused(() => producer.enqueue('x', { [`k${'\udc00'}`]: 1 }), { field: 'args', message: SURROGATE_IN_ARGS });
     expect(await jobCount()).toBe(before);
   });
 
@@ -262,8 +273,10 @@ describe('bad input catalogue', () => {
 
   it('28. a kind with NUL or a lone surrogate is rejected before the database', async () => {
     const before = await jobCount();
-    await expect(producer.enqueue('bad\u0000kind', {})).rejects.toThrow(/^nestjs-awa: .*kind/);
-    await expect(producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'cut\ud83d', args: {} }])).rejects.toThrow(/^nestjs-awa: .*kind/);
+    await expectRefused(() => producer.enqueue('bad\u0000kind', {}), { field: 'kind', message: AwaMessages.enqueueKindUnstorable() });
+    await expectRefused(() => producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'cut\ud83d', args: {} }]), {
+      field: 'kind', index: 1, message: AwaMessages.enqueueKindUnstorable(),
+    });
     expect(await jobCount()).toBe(before);
   });
 
@@ -272,7 +285,7 @@ describe('bad input catalogue', () => {
     const { id } = await producer.enqueue('x.backslash', args, { runAt: new Date(Date.now() + 3_600_000) });
     expect((await producer.getJob(id))?.args).toEqual(args);
     // An escaped backslash right before a real NUL is still a NUL.
-    await expect(producer.enqueue('x', { s: '\\\u0000' })).rejects.toThrow(/NUL character/);
+    await expectRefused(() => producer.enqueue('x', { s: '\\\u0000' }), { field: 'args', message: NUL_IN_ARGS });
   });
 
   it('30. getJob and cancel with an id above the bigint maximum find nothing', async () => {
@@ -285,9 +298,10 @@ describe('bad input catalogue', () => {
   });
 
   it('31. retention and heartbeatStaleAfter so large that now() minus them leaves the timestamp range fail at boot', () => {
-    expect(() => AwaModule.forRoot({ retention: { completed: 1e15 } })).toThrow(/^nestjs-awa: invalid option `retention\.completed`: must be at most/);
-    expect(() => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } })).toThrow(/`retention\.failed`: must be at most/);
-    expect(() => AwaModule.forRoot({ heartbeatStaleAfter: 1e15 })).toThrow(/^nestjs-awa: invalid option `heartbeatStaleAfter`: must be at most/);
+    expectOptionRefused(() => AwaModule.forRoot({ retention: { completed: 1e15 } }), 'retention.completed');
+    expectOptionRefused(() => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } }), 'retention.failed');
+    expectOptionRefused(() => AwaModule.forRoot({ heartbeatStaleAfter: 1e15 }), 'heartbeatStaleAfter');
+    expect(largestAccepted('heartbeatStaleAfter')).toBeLessThan(1e15);
   });
 
   it('32. the largest accepted retention and heartbeatStaleAfter still make valid intervals in the statements', async () => {
@@ -314,8 +328,25 @@ function largestAccepted(path: string): number {
   try {
     AwaModule.forRoot(options);
   } catch (error) {
-    const bound = /must be at most (\d+)/.exec(String(error));
+    const bound = error instanceof AwaOptionError && error.path === path ? /^must be at most (\d+)/.exec(error.problem) : null;
     if (bound) return Number(bound[1]);
   }
   throw new Error(`no upper bound reported for ${path}`);
+}
+
+const NUL_IN_ARGS = AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)');
+const SURROGATE_IN_ARGS = AwaMessages.enqueueArgsInvalid('strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)');
+
+/** `call` is refused with an EnqueueValidationError carrying `expected` (field, index, message). */
+async function expectRefused(call: () => Promise<unknown>, expected: Partial<EnqueueValidationError>): Promise<void> {
+  const error = await caught(call);
+  expect(error).toBeInstanceOf(EnqueueValidationError);
+  expect(error).toMatchObject({ code: AwaErrorCodes.enqueueValidation, ...expected });
+}
+
+/** `run` throws an AwaOptionError for `path` (and, if given, that `problem`). */
+function expectOptionRefused(run: () => unknown, path: string, problem?: string): void {
+  const error = caughtSync(run);
+  expect(error).toBeInstanceOf(AwaOptionError);
+  expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path, ...(problem === undefined ? {} : { problem }) });
 }

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
+import { AwaErrorCodes, PRIORITY_MAX, PRIORITY_MIN } from 'nestjs-awa';
 import pg from 'pg';
+import { AwaMessages } from '../../lib/awa.messages.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { waitFor } from '../support/test-app.js';
 import { SampleProcess } from './sample-process.js';
@@ -77,14 +79,16 @@ describe('the sample app', () => {
     expect(failed.errors[0]!.error).toContain('mailbox nobody@fail.test unavailable');
   }, TIMEOUT);
 
-  it('answers 400 with the library message for bad input, and rolls the report row back', async () => {
+  it('answers 400 with the library message, code and field for bad input, and rolls the report row back', async () => {
     const badPriority = await post('/jobs/email', { to: 'ada@example.com', subject: 'hi', priority: 99_999 });
     expect(badPriority.status).toBe(400);
-    expect(badPriority.body.message).toMatch(/^nestjs-awa: `priority` must be/);
+    expect(badPriority.body).toMatchObject({
+      code: AwaErrorCodes.enqueueValidation, field: 'priority', message: AwaMessages.enqueuePriorityInvalid(PRIORITY_MIN, PRIORITY_MAX),
+    });
 
     const badRunAt = await post('/jobs/report', { title: 'never', runAt: 'not a date' });
     expect(badRunAt.status).toBe(400);
-    expect(badRunAt.body.message).toMatch(/^nestjs-awa: `runAt` must be a valid Date/);
+    expect(badRunAt.body).toMatchObject({ code: AwaErrorCodes.enqueueValidation, field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() });
     expect(await query('SELECT 1 FROM sample_reports WHERE title = $1', ['never'])).toEqual([]);
 
     const missing = await post('/jobs/email', { subject: 'no recipient' });

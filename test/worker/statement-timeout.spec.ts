@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { AwaDatabase, HeartbeatService, JobHandler, QueueProducer } from 'nestjs-awa';
+import { AwaDatabase, AwaErrorCodes, HeartbeatService, JobHandler, QueueProducer, StatementTimeoutError } from 'nestjs-awa';
 import pg from 'pg';
+import { AwaMessages } from '../../lib/awa.messages.js';
 import { jobsSql } from '../../lib/sql/index.js';
+import { caught } from '../support/caught.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
@@ -56,8 +58,12 @@ describe('statementTimeout', () => {
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM awa.jobs WHERE id = $1 FOR UPDATE', [id]);
     try {
-      await expect(app.get(AwaDatabase).query(jobsSql.cancelWaitingJob, [id, 'test cancel']))
-        .rejects.toThrow(`nestjs-awa: statement ${jobsSql.cancelWaitingJob.name} did not finish within statementTimeout (${TIMEOUT_MS} ms)`);
+      const error = await caught(() => app.get(AwaDatabase).query(jobsSql.cancelWaitingJob, [id, 'test cancel']));
+      expect(error).toBeInstanceOf(StatementTimeoutError);
+      expect(error).toMatchObject({
+        code: AwaErrorCodes.statementTimeout, statement: jobsSql.cancelWaitingJob.name, timeoutMs: TIMEOUT_MS,
+        message: AwaMessages.statementTimedOut(jobsSql.cancelWaitingJob.name, TIMEOUT_MS),
+      });
       await waitFor(async () => (await waitingOnLock()).length === 0, 10_000, 'the timed-out backend to be gone');
     } finally {
       await locker.query('COMMIT');
