@@ -5,7 +5,7 @@ import { AwaActiveLeaseEntity } from '../entities/active-lease.entity.js';
 import { AwaInstanceEntity } from '../entities/instance.entity.js';
 import { AwaJobEntity } from '../entities/job.entity.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { schemaSql } from '../sql/index.js';
+import { migrationsSql } from '../sql/index.js';
 import { AwaMigrations } from '../../migrations/index.js';
 import { AwaDatabase } from './awa-database.js';
 
@@ -29,9 +29,9 @@ export class SchemaVerifier {
 
     if (this.options.migrationsRun) await this.runMigrations();
 
-    const [{ present }] = await this.db.query<{ present: boolean }>(schemaSql.schemaExists);
+    const [{ present }] = await this.db.query(migrationsSql.schemaExists);
     if (!present) throw new Error(AwaMessages.schemaMissing());
-    const [{ names }] = await this.db.query<{ names: string[] }>(schemaSql.appliedMigrations);
+    const [{ names }] = await this.db.query(migrationsSql.appliedMigrations);
     const pending = AwaMigrations.map((m) => m.name).filter((name) => !names.includes(name));
     if (pending.length > 0) throw new Error(AwaMessages.schemaOutdated(pending));
   }

@@ -6,7 +6,7 @@ import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { workerSql } from '../sql/index.js';
 import { clip, describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
-import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from './in-flight-job.js';
+import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
@@ -117,7 +117,7 @@ export class QueueWorker {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
-        const rows = await this.deps.db.query<ClaimedJobRow>(workerSql.claimJobs, [
+        const rows = await this.deps.db.query(workerSql.claimJobs, [
           this.options.name, this.kinds, want, this.deps.instanceId, this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;

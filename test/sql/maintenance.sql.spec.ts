@@ -1,4 +1,5 @@
 import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import type { RescueParams } from '../../lib/sql/maintenance.sql.js';
 import {
   leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, until, useSqlFixture, type SqlFixture,
 } from './sql-fixture.js';
@@ -9,7 +10,7 @@ const HOUR = 3_600_000;
  * $1..$6 of every rescue statement: queue 'fast' retries after exactly 10 s, any other queue after
  * exactly 60 s (base = cap, so the jitter is capped away and delays can be compared exactly).
  */
-const rescueParams = (batch = 500) => [['fast'], [10_000], [10_000], 60_000, 60_000, batch];
+const rescueParams = (batch = 500): RescueParams => [['fast'], [10_000], [10_000], 60_000, 60_000, batch];
 
 /** The leader's statements: the three rescues, promotion and cleanup. */
 describe('maintenance.sql', () => {

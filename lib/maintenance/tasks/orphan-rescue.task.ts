@@ -49,7 +49,7 @@ export class OrphanRescueTask implements MaintenanceTask {
       this.suspects.clear();
       return 0;
     }
-    const found = await this.db.query<{ id: string; stale: boolean }>(instancesSql.findDeadInstances, [
+    const found = await this.db.query(instancesSql.findDeadInstances, [
       this.session.id, this.options.heartbeatStaleAfter, this.options.livenessProbe === 'session',
     ]);
     const ids = this.confirm(found);
