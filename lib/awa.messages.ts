@@ -67,11 +67,15 @@ export const AwaMessages = {
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;
 
+/** What the orphan rescue writes before the dead instance's id (appended in SQL). */
+const INSTANCE_DIED_PREFIX = 'worker instance died: ';
+
 /** Error texts written to a job's `errors` array by rescues and releases. */
 export const RescueErrors = {
   heartbeatStale: 'heartbeat stale: worker presumed dead',
   deadlineExceeded: 'hard deadline exceeded',
-  instanceDied: (id: string) => `worker instance died: ${id}`,
+  instanceDiedPrefix: INSTANCE_DIED_PREFIX,
+  instanceDied: (id: string) => `${INSTANCE_DIED_PREFIX}${id}`,
   releasedOnShutdown: 'released on shutdown',
   releasedUnstarted: 'released unstarted: it waited too long in the prefetch buffer',
   cancelled: 'cancelled by producer.cancel()',

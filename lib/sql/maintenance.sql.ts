@@ -72,10 +72,10 @@ export const rescueExpiredDeadlines = rescue<[error: string]>('rescue_expired_de
    WHERE deadline_at < now()
    ORDER BY deadline_at`, '$7::text');
 
-/** Leases held by the dead instances $7; the error names the instance. */
-export const rescueOrphanedLeases = rescue<[deadInstances: string[]]>('rescue_orphaned_leases', `
+/** Leases held by the dead instances $7; the error is $8 followed by the instance id. */
+export const rescueOrphanedLeases = rescue<[deadInstances: string[], errorPrefix: string]>('rescue_orphaned_leases', `
   SELECT job_id, run_lease, instance_id FROM awa.active_leases
-   WHERE instance_id = ANY($7::text[])`, `'worker instance died: ' || t.instance_id`);
+   WHERE instance_id = ANY($7::text[])`, `$8::text || t.instance_id`);
 
 /** Makes up to $1 due scheduled/retryable jobs available, and NOTIFYs their queues. */
 export const promoteDueJobs = statement<[limit: number], { promoted: number; queues: number }>('promote_due_jobs', `

@@ -226,7 +226,7 @@ export class LeaseMachine {
   private runRescue(kind: 'stale' | 'deadline' | 'orphan', dead: string[]): Promise<RescuedRow[]> {
     if (kind === 'stale') return this.db.run(maintenanceSql.rescueStaleHeartbeats, [...RESCUE_PARAMS, STALE_AFTER_MS, RescueErrors.heartbeatStale]);
     if (kind === 'deadline') return this.db.run(maintenanceSql.rescueExpiredDeadlines, [...RESCUE_PARAMS, RescueErrors.deadlineExceeded]);
-    return this.db.run(maintenanceSql.rescueOrphanedLeases, [...RESCUE_PARAMS, dead]);
+    return this.db.run(maintenanceSql.rescueOrphanedLeases, [...RESCUE_PARAMS, dead, RescueErrors.instanceDiedPrefix]);
   }
 
   private eligible(snap: Snapshot, kind: 'stale' | 'deadline' | 'orphan', dead: string[]): LeaseRow[] {

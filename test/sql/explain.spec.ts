@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { RescueErrors } from '../../lib/awa.messages.js';
 import { rescueParams } from '../../lib/maintenance/tasks/maintenance-task.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { instancesSql, maintenanceSql, workerSql, type SqlParams, type SqlStatement } from '../../lib/sql/index.js';
@@ -100,7 +101,7 @@ describe('query plans', () => {
     planCase('claimJobs', workerSql.claimJobs, ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000], ['jobs_claim_kind_idx', 'jobs_due_kind_idx']),
     planCase('rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_claimed_idx']),
     planCase('rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline'], ['active_leases_deadline_idx']),
-    planCase('rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2']], ['active_leases_instance_idx']),
+    planCase('rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2'], RescueErrors.instanceDiedPrefix], ['active_leases_instance_idx']),
     planCase('promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']),
     planCase('deleteFinishedJobs', maintenanceSql.deleteFinishedJobs, [86_400_000, 604_800_000, 5_000], ['jobs_finalized_idx']),
     planCase('findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']),
