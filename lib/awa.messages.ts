@@ -56,7 +56,10 @@ export const AwaMessages = {
   leaderAcquired: (instance: string) => `instance ${instance} is now the maintenance leader`,
   leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
   rescued: (task: string, count: number) => `${task}: rescued ${count} job(s)`,
+  /** A periodic tick (heartbeat, maintenance, leader election) failed; the next one tries again. */
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
+  /** Any other operation of the queue failed (a claim, a result write, a reconnect). */
+  operationFailed: (what: string, error: string) => `${what} failed: ${error}`,
   sessionLost: (why: string) => `instance session lost (${why}); reconnecting`,
   sessionLostTooLong: (ms: number, count: number) =>
     `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ${count} handler(s), whose leases may have been rescued`,

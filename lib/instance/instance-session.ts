@@ -138,7 +138,7 @@ export class InstanceSession {
     try {
       await this.db.query(instancesSql.deleteInstance, [this.id]);
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed('deregistering the instance', String(error)));
+      this.logger.warn(AwaMessages.operationFailed('deregistering the instance', String(error)));
     }
     const client = this.client;
     this.client = undefined;
@@ -198,7 +198,7 @@ export class InstanceSession {
     try {
       await AwaDatabase.queryOn(client, instancesSql.terminateStaleSession, [this.previousBackend, `awa:${this.id}`]);
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed('ending the previous instance session', String(error)));
+      this.logger.warn(AwaMessages.operationFailed('ending the previous instance session', String(error)));
     }
   }
 
@@ -255,7 +255,7 @@ export class InstanceSession {
           this.reconnectListeners.forEach((listener) => listener());
         },
         (error) => {
-          this.logger.warn(AwaMessages.tickFailed('reconnecting the instance session', String(error)));
+          this.logger.warn(AwaMessages.operationFailed('reconnecting the instance session', String(error)));
           this.scheduleReconnect();
         },
       );

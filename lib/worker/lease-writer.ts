@@ -81,7 +81,7 @@ export class LeaseWriter {
    */
   start(job: InFlightJob, deadlineMs: number): void {
     this.starts.push({ job, deadlineMs }).catch((error: unknown) =>
-      this.logger.warn(AwaMessages.tickFailed(`moving the deadline of job ${job.id} to its start`, String(error))));
+      this.logger.warn(AwaMessages.operationFailed(`moving the deadline of job ${job.id} to its start`, String(error))));
   }
 
   /** Finalizes a cancelled attempt; resolves false if its lease was no longer held. */
@@ -156,7 +156,7 @@ export class LeaseWriter {
         return await write();
       } catch (error) {
         if (performance.now() + delay >= giveUpAt) throw error;
-        this.logger.warn(AwaMessages.tickFailed('writing job results (will retry)', String(error)));
+        this.logger.warn(AwaMessages.operationFailed('writing job results (will retry)', String(error)));
         await new Promise((r) => setTimeout(r, delay));
       }
     }

@@ -131,7 +131,7 @@ export class QueueWorker {
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed('claiming jobs', String(error)));
+      this.logger.warn(AwaMessages.operationFailed('claiming jobs', String(error)));
       this.retryDelay = Math.min(Math.max(this.retryDelay * 2, 100), 5_000);
       setTimeout(() => this.wake(), this.retryDelay).unref();
     } finally {
@@ -180,7 +180,7 @@ export class QueueWorker {
       await this.deps.writer.cancel(job, RescueErrors.cancelled);
     } catch (error) {
       // Not lost: the lease stays stored with its cancel request, and its rescue ends it cancelled.
-      this.logger.error(AwaMessages.tickFailed(`cancelling job ${job.id}`, String(error)));
+      this.logger.error(AwaMessages.operationFailed(`cancelling job ${job.id}`, String(error)));
     } finally {
       this.deps.leases.remove(job);
     }
@@ -208,7 +208,7 @@ export class QueueWorker {
       await this.deps.writer.release(jobs, RescueErrors.releasedUnstarted, false);
     } catch (error) {
       // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
-      this.logger.error(AwaMessages.tickFailed('giving back buffered jobs', String(error)));
+      this.logger.error(AwaMessages.operationFailed('giving back buffered jobs', String(error)));
     } finally {
       for (const job of jobs) this.deps.leases.remove(job);
     }
@@ -285,7 +285,7 @@ export class QueueWorker {
     } catch (error) {
       // The result could not be written within heartbeatStaleAfter: once this attempt stops being
       // heartbeated (it is removed from the registry now), maintenance rescues and reruns it.
-      this.logger.error(AwaMessages.tickFailed(`writing the result of job ${row.id}`, String(error)));
+      this.logger.error(AwaMessages.operationFailed(`writing the result of job ${row.id}`, String(error)));
     }
   }
 
