@@ -66,7 +66,10 @@ export const AwaMessages = {
   leaderAcquired: (instance: string) => `instance ${instance} is now the maintenance leader`,
   leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
   rescued: (task: string, count: number) => `${task}: rescued ${count} job(s)`,
+  /** A periodic tick (heartbeat, maintenance, leader election) failed; the next one tries again. */
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
+  /** Any other operation of the queue failed (a claim, a result write, a reconnect). */
+  operationFailed: (what: string, error: string) => `${what} failed: ${error}`,
   sessionLost: (why: string) => `instance session lost (${why}); reconnecting`,
   sessionLostTooLong: (ms: number, count: number) =>
     `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ${count} handler(s), whose leases may have been rescued`,
@@ -77,11 +80,15 @@ export const AwaMessages = {
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;
 
+/** What the orphan rescue writes before the dead instance's id (appended in SQL). */
+const INSTANCE_DIED_PREFIX = 'worker instance died: ';
+
 /** Error texts written to a job's `errors` array by rescues and releases. */
 export const RescueErrors = {
   heartbeatStale: 'heartbeat stale: worker presumed dead',
   deadlineExceeded: 'hard deadline exceeded',
-  instanceDied: (id: string) => `worker instance died: ${id}`,
+  instanceDiedPrefix: INSTANCE_DIED_PREFIX,
+  instanceDied: (id: string) => `${INSTANCE_DIED_PREFIX}${id}`,
   releasedOnShutdown: 'released on shutdown',
   releasedUnstarted: 'released unstarted: it waited too long in the prefetch buffer',
   cancelled: 'cancelled by producer.cancel()',

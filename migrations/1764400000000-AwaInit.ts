@@ -2,8 +2,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyOnce, revertOnce } from './awa-migration.helpers.js';
 
 /**
- * The awa schema: jobs, their active leases (one row per running attempt, ADR-019),
- * the instance registry, and the NOTIFY trigger that wakes idle workers.
+ * The awa schema: jobs, their active leases (one row per running attempt, for the heartbeat +
+ * deadline hybrid crash recovery this queue takes from Awa), the instance registry, and the NOTIFY
+ * trigger that wakes idle workers.
  */
 export class AwaInit1764400000000 implements MigrationInterface {
   name = 'AwaInit1764400000000';

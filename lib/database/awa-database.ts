@@ -5,8 +5,8 @@ import type { DataSource } from 'typeorm';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { schemaSql } from '../sql/index.js';
-import type { SqlStatement } from '../sql/sql-statement.js';
+import { sessionSql } from '../sql/index.js';
+import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
 import { pgPoolOf } from './typeorm-adapter.js';
 
 /** How long a dedicated connection may take to connect when the DataSource sets no limit. */
@@ -59,13 +59,14 @@ export class AwaDatabase {
     return pgPoolOf(this.dataSource);
   }
 
-  async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
-    return (await this.run<R>(sql, values)).rows;
+  /** Runs a statement and returns its rows. */
+  async query<P extends unknown[], R>(sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>): Promise<R[]> {
+    return (await this.run(sql, values ?? [])).rows as R[];
   }
 
   /** Runs a statement and returns how many rows it touched. */
-  async execute(sql: SqlStatement, values: unknown[] = []): Promise<number> {
-    return (await this.run(sql, values)).rowCount ?? 0;
+  async execute<P extends unknown[]>(sql: SqlStatement<P, unknown>, ...[values]: SqlValues<NoInfer<P>>): Promise<number> {
+    return (await this.run(sql, values ?? [])).rowCount ?? 0;
   }
 
   /**
@@ -83,16 +84,16 @@ export class AwaDatabase {
    * statement running on the server, to commit once its lock frees; so the client is discarded and
    * its backend terminated before the error is thrown.
    */
-  private async run<R extends QueryResultRow>(sql: SqlStatement, values: unknown[]): Promise<QueryResult<R>> {
+  private async run(sql: SqlStatement, values: unknown[]): Promise<QueryResult<QueryResultRow>> {
     const query = config(sql, values, this.named);
     // Inside a fenced leader transaction (pooler mode): SET LOCAL bounds it there.
     const scoped = this.scope.getStore();
-    if (scoped) return scoped.query<R>(query);
+    if (scoped) return scoped.query(query);
     const timeout = this.options.statementTimeout;
-    if (timeout === 0) return this.pool.query<R>(query);
+    if (timeout === 0) return this.pool.query(query);
     const client = await this.checkout();
     try {
-      const result = await client.query<R>({ ...query, query_timeout: timeout } as QueryConfig);
+      const result = await client.query({ ...query, query_timeout: timeout } as QueryConfig);
       client.release();
       return result;
     } catch (error) {
@@ -103,7 +104,7 @@ export class AwaDatabase {
       // connection is all we can do there (the pooler then closes its server connection).
       const pid = (client as unknown as { processID?: number }).processID;
       if (pid !== undefined && this.named) {
-        await this.pool.query({ name: schemaSql.terminateBackend.name, text: schemaSql.terminateBackend.text, values: [pid], query_timeout: timeout } as QueryConfig)
+        await this.pool.query({ name: sessionSql.terminateBackend.name, text: sessionSql.terminateBackend.text, values: [pid], query_timeout: timeout } as QueryConfig)
           .catch(() => undefined);
       }
       throw new StatementTimeoutError(sql.name, timeout, { cause: error });
@@ -121,7 +122,7 @@ export class AwaDatabase {
     try {
       await client.query('BEGIN');
       if (this.options.statementTimeout > 0) {
-        await AwaDatabase.queryOn(client, schemaSql.setLocalStatementTimeout, [String(this.options.statementTimeout)]);
+        await AwaDatabase.queryOn(client, sessionSql.setLocalStatementTimeout, [String(this.options.statementTimeout)]);
       }
       const result = await body(client);
       await client.query('COMMIT');
@@ -151,11 +152,11 @@ export class AwaDatabase {
   }
 
   /** Runs a statement on a given client (a dedicated connection or a checked-out pool client). */
-  static async queryOn<R extends QueryResultRow = any>(
-    client: Client | PoolClient, sql: SqlStatement, values: unknown[] = [],
+  static async queryOn<P extends unknown[], R>(
+    client: Client | PoolClient, sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>
   ): Promise<R[]> {
-    const result = await client.query<R>(config(sql, values, !UNNAMED_CLIENTS.has(client)));
-    return result.rows;
+    const result = await client.query(config(sql, values ?? [], !UNNAMED_CLIENTS.has(client)));
+    return result.rows as R[];
   }
 
   /**

@@ -7,7 +7,7 @@ import { AwaJobEntity } from '../entities/job.entity.js';
 import { AwaSetupError } from '../errors/awa-setup.error.js';
 import { SchemaError } from '../errors/schema.error.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { schemaSql } from '../sql/index.js';
+import { migrationsSql } from '../sql/index.js';
 import { AwaMigrations } from '../../migrations/index.js';
 import { AwaDatabase } from './awa-database.js';
 
@@ -31,9 +31,9 @@ export class SchemaVerifier {
 
     if (this.options.migrationsRun) await this.runMigrations();
 
-    const [{ present }] = await this.db.query<{ present: boolean }>(schemaSql.schemaExists);
+    const [{ present }] = await this.db.query(migrationsSql.schemaExists);
     if (!present) throw new SchemaError(AwaMessages.schemaMissing(), AwaMigrations.map((m) => m.name));
-    const [{ names }] = await this.db.query<{ names: string[] }>(schemaSql.appliedMigrations);
+    const [{ names }] = await this.db.query(migrationsSql.appliedMigrations);
     const pending = AwaMigrations.map((m) => m.name).filter((name) => !names.includes(name));
     if (pending.length > 0) throw new SchemaError(AwaMessages.schemaOutdated(pending), pending);
   }

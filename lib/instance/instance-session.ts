@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomInt, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Client, QueryResultRow } from 'pg';
+import type { Client } from 'pg';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { instanceSettings } from '../options/instance-settings.js';
-import { instancesSql, schemaSql, type SqlStatement } from '../sql/index.js';
+import { instancesSql, sessionSql, type SqlStatement, type SqlValues } from '../sql/index.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
 
@@ -116,10 +116,10 @@ export class InstanceSession {
   }
 
   /** Runs a statement on the session connection. Throws if it is down. */
-  async query<R extends QueryResultRow = any>(sql: SqlStatement, values: unknown[] = []): Promise<R[]> {
+  async query<P extends unknown[], R>(sql: SqlStatement<P, R>, ...values: SqlValues<NoInfer<P>>): Promise<R[]> {
     const client = this.client;
     if (!client) throw new Error('the awa instance session is not connected');
-    return this.lane.run(() => AwaDatabase.queryOn<R>(client, sql, values));
+    return this.lane.run(() => AwaDatabase.queryOn(client, sql, ...values));
   }
 
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
@@ -138,7 +138,7 @@ export class InstanceSession {
     try {
       await this.db.query(instancesSql.deleteInstance, [this.id]);
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed('deregistering the instance', String(error)));
+      this.logger.warn(AwaMessages.operationFailed('deregistering the instance', String(error)));
     }
     const client = this.client;
     this.client = undefined;
@@ -173,7 +173,7 @@ export class InstanceSession {
       await client.connect();
       await this.endPreviousBackend(client);
       if (this.options.livenessProbe === 'session') await this.acquireLivenessLock(client);
-      for (const channel of this.channels.keys()) await client.query(schemaSql.listen(channel).text);
+      for (const channel of this.channels.keys()) await client.query(sessionSql.listen(channel).text);
       client.on('notification', (msg) => {
         if (this.client !== client) return;
         for (const handler of this.channels.get(msg.channel) ?? []) handler(msg.payload ?? '');
@@ -198,13 +198,13 @@ export class InstanceSession {
     try {
       await AwaDatabase.queryOn(client, instancesSql.terminateStaleSession, [this.previousBackend, `awa:${this.id}`]);
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed('ending the previous instance session', String(error)));
+      this.logger.warn(AwaMessages.operationFailed('ending the previous instance session', String(error)));
     }
   }
 
   private async acquireLivenessLock(client: Client): Promise<void> {
     for (;;) {
-      const [{ acquired }] = await AwaDatabase.queryOn<{ acquired: boolean }>(client, instancesSql.acquireLivenessLock, [this.lockKey]);
+      const [{ acquired }] = await AwaDatabase.queryOn(client, instancesSql.acquireLivenessLock, [this.lockKey]);
       if (acquired) return;
       this.lockKey = randomInt(1, 2 ** 31 - 1); // another instance drew the same key, or our old backend still holds it
     }
@@ -255,7 +255,7 @@ export class InstanceSession {
           this.reconnectListeners.forEach((listener) => listener());
         },
         (error) => {
-          this.logger.warn(AwaMessages.tickFailed('reconnecting the instance session', String(error)));
+          this.logger.warn(AwaMessages.operationFailed('reconnecting the instance session', String(error)));
           this.scheduleReconnect();
         },
       );

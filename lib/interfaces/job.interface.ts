@@ -37,7 +37,7 @@ export interface Job<TArgs = unknown> {
 export type JobHandlerFn<TArgs = unknown> = (job: Job<TArgs>) => unknown;
 
 export interface EnqueueOptions {
-  /** Queue name; default: the handler's queue is not known to producers, so 'default'. */
+  /** Queue name. Default: the queue of this app's handler for the kind, else 'default'. */
   queue?: string;
   /** Integer from -32768 to 32767; lower runs first. Default 0. */
   priority?: number;

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { InstanceSession } from '../instance/instance-session.js';
-import { schemaSql } from '../sql/index.js';
+import { leaderSql } from '../sql/index.js';
 import type { MaintenanceLeader } from './maintenance-leader.js';
 
 /**
@@ -31,7 +31,7 @@ export class LeaderElection implements MaintenanceLeader {
     if (this.isLeader) return true;
     if (!this.session.connected) return false;
     try {
-      const [row] = await this.session.query<{ acquired: boolean }>(schemaSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY]);
+      const [row] = await this.session.query(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY]);
       this.leader = row?.acquired === true;
       if (this.leader) this.logger.log(AwaMessages.leaderAcquired(this.session.id));
     } catch (error) {
@@ -49,6 +49,6 @@ export class LeaderElection implements MaintenanceLeader {
   async resign(): Promise<void> {
     if (!this.isLeader) return;
     this.leader = false;
-    await this.session.query(schemaSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY]).catch(() => undefined);
+    await this.session.query(leaderSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY]).catch(() => undefined);
   }
 }

@@ -48,7 +48,7 @@ export class MaintenanceService {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup];
   }
 
-  /** Whether this instance holds the maintenance lease. */
+  /** Whether this instance leads maintenance (holds the leader lock, or the leader row lease behind a pooler). */
   get isLeader(): boolean {
     return this.election.isLeader;
   }

@@ -61,7 +61,7 @@ export class RowLeaseLeader implements MaintenanceLeader {
   private async claim(): Promise<boolean> {
     const sentAt = Date.now();
     try {
-      const [row] = await this.db.query<{ term: string }>(leaderSql.claimLeadership, [
+      const [row] = await this.db.query(leaderSql.claimLeadership, [
         MAINTENANCE_LEASE, this.session.id, this.term ?? null, this.leaseMs,
       ]);
       if (row) {

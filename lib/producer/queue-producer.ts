@@ -6,9 +6,10 @@ import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
-import type { CancelResult, EnqueueManyItem, EnqueueOptions, JobError, JobRecord, JobState } from '../interfaces/job.interface.js';
+import type { CancelResult, EnqueueManyItem, EnqueueOptions, JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
+import type { JobRow } from '../sql/jobs.sql.js';
 import { WorkerService } from '../worker/worker.service.js';
 import { ENQUEUE_MANY_OPTION_KEYS, ENQUEUE_OPTION_KEYS, checkEnqueueOptions, encodeJob } from './enqueue-validator.js';
 
@@ -68,9 +69,9 @@ export class QueueProducer {
     if (!isJobId(id)) return { outcome: 'not-found' };
     // The job may change state between the two statements (claimed, or its attempt ended): retry.
     for (let round = 0; ; round++) {
-      const [waiting] = await this.db.query<{ previous_state: JobState }>(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
+      const [waiting] = await this.db.query(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
       if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
-      const [current] = await this.db.query<{ state: JobState; signalled: boolean }>(jobsSql.requestCancel, [id]);
+      const [current] = await this.db.query(jobsSql.requestCancel, [id]);
       if (!current) return { outcome: 'not-found' };
       if (current.signalled) return { outcome: 'signalled', previousState: 'running' };
       if (FINISHED.has(current.state) || round >= 5) return { outcome: 'already-finished', state: current.state };
@@ -82,7 +83,7 @@ export class QueueProducer {
     if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource)) throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerInvalid());
     const encoded = items.map((item, i) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i));
     const payload = `[${encoded.map((e) => e.json).join(',')}]`;
-    const rows: Array<{ id: string }> = manager
+    const rows = manager
       ? await queryRowsWithManager(manager, jobsSql.insertJobs, [payload])
       : await this.db.query(jobsSql.insertJobs, [payload]);
     if (!manager) {
@@ -106,21 +107,21 @@ function isJobId(id: unknown): boolean {
   return /^\d{1,19}$/.test(text) && BigInt(text) <= BIGINT_MAX;
 }
 
-function toRecord<TArgs>(row: Record<string, unknown>): JobRecord<TArgs> {
+function toRecord<TArgs>(row: JobRow): JobRecord<TArgs> {
   return {
-    id: row.id as string,
-    kind: row.kind as string,
-    queue: row.queue as string,
+    id: row.id,
+    kind: row.kind,
+    queue: row.queue,
     args: row.args as TArgs,
-    state: row.state as JobState,
-    priority: row.priority as number,
-    attempt: row.attempt as number,
-    maxAttempts: row.max_attempts as number,
-    runAt: row.run_at as Date,
-    createdAt: row.created_at as Date,
-    attemptedAt: row.attempted_at as Date | null,
-    finalizedAt: row.finalized_at as Date | null,
-    errors: row.errors as JobError[],
-    runLease: row.run_lease as string,
+    state: row.state,
+    priority: row.priority,
+    attempt: row.attempt,
+    maxAttempts: row.max_attempts,
+    runAt: row.run_at,
+    createdAt: row.created_at,
+    attemptedAt: row.attempted_at,
+    finalizedAt: row.finalized_at,
+    errors: row.errors,
+    runLease: row.run_lease,
   };
 }

@@ -1,5 +1,24 @@
 import { AWA_CANCEL_CHANNEL } from '../awa.constants.js';
+import type { JobError, JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
+
+/** A job row as getJob returns it (JOB_COLUMNS). */
+export interface JobRow {
+  id: string;
+  kind: string;
+  queue: string;
+  args: unknown;
+  state: JobState;
+  priority: number;
+  attempt: number;
+  max_attempts: number;
+  run_at: Date;
+  created_at: Date;
+  attempted_at: Date | null;
+  finalized_at: Date | null;
+  errors: JobError[];
+  run_lease: string;
+}
 
 /** Columns of a job as `JobRecord` reads them. */
 const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_attempts, run_at, created_at,
@@ -10,7 +29,7 @@ const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
  */
-export const insertJobs = statement('insert_jobs', `
+export const insertJobs = statement<[jobsJson: string], { id: string }>('insert_jobs', `
   INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
          CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END
@@ -18,13 +37,13 @@ export const insertJobs = statement('insert_jobs', `
       AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz)
   RETURNING id::text`);
 
-export const getJob = statement('get_job', `SELECT ${JOB_COLUMNS} FROM awa.jobs WHERE id = $1::bigint`);
+export const getJob = statement<[id: string], JobRow>('get_job', `SELECT ${JOB_COLUMNS} FROM awa.jobs WHERE id = $1::bigint`);
 
 /**
  * Cancels a job that is not running and not finished. Returns its previous state, or nothing.
  * A running job gets a stored cancel request instead (see requestCancel).
  */
-export const cancelWaitingJob = statement('cancel_waiting_job', `
+export const cancelWaitingJob = statement<[id: string, error: string], { previous_state: JobState }>('cancel_waiting_job', `
   WITH target AS (
     SELECT id, state FROM awa.jobs
      WHERE id = $1::bigint AND state IN ('scheduled', 'available', 'retryable')
@@ -41,7 +60,7 @@ export const cancelWaitingJob = statement('cancel_waiting_job', `
  * job's state and whether a lease was flagged; nothing for an unknown id. Locks only the lease row,
  * the order in which completions lock (lease, then job), so it never deadlocks with them.
  */
-export const requestCancel = statement('request_cancel', `
+export const requestCancel = statement<[id: string], { state: JobState; signalled: boolean; notified: string }>('request_cancel', `
   WITH flagged AS (
     UPDATE awa.active_leases l SET cancel_requested = true WHERE l.job_id = $1::bigint
     RETURNING l.job_id

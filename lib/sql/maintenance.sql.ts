@@ -1,20 +1,33 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
+import type { JobState } from '../interfaces/job.interface.js';
 import { failAssignments, millis, statement, type SqlStatement } from './sql-statement.js';
 
 /**
- * Parameters shared by every rescue statement:
- *   $1 queue names, $2 their retry base ms, $3 their retry cap ms (the leader's queue options),
- *   $4 default base ms, $5 default cap ms (for queues the leader does not know), $6 batch size.
- * Statement-specific parameters start at $7. A job is retried with the settings of the instance
- * that held its lease (its row's `settings`); the leader's serve only when that row is gone.
+ * $1..$6 of every rescue statement: the leader's queues with their retry base and cap ms, the
+ * defaults for queues it does not know, and the batch size. Statement-specific parameters follow.
+ */
+export type RescueParams = [
+  queues: string[], retryBaseMs: number[], retryCapMs: number[], defaultBaseMs: number, defaultCapMs: number, batchSize: number,
+];
+
+/** A rescued job and the state it was moved to. */
+export interface RescuedRow {
+  id: string;
+  state: JobState;
+}
+
+/**
+ * A rescue statement: RescueParams, then its own parameters from $7. A job is retried with the
+ * settings of the instance that held its lease (its row's `settings`); the leader's serve only
+ * when that row is gone.
  *
  * A rescue locks the chosen lease rows (SKIP LOCKED, so two leaders never take the same one),
  * deletes them, and moves each job, still fenced on (id, run_lease, running), through the same
  * retry/fail path as a failed attempt (a cancel-requested one ends cancelled). A completion racing
  * a rescue finds its lease gone.
  */
-function rescue(name: string, pickLeases: string, errorExpr: string): SqlStatement {
-  return statement(name, `
+function rescue<P extends unknown[]>(name: string, pickLeases: string, errorExpr: string): SqlStatement<[...RescueParams, ...P], RescuedRow> {
+  return statement<[...RescueParams, ...P], RescuedRow>(name, `
     WITH picked AS (
       ${pickLeases}
       LIMIT $6 FOR UPDATE SKIP LOCKED
@@ -47,25 +60,25 @@ const OWNER_STALE_AFTER = `coalesce((SELECT (i.settings ->> 'heartbeatStaleAfter
  * of those ago qualify: that bound is the index scan (on claimed_at, which heartbeats never touch,
  * so they stay HOT updates).
  */
-export const rescueStaleHeartbeats = rescue('rescue_stale_heartbeats', `
+export const rescueStaleHeartbeats = rescue<[staleAfterMs: number, error: string]>('rescue_stale_heartbeats', `
   SELECT l.job_id, l.run_lease, l.instance_id FROM awa.active_leases l
    WHERE l.claimed_at < now() - ${millis(`least($7::float8, (SELECT min((settings ->> 'heartbeatStaleAfter')::float8) FROM awa.instances))`)}
      AND l.heartbeat_at < now() - ${millis(OWNER_STALE_AFTER)}
    ORDER BY l.claimed_at`, '$8::text');
 
 /** Leases past their hard deadline; error text $7. */
-export const rescueExpiredDeadlines = rescue('rescue_expired_deadlines', `
+export const rescueExpiredDeadlines = rescue<[error: string]>('rescue_expired_deadlines', `
   SELECT job_id, run_lease, instance_id FROM awa.active_leases
    WHERE deadline_at < now()
    ORDER BY deadline_at`, '$7::text');
 
-/** Leases held by the dead instances $7; the error names the instance. */
-export const rescueOrphanedLeases = rescue('rescue_orphaned_leases', `
+/** Leases held by the dead instances $7; the error is $8 followed by the instance id. */
+export const rescueOrphanedLeases = rescue<[deadInstances: string[], errorPrefix: string]>('rescue_orphaned_leases', `
   SELECT job_id, run_lease, instance_id FROM awa.active_leases
-   WHERE instance_id = ANY($7::text[])`, `'worker instance died: ' || t.instance_id`);
+   WHERE instance_id = ANY($7::text[])`, `$8::text || t.instance_id`);
 
 /** Makes up to $1 due scheduled/retryable jobs available, and NOTIFYs their queues. */
-export const promoteDueJobs = statement('promote_due_jobs', `
+export const promoteDueJobs = statement<[limit: number], { promoted: number; queues: number }>('promote_due_jobs', `
   WITH due AS (
     SELECT id FROM awa.jobs
      WHERE state IN ('scheduled', 'retryable') AND run_at <= now()
@@ -81,7 +94,7 @@ export const promoteDueJobs = statement('promote_due_jobs', `
  * Deletes up to $3 finished jobs: completed ones finalized more than $1 ms ago and failed or
  * cancelled ones finalized more than $2 ms ago. A NULL retention keeps that kind forever.
  */
-export const deleteFinishedJobs = statement('delete_finished_jobs', `
+export const deleteFinishedJobs = statement<[completedRetentionMs: number | null, failedRetentionMs: number | null, limit: number]>('delete_finished_jobs', `
   WITH doomed AS (
     SELECT id FROM awa.jobs
      WHERE finalized_at < now() - ${millis('least($1::float8, $2::float8)')}
@@ -91,13 +104,20 @@ export const deleteFinishedJobs = statement('delete_finished_jobs', `
   )
   DELETE FROM awa.jobs j USING doomed WHERE j.id = doomed.id`);
 
+/** A (queue, kind) pair with available jobs that no live instance handles, and their count. */
+export interface UnhandledKindRow {
+  queue: string;
+  kind: string;
+  count: number;
+}
+
 /**
  * Up to $2 (queue, kind) pairs that have available jobs and no live instance (row refreshed within
  * $1 ms) with a handler for that kind in that queue, with their counts. The pairs are found by
  * skipping through jobs_claim_kind_idx one (queue, kind) at a time, so handled kinds' backlogs are
  * never read; only the unhandled pairs are counted.
  */
-export const findUnhandledKinds = statement('find_unhandled_kinds', `
+export const findUnhandledKinds = statement<[staleAfterMs: number, limit: number], UnhandledKindRow>('find_unhandled_kinds', `
   WITH RECURSIVE pairs AS (
     (SELECT queue, kind FROM awa.jobs WHERE state = 'available' ORDER BY queue, kind LIMIT 1)
     UNION ALL

@@ -1,13 +1,29 @@
+/** Brands a statement with its types; never set at run time. */
+declare const SQL_TYPES: unique symbol;
+
 /**
- * A named SQL statement. The name doubles as the prepared-statement name, so each statement is
- * parsed and planned once per connection.
+ * A named SQL statement, typed by its parameters P ($1 first) and the row R it returns (`never`:
+ * no rows). The name doubles as the prepared-statement name, so each statement is parsed and
+ * planned once per connection. `SqlStatement` alone is any statement, for code that only reads
+ * its name and text.
  */
-export interface SqlStatement {
+export interface SqlStatement<P extends unknown[] = unknown[], R = unknown> {
   readonly name: string;
   readonly text: string;
+  readonly [SQL_TYPES]?: { params: P; row: R };
 }
 
-export function statement(name: string, text: string): SqlStatement {
+/** A call site's values for parameters P: optional for a statement that has none. */
+export type SqlValues<P extends unknown[]> = P extends [] ? [values?: P] : [values: P];
+
+/** The parameters of statement S. */
+export type SqlParams<S> = S extends SqlStatement<infer P, unknown> ? P : never;
+
+/**
+ * Names a statement and declares its types: `statement<[id: string], { state: JobState }>(...)`.
+ * P and R default to `never`, so a statement declared without them cannot be run.
+ */
+export function statement<P extends unknown[] = never, R = never>(name: string, text: string): SqlStatement<P, R> {
   // Whitespace is folded into one line, so a `--` comment would swallow the rest of the statement.
   if (/--/.test(text)) throw new Error(`SQL statement ${name} contains a -- comment; put comments in TypeScript`);
   return { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };

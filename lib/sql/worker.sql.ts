@@ -1,5 +1,6 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
+import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, failAssignments, millis, retryAt, statement } from './sql-statement.js';
 
 /**
@@ -8,6 +9,29 @@ import { appendError, failAssignments, millis, retryAt, statement } from './sql-
  * come back forever.
  */
 export const SHUTDOWN_RELEASE_LIMIT = 3;
+
+/** A claimed row as the claim statement returns it. */
+export interface ClaimedJobRow {
+  id: string;
+  kind: string;
+  queue: string;
+  args: unknown;
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  run_lease: string;
+  /** created_at in epoch ms: a float parses far faster than a timestamp, and is rarely read. */
+  created_ms: number;
+}
+
+/** The attempts a fenced write changed: (job id, run lease). */
+export interface AttemptRow {
+  id: string;
+  run_lease: string;
+}
+
+/** Job ids and run leases of attempts, as $1 and $2 of the fenced writes. */
+type Attempts = [ids: string[], runLeases: string[]];
 
 const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
 
@@ -23,7 +47,7 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * The update matches `id = ANY(ARRAY(...))` rather than joining `picked`: its generic plan then
  * stays a primary-key lookup, so the prepared statement is planned once, not on every call.
  */
-export const claimJobs = statement('claim_jobs', `
+export const claimJobs = statement<[queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number], ClaimedJobRow>('claim_jobs', `
   WITH kinds AS (
     SELECT DISTINCT kind FROM unnest((SELECT $2::text[])) AS k(kind)
   ), available AS (
@@ -74,7 +98,7 @@ const RELEASE_HELD_LEASES = `released AS (
  * exists is completed; the ids returned are the ones that were. An attempt with a stored cancel
  * request ends `cancelled` instead, whatever its handler returned.
  */
-export const completeJobs = statement('complete_jobs', `
+export const completeJobs = statement<Attempts, AttemptRow>('complete_jobs', `
   WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j
      SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
@@ -90,7 +114,7 @@ export const completeJobs = statement('complete_jobs', `
  * with backoff, or failed once attempts are spent; cancelled if a cancel was requested. Fenced like
  * completeJobs.
  */
-export const failJobs = statement('fail_jobs', `
+export const failJobs = statement<[...Attempts, errors: string[], retryBaseMs: number[], retryCapMs: number[]], AttemptRow & { state: JobState }>('fail_jobs', `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::float8[], $5::float8[])
       AS f(job_id, run_lease, error, base_ms, cap_ms)
@@ -111,7 +135,10 @@ export const failJobs = statement('fail_jobs', `
  * spends it (retryable with backoff, or failed); a job never started is not counted. Fenced like
  * completeJobs; NOTIFYs the queues of the jobs made available. Returns each job's new state.
  */
-export const releaseJobs = statement('release_jobs', `
+export const releaseJobs = statement<
+  [...Attempts, error: string, started: boolean[], retryBaseMs: number[], retryCapMs: number[]],
+  { id: string; state: JobState; notified: string }
+>('release_jobs', `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $4::boolean[], $5::float8[], $6::float8[])
       AS f(job_id, run_lease, started, base_ms, cap_ms)
@@ -151,7 +178,7 @@ export const releaseJobs = statement('release_jobs', `
  * cancel reaches its handler within a heartbeat, also when its NOTIFY was missed. Normally nothing
  * comes back, so a chunk costs one round trip and no rows.
  */
-export const heartbeatLeases = statement('heartbeat_leases', `
+export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: string; lost: boolean }>('heartbeat_leases', `
   WITH beat AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS b(job_id, run_lease)),
   refreshed AS (
     UPDATE awa.active_leases l SET heartbeat_at = now()
@@ -170,7 +197,7 @@ export const heartbeatLeases = statement('heartbeat_leases', `
  * their handler starts after a wait in the prefetch buffer: the deadline counts from the start.
  * Only called for queues with a deadline.
  */
-export const startLeases = statement('start_leases', `
+export const startLeases = statement<[...Attempts, deadlineMs: number[]]>('start_leases', `
   UPDATE awa.active_leases l SET deadline_at = now() + ${millis('s.deadline_ms')}
     FROM unnest($1::bigint[], $2::bigint[], $3::float8[]) AS s(job_id, run_lease, deadline_ms)
    WHERE l.job_id = s.job_id AND l.run_lease = s.run_lease`);
@@ -179,13 +206,13 @@ export const startLeases = statement('start_leases', `
  * Run first in the heartbeat transaction. A custom plan, seeing hundreds of pairs, would hash-join
  * them against a sequential scan of all leases; the generic plan looks each pair up by primary key.
  */
-export const heartbeatPlanMode = statement('heartbeat_plan_mode', `SET LOCAL plan_cache_mode = force_generic_plan`);
+export const heartbeatPlanMode = statement<[]>('heartbeat_plan_mode', `SET LOCAL plan_cache_mode = force_generic_plan`);
 
 /**
  * Finalizes attempts as cancelled ($1 ids, $2 leases, $3 error text) after producer.cancel()
  * signalled their handlers. Fenced like completeJobs.
  */
-export const cancelRunningJobs = statement('cancel_running_jobs', `
+export const cancelRunningJobs = statement<[...Attempts, error: string], AttemptRow>('cancel_running_jobs', `
   WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j
      SET state = 'cancelled', finalized_at = now(),

@@ -1,18 +1,7 @@
 import type { Job } from '../interfaces/job.interface.js';
+import type { ClaimedJobRow } from '../sql/worker.sql.js';
 
-/** A claimed row as the claim statement returns it. */
-export interface ClaimedJobRow {
-  id: string;
-  kind: string;
-  queue: string;
-  args: unknown;
-  attempt: number;
-  max_attempts: number;
-  priority: number;
-  run_lease: string;
-  /** created_at in epoch ms: a float parses far faster than a timestamp, and is rarely read. */
-  created_ms: number;
-}
+export type { ClaimedJobRow };
 
 export const leaseKey = (id: string, runLease: string) => `${id}:${runLease}`;
 

@@ -66,7 +66,7 @@ export class LeaseWriter {
     const retry = jobs.map((j) => this.options.queues.get(j.row.queue));
     return this.persist(async () => {
       const rows = await this.lane.run(() =>
-        this.db.query<{ id: string }>(workerSql.releaseJobs, [
+        this.db.query(workerSql.releaseJobs, [
           jobs.map((j) => j.id), jobs.map((j) => j.runLease), reason, jobs.map(() => started),
           retry.map((q) => q?.retryBaseDelay ?? 1_000), retry.map((q) => q?.retryMaxDelay ?? 86_400_000),
         ]));
@@ -81,7 +81,7 @@ export class LeaseWriter {
    */
   start(job: InFlightJob, deadlineMs: number): void {
     this.starts.push({ job, deadlineMs }).catch((error: unknown) =>
-      this.logger.warn(AwaMessages.tickFailed(`moving the deadline of job ${job.id} to its start`, String(error))));
+      this.logger.warn(AwaMessages.operationFailed(`moving the deadline of job ${job.id} to its start`, String(error))));
   }
 
   /** Finalizes a cancelled attempt; resolves false if its lease was no longer held. */
@@ -106,7 +106,7 @@ export class LeaseWriter {
         await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
         for (let i = first; i < chunks.length; i += connections) {
           const jobs = chunks[i]!;
-          const rows = await AwaDatabase.queryOn<{ job_id: string; run_lease: string; lost: boolean }>(
+          const rows = await AwaDatabase.queryOn(
             client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);
           for (const r of rows) (r.lost ? lost : cancelRequested).add(leaseKey(r.job_id, r.run_lease));
         }
@@ -127,14 +127,14 @@ export class LeaseWriter {
 
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
     const rows = await this.lane.run(() =>
-      this.db.query<{ id: string; run_lease: string }>(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
+      this.db.query(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
     const done = new Set(rows.map((r) => leaseKey(r.id, r.run_lease)));
     return jobs.map((j) => done.has(j.key));
   }
 
   private async writeFailures(requests: FailRequest[]): Promise<Array<JobState | null>> {
     const rows = await this.lane.run(() =>
-      this.db.query<{ id: string; run_lease: string; state: JobState }>(workerSql.failJobs, [
+      this.db.query(workerSql.failJobs, [
         requests.map((r) => r.job.id),
         requests.map((r) => r.job.runLease),
         requests.map((r) => r.error),
@@ -156,7 +156,7 @@ export class LeaseWriter {
         return await write();
       } catch (error) {
         if (performance.now() + delay >= giveUpAt) throw error;
-        this.logger.warn(AwaMessages.tickFailed('writing job results (will retry)', String(error)));
+        this.logger.warn(AwaMessages.operationFailed('writing job results (will retry)', String(error)));
         await new Promise((r) => setTimeout(r, delay));
       }
     }

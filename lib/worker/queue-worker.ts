@@ -6,7 +6,7 @@ import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { workerSql } from '../sql/index.js';
 import { clip, describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
-import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from './in-flight-job.js';
+import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
@@ -121,7 +121,7 @@ export class QueueWorker {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
-        const rows = await this.deps.db.query<ClaimedJobRow>(workerSql.claimJobs, [
+        const rows = await this.deps.db.query(workerSql.claimJobs, [
           this.options.name, this.kinds, want, this.deps.instanceId, this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
@@ -135,7 +135,7 @@ export class QueueWorker {
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed('claiming jobs', String(error)));
+      this.logger.warn(AwaMessages.operationFailed('claiming jobs', String(error)));
       this.retryDelay = Math.min(Math.max(this.retryDelay * 2, 100), 5_000);
       setTimeout(() => this.wake(), this.retryDelay).unref();
     } finally {
@@ -184,7 +184,7 @@ export class QueueWorker {
       await this.deps.writer.cancel(job, RescueErrors.cancelled);
     } catch (error) {
       // Not lost: the lease stays stored with its cancel request, and its rescue ends it cancelled.
-      this.logger.error(AwaMessages.tickFailed(`cancelling job ${job.id}`, String(error)));
+      this.logger.error(AwaMessages.operationFailed(`cancelling job ${job.id}`, String(error)));
     } finally {
       this.deps.leases.remove(job);
     }
@@ -212,7 +212,7 @@ export class QueueWorker {
       await this.deps.writer.release(jobs, RescueErrors.releasedUnstarted, false);
     } catch (error) {
       // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
-      this.logger.error(AwaMessages.tickFailed('giving back buffered jobs', String(error)));
+      this.logger.error(AwaMessages.operationFailed('giving back buffered jobs', String(error)));
     } finally {
       for (const job of jobs) this.deps.leases.remove(job);
     }
@@ -295,7 +295,7 @@ export class QueueWorker {
     } catch (error) {
       // The result could not be written within heartbeatStaleAfter: once this attempt stops being
       // heartbeated (it is removed from the registry now), maintenance rescues and reruns it.
-      this.logger.error(AwaMessages.tickFailed(`writing the result of job ${row.id}`, String(error)));
+      this.logger.error(AwaMessages.operationFailed(`writing the result of job ${row.id}`, String(error)));
     }
   }
 

@@ -80,7 +80,7 @@ export class WorkerService {
       await this.writer.release(jobs, RescueErrors.releasedOnShutdown, started);
     } catch (error) {
       // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
-      this.logger.error(AwaMessages.tickFailed('releasing jobs on shutdown', String(error)));
+      this.logger.error(AwaMessages.operationFailed('releasing jobs on shutdown', String(error)));
     }
     jobs.forEach((job) => this.leases.remove(job));
   }

@@ -6,7 +6,7 @@ export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 /** Every error text a job may carry in this run: the rescues, the shutdown release, the flaky handler. */
 export const DOCUMENTED_ERRORS = [RescueErrors.heartbeatStale, RescueErrors.deadlineExceeded, RescueErrors.releasedOnShutdown, FLAKY_ERROR];
 /** 'worker instance died: ' — followed by the id of an instance that really existed. */
-export const INSTANCE_DIED_PREFIX = RescueErrors.instanceDied('');
+export const INSTANCE_DIED_PREFIX = RescueErrors.instanceDiedPrefix;
 
 interface Check {
   name: string;

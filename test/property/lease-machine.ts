@@ -1,5 +1,6 @@
 import { RescueErrors } from 'nestjs-awa';
-import { jobsSql, maintenanceSql, workerSql, type SqlStatement } from '../../lib/sql/index.js';
+import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import type { RescueParams, RescuedRow } from '../../lib/sql/maintenance.sql.js';
 import { INSTANCES, type Command } from './lease-commands.js';
 import { STALE_AFTER_MS, type JobRow, type LeaseRow, type PropertyDb, type Snapshot } from './property-db.js';
 
@@ -7,7 +8,7 @@ const QUEUE = 'q';
 const KIND = 'k';
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 /** Rescue parameters $1..$6: the queue retries at once (base and cap 0), so retries are due at once. */
-const RESCUE_PARAMS = [[QUEUE], [0], [0], 0, 0, 100];
+const RESCUE_PARAMS: RescueParams = [[QUEUE], [0], [0], 0, 0, 100];
 
 interface Belief {
   job: string;
@@ -127,7 +128,7 @@ export class LeaseMachine {
   }
 
   private async enqueue(maxAttempts: number): Promise<string> {
-    const [row] = await this.db.run<{ id: string }>(jobsSql.insertJobs, [
+    const [row] = await this.db.run(jobsSql.insertJobs, [
       JSON.stringify([{ kind: KIND, queue: QUEUE, args: {}, priority: 0, max_attempts: maxAttempts, run_at: null }]),
     ]);
     return row!.id;
@@ -136,7 +137,7 @@ export class LeaseMachine {
   /** Claims exactly min(max, claimable) jobs, each a claimable one, with run_lease and attempt + 1. */
   private async claim(inst: number, max: number, deadline: boolean): Promise<void> {
     const claimable = [...this.before.jobs.values()].filter((j) => j.state === 'available' || (j.state === 'retryable' && j.due));
-    const rows = await this.db.run<{ id: string; run_lease: string; attempt: number }>(workerSql.claimJobs, [
+    const rows = await this.db.run(workerSql.claimJobs, [
       QUEUE, [KIND], max, this.id(inst), deadline ? 600_000 : 0,
     ]);
     this.expect(rows.length === Math.min(max, claimable.length),
@@ -155,8 +156,8 @@ export class LeaseMachine {
   private async heartbeat(inst: number): Promise<void> {
     const beliefs = this.beliefs[inst]!;
     if (beliefs.length === 0) return;
-    const rows = await this.db.run<{ job_id: string; run_lease: string }>(workerSql.heartbeatLeases, [
-      beliefs.map((b) => b.job), beliefs.map((b) => b.lease),
+    const rows = await this.db.run(workerSql.heartbeatLeases, [
+      beliefs.map((b) => b.job), beliefs.map((b) => String(b.lease)),
     ]);
     const lost = rows.map((r) => key(r.job_id, Number(r.run_lease))).sort();
     const dead = beliefs.filter((b) => !isLive(this.before, b)).map((b) => key(b.job, b.lease)).sort();
@@ -172,7 +173,7 @@ export class LeaseMachine {
     const live = isLive(this.before, belief!);
     const rows = how === 'complete'
       ? await this.completeOne(belief!)
-      : await this.db.run(workerSql.failJobs, [[belief!.job], [belief!.lease], ['handler threw'], [0], [0]]);
+      : await this.db.run(workerSql.failJobs, [[belief!.job], [String(belief!.lease)], ['handler threw'], [0], [0]]);
     this.expect(rows.length === (live ? 1 : 0), () => `${how} by a ${live ? 'live' : 'stale'} holder returned ${rows.length} row(s)`);
     if (!live) this.stats.staleFinishes++;
     const after = await this.db.snapshot();
@@ -189,7 +190,7 @@ export class LeaseMachine {
   }
 
   private async completeOne(belief: Belief): Promise<unknown[]> {
-    const rows = await this.db.run<{ id: string }>(workerSql.completeJobs, [[belief.job], [belief.lease]]);
+    const rows = await this.db.run(workerSql.completeJobs, [[belief.job], [String(belief.lease)]]);
     for (const row of rows) this.completions.set(row.id, (this.completions.get(row.id) ?? 0) + 1);
     this.stats.completed += rows.length;
     return rows;
@@ -199,8 +200,8 @@ export class LeaseMachine {
   private async shutdown(inst: number): Promise<void> {
     const beliefs = this.beliefs[inst]!;
     if (beliefs.length > 0) {
-      const rows = await this.db.run<{ id: string; state: string }>(workerSql.releaseJobs, [
-        beliefs.map((b) => b.job), beliefs.map((b) => b.lease), RescueErrors.releasedOnShutdown,
+      const rows = await this.db.run(workerSql.releaseJobs, [
+        beliefs.map((b) => b.job), beliefs.map((b) => String(b.lease)), RescueErrors.releasedOnShutdown,
         beliefs.map(() => true), beliefs.map(() => 0), beliefs.map(() => 0),
       ]);
       const released = rows.map((r) => r.id).sort();
@@ -222,10 +223,10 @@ export class LeaseMachine {
     await this.db.sql(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1 AND run_lease = $2`, [job, lease]);
   }
 
-  private rescueStatement(kind: 'stale' | 'deadline' | 'orphan', dead: string[]): [SqlStatement, unknown[]] {
-    if (kind === 'stale') return [maintenanceSql.rescueStaleHeartbeats, [...RESCUE_PARAMS, STALE_AFTER_MS, RescueErrors.heartbeatStale]];
-    if (kind === 'deadline') return [maintenanceSql.rescueExpiredDeadlines, [...RESCUE_PARAMS, RescueErrors.deadlineExceeded]];
-    return [maintenanceSql.rescueOrphanedLeases, [...RESCUE_PARAMS, dead]];
+  private runRescue(kind: 'stale' | 'deadline' | 'orphan', dead: string[]): Promise<RescuedRow[]> {
+    if (kind === 'stale') return this.db.run(maintenanceSql.rescueStaleHeartbeats, [...RESCUE_PARAMS, STALE_AFTER_MS, RescueErrors.heartbeatStale]);
+    if (kind === 'deadline') return this.db.run(maintenanceSql.rescueExpiredDeadlines, [...RESCUE_PARAMS, RescueErrors.deadlineExceeded]);
+    return this.db.run(maintenanceSql.rescueOrphanedLeases, [...RESCUE_PARAMS, dead, RescueErrors.instanceDiedPrefix]);
   }
 
   private eligible(snap: Snapshot, kind: 'stale' | 'deadline' | 'orphan', dead: string[]): LeaseRow[] {
@@ -235,8 +236,7 @@ export class LeaseMachine {
   /** A rescue takes exactly the eligible leases, and moves each job through the retry/fail path. */
   private async rescue(kind: 'stale' | 'deadline' | 'orphan', dead: string[]): Promise<void> {
     const expected = this.eligible(this.before, kind, dead);
-    const [statement, params] = this.rescueStatement(kind, dead);
-    const rows = await this.db.run<{ id: string }>(statement, params);
+    const rows = await this.runRescue(kind, dead);
     await this.checkRescued(kind, expected, rows.map((r) => r.id), this.before);
   }
 
@@ -275,11 +275,7 @@ export class LeaseMachine {
     const mid = await this.db.snapshot();
     const live = isLive(mid, belief!);
     if (live) this.stats.liveRaces++;
-    const [statement, params] = this.rescueStatement(kind, suspects);
-    const [completed, rescued] = await Promise.all([
-      this.completeOne(belief!),
-      this.db.run<{ id: string }>(statement, params),
-    ]);
+    const [completed, rescued] = await Promise.all([this.completeOne(belief!), this.runRescue(kind, suspects)]);
     const rescuedIds = rescued.map((r) => r.id);
     const wonByComplete = completed.length === 1;
     const wonByRescue = rescuedIds.includes(belief!.job) && mid.jobs.get(belief!.job)!.run_lease === belief!.lease;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { SqlStatement } from '../../lib/sql/index.js';
+import type { SqlValues } from '../../lib/sql/sql-statement.js';
 import { applyMigrations } from '../sql/sql-fixture.js';
 import { createTestDatabase, endPool } from '../support/test-database.js';
 
@@ -38,7 +39,7 @@ export const STALE_AFTER_MS = 60_000;
 export interface PropertyDb {
   pool: pg.Pool;
   /** Runs a named statement as a prepared statement, as AwaDatabase does. */
-  run<R = any>(statement: SqlStatement, values: unknown[]): Promise<R[]>;
+  run<P extends unknown[], R>(statement: SqlStatement<P, R>, ...values: SqlValues<NoInfer<P>>): Promise<R[]>;
   sql<R = any>(text: string, values?: unknown[]): Promise<R[]>;
   snapshot(): Promise<Snapshot>;
   reset(): Promise<void>;
@@ -53,9 +54,9 @@ export async function createPropertyDb(): Promise<PropertyDb> {
   return {
     pool,
     sql,
-    async run(statement, values) {
-      return (await pool.query({ name: statement.name, text: statement.text, values })).rows;
-    },
+    // The types are checked at the call sites (PropertyDb); here a statement is its name and text.
+    run: (async (statement: SqlStatement, values: unknown[] = []) =>
+      (await pool.query({ name: statement.name, text: statement.text, values })).rows) as PropertyDb['run'],
     async snapshot() {
       const jobs = await sql(`SELECT id::text, state, attempt, max_attempts, run_lease::int, jsonb_array_length(errors) AS errors,
                                      errors -> -1 ->> 'error' AS last_error, run_at <= now() AS due

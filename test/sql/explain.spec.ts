@@ -1,5 +1,8 @@
 import type pg from 'pg';
-import { instancesSql, maintenanceSql, workerSql, type SqlStatement } from '../../lib/sql/index.js';
+import { RescueErrors } from '../../lib/awa.messages.js';
+import { rescueParams } from '../../lib/maintenance/tasks/maintenance-task.js';
+import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
+import { instancesSql, maintenanceSql, workerSql, type SqlParams, type SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 interface PlanNode {
@@ -36,7 +39,8 @@ function literal(value: unknown): string {
   return `'${String(value).replace(/'/g, "''")}'`;
 }
 
-const RESCUE = [['default'], [1_000], [86_400_000], 1_000, 86_400_000, 500];
+/** $1..$6 of the rescues as the leader of a default app passes them. */
+const RESCUE = rescueParams(resolveAwaOptions({}));
 
 /**
  * The claim, the three rescue scans, promotion and cleanup are served by indexes. The tables here
@@ -68,7 +72,7 @@ describe('query plans', () => {
    * as a prepared statement's first executions are; 'generic': the parameter-independent plan
    * PostgreSQL may switch a prepared statement to after a few executions.
    */
-  async function explain(statement: SqlStatement, values: unknown[], mode: 'custom' | 'generic' = 'custom', before?: string): Promise<PlanNode> {
+  async function explain<P extends unknown[]>(statement: SqlStatement<P, unknown>, values: NoInfer<P>, mode: 'custom' | 'generic' = 'custom', before?: string): Promise<PlanNode> {
     await client.query('BEGIN');
     try {
       await client.query('SET LOCAL enable_seqscan = off');
@@ -80,7 +84,7 @@ describe('query plans', () => {
         // EXECUTE takes no bound parameters: untyped literals, which take the parameters' types.
         text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained(${values.map(literal).join(', ')})`;
       }
-      const { rows } = await client.query({ text, values: mode === 'generic' ? [] : values });
+      const { rows } = await client.query({ text, values: mode === 'generic' ? [] : (values as unknown[]) });
       return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
     } finally {
       await client.query('ROLLBACK');
@@ -89,21 +93,25 @@ describe('query plans', () => {
     }
   }
 
-  const cases: Array<[string, SqlStatement, unknown[], string[]]> = [
-    ['claimJobs', workerSql.claimJobs, ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000], ['jobs_claim_kind_idx', 'jobs_due_kind_idx']],
-    ['rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_claimed_idx']],
-    ['rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline'], ['active_leases_deadline_idx']],
-    ['rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2']], ['active_leases_instance_idx']],
-    ['promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']],
-    ['deleteFinishedJobs', maintenanceSql.deleteFinishedJobs, [86_400_000, 604_800_000, 5_000], ['jobs_finalized_idx']],
-    ['findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']],
-    ['forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']],
+  /** A statement with values its parameters type-check against, and the indexes its plan must use. */
+  const planCase = <P extends unknown[]>(name: string, statement: SqlStatement<P, unknown>, values: NoInfer<P>, expected: string[]) =>
+    [name, statement as SqlStatement, values as unknown[], expected] as const;
+
+  const cases = [
+    planCase('claimJobs', workerSql.claimJobs, ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000], ['jobs_claim_kind_idx', 'jobs_due_kind_idx']),
+    planCase('rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_claimed_idx']),
+    planCase('rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline'], ['active_leases_deadline_idx']),
+    planCase('rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2'], RescueErrors.instanceDiedPrefix], ['active_leases_instance_idx']),
+    planCase('promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']),
+    planCase('deleteFinishedJobs', maintenanceSql.deleteFinishedJobs, [86_400_000, 604_800_000, 5_000], ['jobs_finalized_idx']),
+    planCase('findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']),
+    planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.
-    ['completeJobs', workerSql.completeJobs, [['1', '2'], ['1', '1']], ['active_leases_pkey', 'jobs_pkey']],
-    ['failJobs', workerSql.failJobs, [['1'], ['1'], ['boom'], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']],
-    ['releaseJobs', workerSql.releaseJobs, [['1'], ['1'], 'released', [true], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']],
-    ['heartbeatLeases', workerSql.heartbeatLeases, [['1', '2'], ['1', '1']], ['active_leases_pkey']],
-    ['startLeases', workerSql.startLeases, [['1', '2'], ['1', '1'], [1_000, 1_000]], ['active_leases_pkey']],
+    planCase('completeJobs', workerSql.completeJobs, [['1', '2'], ['1', '1']], ['active_leases_pkey', 'jobs_pkey']),
+    planCase('failJobs', workerSql.failJobs, [['1'], ['1'], ['boom'], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']),
+    planCase('releaseJobs', workerSql.releaseJobs, [['1'], ['1'], 'released', [true], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']),
+    planCase('heartbeatLeases', workerSql.heartbeatLeases, [['1', '2'], ['1', '1']], ['active_leases_pkey']),
+    planCase('startLeases', workerSql.startLeases, [['1', '2'], ['1', '1'], [1_000, 1_000]], ['active_leases_pkey']),
   ];
 
   const modes = ['custom', 'generic'] as const;
@@ -202,7 +210,7 @@ describe('the prepared claim on a fresh database', () => {
 
   it('settles on its generic plan (planned once, not on every call)', async () => {
     const client = await f.client();
-    const values = ['default', ['k1', 'k2', 'k3'], 24, 'instance-0', 300_000];
+    const values: SqlParams<typeof workerSql.claimJobs> = ['default', ['k1', 'k2', 'k3'], 24, 'instance-0', 300_000];
     for (let i = 0; i < 10; i++) {
       await client.query('BEGIN');
       await f.run(workerSql.claimJobs, values, client);

@@ -26,7 +26,7 @@ describe('instances.sql', () => {
     return client;
   }
   const dead = async (self: string, staleMs: number, sessionProbe: boolean) =>
-    (await f.run<{ id: string }>(instancesSql.findDeadInstances, [self, staleMs, sessionProbe])).map((r) => r.id).sort();
+    (await f.run(instancesSql.findDeadInstances, [self, staleMs, sessionProbe])).map((r) => r.id).sort();
 
   describe('acquireLivenessLock', () => {
     it('grants a key to one session at a time, and frees it when that session ends', async () => {

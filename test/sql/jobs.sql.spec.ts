@@ -6,7 +6,7 @@ describe('jobs.sql', () => {
   const f = useSqlFixture();
 
   const insert = (jobs: object[]) =>
-    f.run<{ id: string }>(jobsSql.insertJobs, [JSON.stringify(jobs)]).then((rows) => rows.map((r) => r.id));
+    f.run(jobsSql.insertJobs, [JSON.stringify(jobs)]).then((rows) => rows.map((r) => r.id));
   const job = (kind: string, extra: object = {}) => ({ kind, queue: 'default', args: { kind }, priority: 0, max_attempts: 3, run_at: null, ...extra });
 
   describe('insertJobs', () => {

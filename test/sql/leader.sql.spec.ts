@@ -1,11 +1,15 @@
 import type pg from 'pg';
+import { MAINTENANCE_LOCK_KEY } from '../../lib/awa.constants.js';
 import { leaderSql } from '../../lib/sql/index.js';
 import { execOn, statementsOf, until, useSqlFixture } from './sql-fixture.js';
 
 const LEASE = 'maintenance';
 const MINUTE = 60_000;
 
-/** Maintenance leadership as a row lease with a term (connectionMode 'transaction-pooler'). */
+/**
+ * Maintenance leadership: a session advisory lock (direct connections), or a row lease with a term
+ * (connectionMode 'transaction-pooler').
+ */
 describe('leader.sql', () => {
   const f = useSqlFixture();
   beforeEach(async () => {
@@ -13,10 +17,28 @@ describe('leader.sql', () => {
   });
 
   const claim = async (holder: string, term: string | null, ms = MINUTE, on?: pg.ClientBase) =>
-    (await f.run<{ term: string }>(leaderSql.claimLeadership, [LEASE, holder, term, ms], on))[0]?.term;
+    (await f.run(leaderSql.claimLeadership, [LEASE, holder, term, ms], on))[0]?.term;
   const fence = async (client: pg.ClientBase, holder: string, term: string) =>
-    (await f.run<{ term: string }>(leaderSql.fenceLeadership, [LEASE, holder, term], client))[0]?.term;
+    (await f.run(leaderSql.fenceLeadership, [LEASE, holder, term], client))[0]?.term;
   const expire = () => f.sql(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
+
+  describe('tryMaintenanceLock / releaseMaintenanceLock', () => {
+    it('grants the lock to one session at a time; released or ended, it is free for the next', async () => {
+      const a = await f.client();
+      const b = await f.client();
+      expect(await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ acquired: true }]);
+      expect(await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], b)).toEqual([{ acquired: false }]);
+      expect(await f.run(leaderSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY], b)).toEqual([{ released: false }]);
+      expect(await f.run(leaderSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ released: true }]);
+      expect(await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], b)).toEqual([{ acquired: true }]);
+      expect(await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ acquired: false }]);
+      // A leader that dies without releasing: PostgreSQL frees the lock with its session.
+      await b.end();
+      await until(async () => (await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0]!.acquired,
+        'the dead leader\'s lock to be freed');
+      expect(await f.run(leaderSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ released: true }]);
+    });
+  });
 
   describe('claimLeadership', () => {
     it('gives a free lease term 1; its holder renews the same term; another instance gets nothing', async () => {

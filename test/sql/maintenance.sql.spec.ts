@@ -1,4 +1,6 @@
+import { RescueErrors } from '../../lib/awa.messages.js';
 import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import type { RescueParams } from '../../lib/sql/maintenance.sql.js';
 import {
   leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, until, useSqlFixture, type SqlFixture,
 } from './sql-fixture.js';
@@ -9,7 +11,7 @@ const HOUR = 3_600_000;
  * $1..$6 of every rescue statement: queue 'fast' retries after exactly 10 s, any other queue after
  * exactly 60 s (base = cap, so the jitter is capped away and delays can be compared exactly).
  */
-const rescueParams = (batch = 500) => [['fast'], [10_000], [10_000], 60_000, 60_000, batch];
+const rescueParams = (batch = 500): RescueParams => [['fast'], [10_000], [10_000], 60_000, 60_000, batch];
 
 /** The leader's statements: the three rescues, promotion and cleanup. */
 describe('maintenance.sql', () => {
@@ -22,7 +24,7 @@ describe('maintenance.sql', () => {
   const deadlineRescue = (batch = 500) =>
     f.run(maintenanceSql.rescueExpiredDeadlines, [...rescueParams(batch), 'deadline: test']);
   const orphanRescue = (instances: string[], batch = 500) =>
-    f.run(maintenanceSql.rescueOrphanedLeases, [...rescueParams(batch), instances]);
+    f.run(maintenanceSql.rescueOrphanedLeases, [...rescueParams(batch), instances, RescueErrors.instanceDiedPrefix]);
 
   describe('rescueStaleHeartbeats', () => {
     it('rescues leases older than the threshold: lease deleted, error appended, retry per queue settings', async () => {
@@ -114,6 +116,13 @@ describe('maintenance.sql', () => {
       // A live instance's lease is not this statement's business, however stale it looks.
       expect(await readJob(f.sql, live.id)).toMatchObject({ state: 'running', errors: [] });
       expect(await f.sql(`SELECT instance_id FROM awa.active_leases`)).toEqual([{ instance_id: 'live-1' }]);
+    });
+
+    it('writes the error prefix it is given ($8), then the instance id: the text lives in the messages module only', async () => {
+      const job = await seedRunning(f.sql, { instanceId: 'dead-1' });
+      await f.run(maintenanceSql.rescueOrphanedLeases, [...rescueParams(), ['dead-1'], 'gone: ']);
+      expect(await readJob(f.sql, job.id)).toMatchObject({ errors: [{ attempt: 1, error: 'gone: dead-1' }] });
+      expect(maintenanceSql.rescueOrphanedLeases.text).not.toContain(RescueErrors.instanceDiedPrefix);
     });
 
     it('takes at most the batch size per call', async () => {

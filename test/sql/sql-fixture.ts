@@ -2,10 +2,14 @@ import { AwaMigrations } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { SqlStatement } from '../../lib/sql/index.js';
+import type { SqlValues } from '../../lib/sql/sql-statement.js';
 import { createTestDatabase, endPool } from '../support/test-database.js';
 
 /** Runs plain SQL and returns the rows: a pg Pool/Client or a TypeORM DataSource behind it. */
 export type Exec = (text: string, values?: unknown[]) => Promise<any[]>;
+
+/** A statement's values (optional if it has none), then the client to run it on. */
+export type RunArgs<P extends unknown[]> = [...SqlValues<P>, on?: pg.ClientBase];
 
 /**
  * A fresh database with the awa migrations applied, a small pg Pool on it, and dedicated
@@ -19,9 +23,9 @@ export interface SqlFixture {
   /** Names of the statements run through run(), so a file can check it ran all of its module's. */
   readonly executed: Set<string>;
   /** Runs a named statement as a prepared statement, as AwaDatabase does (on `on`, or the pool). */
-  run<R = any>(statement: SqlStatement, values?: unknown[], on?: pg.ClientBase): Promise<R[]>;
+  run<P extends unknown[], R>(statement: SqlStatement<P, R>, ...args: RunArgs<NoInfer<P>>): Promise<R[]>;
   /** Runs a named statement and returns how many rows it touched. */
-  execute(statement: SqlStatement, values?: unknown[]): Promise<number>;
+  execute<P extends unknown[]>(statement: SqlStatement<P, unknown>, ...values: SqlValues<NoInfer<P>>): Promise<number>;
   /** A dedicated connection, ended by close(). */
   client(): Promise<pg.Client>;
   /** Empties every awa table. */
@@ -43,16 +47,17 @@ export async function createSqlFixture(): Promise<SqlFixture> {
     pool,
     executed,
     sql: async (text, values) => (await pool.query(text, values)).rows,
-    async run(statement, values = [], on) {
+    // The types are checked at the call sites (SqlFixture); here a statement is its name and text.
+    run: (async (statement: SqlStatement, values: unknown[] = [], on?: pg.ClientBase) => {
       executed.add(statement.name);
       const result = await (on ?? pool).query({ name: statement.name, text: statement.text, values });
       return result.rows;
-    },
-    async execute(statement, values = []) {
+    }) as SqlFixture['run'],
+    execute: (async (statement: SqlStatement, values: unknown[] = []) => {
       executed.add(statement.name);
       const result = await pool.query({ name: statement.name, text: statement.text, values });
       return result.rowCount ?? 0;
-    },
+    }) as SqlFixture['execute'],
     async client() {
       const client = new pg.Client({ connectionString: db.url });
       client.on('error', () => undefined); // a test may terminate it on purpose
@@ -98,8 +103,8 @@ export function useSqlFixture({ reset = true }: { reset?: boolean } = {}): SqlFi
     get pool() { return current().pool; },
     get executed() { return current().executed; },
     sql: (text, values) => current().sql(text, values),
-    run: (statement, values, on) => current().run(statement, values, on),
-    execute: (statement, values) => current().execute(statement, values),
+    run: (statement, ...args) => current().run(statement, ...args),
+    execute: (statement, ...values) => current().execute(statement, ...values),
     client: () => current().client(),
     reset: () => current().reset(),
     close: () => current().close(),

@@ -1,17 +1,17 @@
 import { RescueErrors } from '../../lib/awa.messages.js';
 import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
-import type { ClaimedJobRow } from '../../lib/worker/in-flight-job.js';
+import type pg from 'pg';
 import {
-  execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, useSqlFixture, type SqlFixture,
+  execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, useSqlFixture,
 } from './sql-fixture.js';
 
 /** The worker-side statements: claim, and the fenced writes of an attempt's outcome. */
 describe('worker.sql', () => {
   const f = useSqlFixture();
 
-  const claim = (queue: string, kinds: string[], limit: number, instance = 'instance-a', deadlineMs = 0, on?: Parameters<SqlFixture['run']>[2]) =>
-    f.run<ClaimedJobRow>(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
+  const claim = (queue: string, kinds: string[], limit: number, instance = 'instance-a', deadlineMs = 0, on?: pg.ClientBase) =>
+    f.run(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
   const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
   const countLeases = async () => Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);
 
@@ -254,7 +254,8 @@ describe('worker.sql', () => {
 
   describe('releaseJobs', () => {
     /** started, retry base ms, retry cap ms of `n` attempts. */
-    const release = (n: number, started = true) => [Array(n).fill(started), Array(n).fill(1_000), Array(n).fill(2_000)];
+    const release = (n: number, started = true): [boolean[], number[], number[]] =>
+      [Array(n).fill(started), Array(n).fill(1_000), Array(n).fill(2_000)];
     const releaseOne = (job: { id: string; runLease: string }, started: boolean, reason = 'released on shutdown') =>
       f.run(workerSql.releaseJobs, [[job.id], [job.runLease], reason, ...release(1, started)]);
 

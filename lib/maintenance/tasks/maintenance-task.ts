@@ -1,5 +1,6 @@
 import { QUEUE_DEFAULTS } from '../../options/awa-options.defaults.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { RescueParams } from '../../sql/maintenance.sql.js';
 
 /**
  * One unit of maintenance work, run by the leader. run() does one batch and returns how many rows
@@ -11,8 +12,8 @@ export interface MaintenanceTask {
   run(): Promise<number>;
 }
 
-/** $1..$6 of every rescue statement: per-queue retry settings, defaults, batch size. */
-export function rescueParams(options: ResolvedAwaOptions): unknown[] {
+/** $1..$6 of every rescue statement, from the leader's options. */
+export function rescueParams(options: Pick<ResolvedAwaOptions, 'queues' | 'rescueBatchSize'>): RescueParams {
   const queues = [...options.queues.values()];
   return [
     queues.map((q) => q.name),

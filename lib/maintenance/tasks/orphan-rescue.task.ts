@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
+import { RescueErrors } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
 import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../instance/instance-session.js';
 import { livenessTiming } from '../../instance/liveness-timing.js';
@@ -49,12 +50,12 @@ export class OrphanRescueTask implements MaintenanceTask {
       this.suspects.clear();
       return 0;
     }
-    const found = await this.db.query<{ id: string; stale: boolean }>(instancesSql.findDeadInstances, [
+    const found = await this.db.query(instancesSql.findDeadInstances, [
       this.session.id, this.options.heartbeatStaleAfter, this.options.livenessProbe === 'session',
     ]);
     const ids = this.confirm(found);
     if (ids.length === 0) return 0;
-    const rows = await this.db.query(maintenanceSql.rescueOrphanedLeases, [...rescueParams(this.options), ids]);
+    const rows = await this.db.query(maintenanceSql.rescueOrphanedLeases, [...rescueParams(this.options), ids, RescueErrors.instanceDiedPrefix]);
     await this.db.query(instancesSql.forgetDeadInstances, [ids]);
     return rows.length;
   }

@@ -20,7 +20,7 @@ export class PromotionTask implements MaintenanceTask {
   }
 
   async run(): Promise<number> {
-    const [row] = await this.db.query<{ promoted: number }>(maintenanceSql.promoteDueJobs, [this.options.rescueBatchSize]);
+    const [row] = await this.db.query(maintenanceSql.promoteDueJobs, [this.options.rescueBatchSize]);
     return row?.promoted ?? 0;
   }
 }

@@ -4,16 +4,11 @@ import { AwaMessages } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
 import { maintenanceSql } from '../../sql/index.js';
+import type { UnhandledKindRow } from '../../sql/maintenance.sql.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 
 /** Most (queue, kind) pairs named per sweep, so a flood of kinds cannot flood the log. */
 export const MAX_UNHANDLED_KINDS = 50;
-
-export interface UnhandledKind {
-  queue: string;
-  kind: string;
-  count: number;
-}
 
 /**
  * A job of a kind that no live instance handles in its queue is never claimed (a misspelled kind,
@@ -30,8 +25,8 @@ export class UnhandledKindsTask implements MaintenanceTask {
   constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
 
   /** The (queue, kind) pairs with available jobs and no live handler. */
-  async find(): Promise<UnhandledKind[]> {
-    return this.db.query<UnhandledKind>(maintenanceSql.findUnhandledKinds, [this.options.heartbeatStaleAfter, MAX_UNHANDLED_KINDS]);
+  async find(): Promise<UnhandledKindRow[]> {
+    return this.db.query(maintenanceSql.findUnhandledKinds, [this.options.heartbeatStaleAfter, MAX_UNHANDLED_KINDS]);
   }
 
   async run(): Promise<number> {

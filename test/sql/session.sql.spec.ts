@@ -1,0 +1,52 @@
+import { sessionSql } from '../../lib/sql/index.js';
+import { statementsOf, until, useSqlFixture } from './sql-fixture.js';
+
+/** Statements on a connection itself: LISTEN, its statement timeout, ending a backend. */
+describe('session.sql', () => {
+  const f = useSqlFixture({ reset: false });
+
+  describe('listen', () => {
+    it('subscribes the session to a channel, as a named statement', async () => {
+      const client = await f.client();
+      const statement = sessionSql.listen('awa_jobs');
+      expect(statement.name).toBe('awa_listen_awa_jobs');
+      const payloads: string[] = [];
+      client.on('notification', (msg) => payloads.push(`${msg.channel}:${msg.payload}`));
+      await f.run(statement, [], client);
+      await f.sql(`SELECT pg_notify('awa_jobs', 'hello')`);
+      await until(async () => payloads.length > 0, 'the notification');
+      expect(payloads).toEqual(['awa_jobs:hello']);
+    });
+
+    it('quotes the channel name', () => {
+      expect(sessionSql.listen('we"ird').text).toBe('LISTEN "we""ird"');
+    });
+  });
+
+  describe('terminateBackend', () => {
+    it('ends the given backend, rolling back its open transaction and freeing its locks', async () => {
+      const victim = await f.client();
+      const pid = (victim as unknown as { processID: number }).processID;
+      await victim.query('BEGIN');
+      await victim.query(`SELECT pg_advisory_xact_lock(4242)`);
+      expect(await f.run(sessionSql.terminateBackend, [pid])).toEqual([{ terminated: true }]);
+      await until(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 'the backend to end');
+      expect(await f.sql('SELECT pg_try_advisory_lock(4242) AS free, pg_advisory_unlock(4242)')).toEqual([{ free: true, pg_advisory_unlock: true }]);
+    });
+  });
+
+  describe('setLocalStatementTimeout', () => {
+    it('sets statement_timeout until the transaction ends, and stops a statement that outlives it', async () => {
+      const client = await f.client();
+      await client.query('BEGIN');
+      expect(await f.run(sessionSql.setLocalStatementTimeout, ['250'], client)).toEqual([{ statement_timeout: '250ms' }]);
+      await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
+      await client.query('ROLLBACK');
+      expect((await client.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '0' }]);
+    });
+  });
+
+  it('ran every statement of session.sql', () => {
+    expect(statementsOf(sessionSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+  });
+});
