@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   const server = await startBenchServer(progress);
   const failures: Array<{ scenario: string; error: string }> = [];
   const figures: Figure[] = [];
-  let env: Record<string, unknown> = {};
+  let env: Record<string, unknown>;
   try {
     env = {
       node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model, mem_gb: Math.round(totalmem() / 2 ** 30),

@@ -3,6 +3,7 @@
  * surrogate, half of a pair, as left by a string cut in the middle of an emoji (jsonb rejects its
  * \u escape; a text parameter would silently turn it into U+FFFD).
  */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 

@@ -8,6 +8,8 @@
 import { startEmbeddedServer, type EmbeddedServer } from '../../test/support/embedded-server.js';
 
 async function main(): Promise<void> {
+  // Declared before the close handler that may run while the server is still starting.
+  // eslint-disable-next-line prefer-const
   let server: EmbeddedServer | undefined;
   process.stdin.on('close', () => void (server?.remove() ?? Promise.resolve()).finally(() => process.exit(0)));
   process.stdin.resume();

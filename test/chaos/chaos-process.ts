@@ -17,6 +17,7 @@ function workerScript(): string {
   return found;
 }
 
+// eslint-disable-next-line no-control-regex -- ESC starts the colour codes this strips
 const ANSI = /\u001b\[[0-9;]*m/g;
 const KEEP_LINES = 400;
 

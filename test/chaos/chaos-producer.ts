@@ -34,7 +34,7 @@ async function untilAnswered<T>(read: () => Promise<T>, what: string): Promise<T
     try {
       return await read();
     } catch (error) {
-      if (Date.now() > giveUpAt) throw new Error(`chaos producer: ${what} kept failing: ${String(error)}`);
+      if (Date.now() > giveUpAt) throw new Error(`chaos producer: ${what} kept failing: ${String(error)}`, { cause: error });
       await sleep(200);
     }
   }

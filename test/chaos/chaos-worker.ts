@@ -67,7 +67,7 @@ class ChaosHandlers {
         );
         return;
       } catch (error) {
-        if (Date.now() > giveUpAt) throw new Error(`chaos: could not record the run: ${String(error)}`);
+        if (Date.now() > giveUpAt) throw new Error(`chaos: could not record the run: ${String(error)}`, { cause: error });
         await sleep(100);
       }
     }

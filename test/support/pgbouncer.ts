@@ -89,7 +89,7 @@ export class PgBouncer {
         return;
       } catch (error) {
         await client.end().catch(() => undefined);
-        if (Date.now() > until) throw new Error(`pgbouncer did not accept connections: ${String(error)}\n${this.output()}`);
+        if (Date.now() > until) throw new Error(`pgbouncer did not accept connections: ${String(error)}\n${this.output()}`, { cause: error });
         await new Promise((r) => setTimeout(r, 50));
       }
     }
