@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { AwaInit1764400000000, AwaMigrations, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AwaMigrations, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AwaInit1764400000000 } from '../../migrations/index.js';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../support/test-database.js';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { AwaDatabase, HeartbeatService, JobHandler, QueueProducer } from 'nestjs-awa';
+import { HeartbeatService, JobHandler, QueueProducer } from 'nestjs-awa';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
 import pg from 'pg';
 import { jobsSql } from '../../lib/sql/index.js';
 import { createTestDatabase, queryOnce } from '../support/test-database.js';
