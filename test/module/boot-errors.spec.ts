@@ -3,7 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AwaEntities, AwaModule, JobHandler } from 'nestjs-awa';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
 @Injectable()
@@ -21,7 +21,7 @@ class ReportsOnUnknownQueue {
 
 /** Each misconfiguration fails the boot with a message that says what is wrong and how to fix it. */
 describe('boot errors', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
   });

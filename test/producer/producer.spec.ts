@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
 @Injectable()
@@ -12,7 +12,7 @@ class ReportHandler {
 
 /** The producer checks every input before touching the database, and can join the caller's transaction. */
 describe('QueueProducer', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let producer: QueueProducer;
   let dataSource: DataSource;

@@ -4,7 +4,7 @@ import { AwaMigrations, AwaModule, JobHandler, QueueProducer, type Job } from 'n
 import { AwaInit1764400000000 } from '../../migrations/index.js';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -58,7 +58,7 @@ class CarelessHandlers {
  * outcome, and loses nothing.
  */
 describe('bad input catalogue', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let producer: QueueProducer;
   let dataSource: DataSource;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { leaderSql } from '../../lib/sql/index.js';
-import { execOn, statementsOf, until, useSqlFixture } from './sql-fixture.js';
+import { execOn, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { waitFor } from '../support/wait-for.js';
 
 const LEASE = 'maintenance';
 const MINUTE = 60_000;
@@ -77,8 +78,8 @@ describe('leader.sql', () => {
         await rival.query(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
         return claim('b', null, MINUTE, rival);
       })();
-      await until(async () => (await f.sql(
-        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid])).length === 1, 'the takeover to wait');
+      await waitFor(async () => (await f.sql(
+        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid])).length === 1, 15_000, 'the takeover to wait');
       await leader.query('COMMIT');
       expect(await takeover).toBe('2');
       // The fenced write committed before the takeover; the old term fences nothing any more.

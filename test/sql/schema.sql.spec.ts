@@ -2,13 +2,14 @@ import { AwaMigrations } from 'nestjs-awa';
 import pg from 'pg';
 import { MAINTENANCE_LOCK_KEY } from '../../lib/awa.constants.js';
 import { schemaSql } from '../../lib/sql/index.js';
-import { createTestDatabase } from '../support/test-database.js';
-import { statementsOf, until, useSqlFixture } from './sql-fixture.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { statementsOf, useSqlFixture } from './sql-fixture.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The boot-time schema checks and the maintenance leader lock. */
 describe('schema.sql', () => {
   const f = useSqlFixture({ reset: false });
-  let empty: Awaited<ReturnType<typeof createTestDatabase>>;
+  let empty: TestDatabase;
   let emptyClient: pg.Client;
   beforeAll(async () => {
     empty = await createTestDatabase();
@@ -62,7 +63,7 @@ describe('schema.sql', () => {
       expect(await f.run(schemaSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ acquired: false }]);
       // A leader that dies without releasing: PostgreSQL frees the lock with its session.
       await b.end();
-      await until(async () => (await f.run(schemaSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0].acquired === true,
+      await waitFor(async () => (await f.run(schemaSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0].acquired === true, 15_000,
         'the dead leader\'s lock to be freed');
       expect(await f.run(schemaSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ released: true }]);
     });
@@ -77,7 +78,7 @@ describe('schema.sql', () => {
       client.on('notification', (msg) => payloads.push(`${msg.channel}:${msg.payload}`));
       await f.run(statement, [], client);
       await f.sql(`SELECT pg_notify('awa_jobs', 'hello')`);
-      await until(async () => payloads.length > 0, 'the notification');
+      await waitFor(async () => payloads.length > 0, 15_000, 'the notification');
       expect(payloads).toEqual(['awa_jobs:hello']);
     });
 
@@ -93,7 +94,7 @@ describe('schema.sql', () => {
       await victim.query('BEGIN');
       await victim.query(`SELECT pg_advisory_xact_lock(4242)`);
       expect(await f.run(schemaSql.terminateBackend, [pid])).toEqual([{ terminated: true }]);
-      await until(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 'the backend to end');
+      await waitFor(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 15_000, 'the backend to end');
       expect(await f.sql('SELECT pg_try_advisory_lock(4242) AS free, pg_advisory_unlock(4242)')).toEqual([{ free: true, pg_advisory_unlock: true }]);
     });
   });

@@ -4,7 +4,7 @@ import { HeartbeatService, JobHandler, QueueProducer } from 'nestjs-awa';
 import { AwaDatabase } from '../../lib/database/awa-database.js';
 import pg from 'pg';
 import { jobsSql } from '../../lib/sql/index.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -25,7 +25,7 @@ const TIMEOUT_MS = 2_000;
  * timeout, is stopped on the server too, and does not hold up the heartbeats behind it.
  */
 describe('statementTimeout', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let locker: pg.Client;
   /** The app's backends waiting on a lock (the test's own session excluded). */
