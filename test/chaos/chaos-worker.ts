@@ -14,6 +14,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { CHAOS_AWA_OPTIONS, CHAOS_KINDS, ENV, FLAKY_ERROR, type ChaosArgs } from './chaos-config.js';
 import { produceAll } from './chaos-producer.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The DataSource's pg Pool: `driver.master` in TypeORM 0.3 and 1.x. */
 function pgPoolOf(dataSource: DataSource): Pool {
@@ -21,7 +22,6 @@ function pgPoolOf(dataSource: DataSource): Pool {
 }
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 @Injectable()
 class ChaosHandlers {
