@@ -139,3 +139,18 @@ describe('InFlightJob', () => {
     expect(job.job.signal.aborted).toBe(false);
   });
 });
+
+describe('an attempt\'s local deadline, on the real clock', () => {
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  it('is timed from the handler start on the monotonic clock, whatever the wall clock does', async () => {
+    const job = new InFlightJob(row());
+    // The wall clock jumps an hour ahead between the claim and the start (NTP step, VM resume).
+    const later = Date.now() + 3_600_000;
+    jest.spyOn(Date, 'now').mockReturnValue(later);
+    const outcome = await job.run(() => new Promise((resolve) => setTimeout(resolve, 20)), 10_000, () => undefined);
+    expect(outcome).toEqual({ kind: 'returned' });
+  });
+});
