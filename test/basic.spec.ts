@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
-import { createTestDatabase } from './support/test-database.js';
+import { createTestDatabase, type TestDatabase } from './support/test-database.js';
 import { startTestApp, waitFor } from './support/test-app.js';
 
 @Injectable()
@@ -14,7 +14,7 @@ class Greeter {
 }
 
 describe('basic flow', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   beforeAll(async () => {
     db = await createTestDatabase();

@@ -2,7 +2,7 @@ import { HeartbeatService, QueueProducer } from 'nestjs-awa';
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { DbObserver } from '../support/bench.observer.js';
-import { now, sleep, waitUntil } from '../support/bench.progress.js';
+import { now, sleep, waitFor } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
 import type { Scenario } from './scenario.js';
 
@@ -36,7 +36,7 @@ export const heartbeatScenario: Scenario = {
     const producer = app.get(QueueProducer);
     const items = Array.from({ length: leases }, (_, i) => ({ kind: BenchKinds.hold, args: { i } }));
     for (let i = 0; i < leases; i += config.enqueueChunk) await producer.enqueueMany(items.slice(i, i + config.enqueueChunk));
-    await waitUntil(() => hooks.started >= leases, 120_000, 10, `${leases} running handlers`);
+    await waitFor(() => hooks.started >= leases, 120_000, `${leases} running handlers`, 10);
     const [row] = await observer.query<{ n: number }>(`SELECT count(*)::int AS n FROM awa.active_leases`);
     ctx.log(`  ${hooks.started} handlers running, ${row!.n} lease rows`);
 
@@ -69,7 +69,7 @@ export const heartbeatScenario: Scenario = {
     ctx.log(`  ${ticks.map((t) => Math.round(t)).join(' / ')} ms per tick, ${statements} statements (expected ${expected})`);
 
     hooks.release();
-    await waitUntil(async () => (await observer.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM awa.jobs WHERE state <> 'completed'`))[0]!.n === 0, 60_000, 50, 'held jobs to complete');
+    await waitFor(async () => (await observer.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM awa.jobs WHERE state <> 'completed'`))[0]!.n === 0, 60_000, 'held jobs to complete', 50);
   },
 };

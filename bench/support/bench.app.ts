@@ -3,7 +3,9 @@ import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AWA_OPTIONS, AwaModule, DEFAULT_QUEUE, type AwaModuleOptions, type ResolvedAwaOptions } from 'nestjs-awa';
+import { AwaModule, DEFAULT_QUEUE, type AwaModuleOptions } from 'nestjs-awa';
+// Internal, by path: the resolver is pure, so this copy fills in the same defaults as the package's.
+import { resolveAwaOptions, type ResolvedAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { BENCH_HOOKS, BenchHandlers, BenchHooks } from './bench.handlers.js';
 
 @Module({})
@@ -32,12 +34,16 @@ export async function createBenchApp(
     ],
     providers: [{ provide: BENCH_HOOKS, useValue: hooks }, ...(withHandlers ? [BenchHandlers] : [])],
   }, { logger: ['error', 'warn'], abortOnError: false });
+  resolved.set(app, resolveAwaOptions({ migrationsRun: true, ...awa, dataSource }));
   return { app, hooks };
 }
 
+/** The resolved options of each app createBenchApp made. */
+const resolved = new WeakMap<INestApplicationContext, ResolvedAwaOptions>();
+
 /** The options an instance really runs with (defaults filled in), for a figure's config. */
 export function effectiveOptions(app: INestApplicationContext): Record<string, unknown> {
-  const options = app.get<ResolvedAwaOptions>(AWA_OPTIONS);
+  const options = resolved.get(app)!;
   const { name: _name, ...queue } = options.queues.get(DEFAULT_QUEUE)!;
   return {
     queue,

@@ -3,7 +3,7 @@ import { QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { BenchKinds } from './bench.handlers.js';
 import type { DbObserver } from './bench.observer.js';
-import { now, waitUntil } from './bench.progress.js';
+import { now, waitFor } from './bench.progress.js';
 
 export interface GatedDrain {
   /** From the COMMIT that made the jobs visible until the last one was `completed` in the DB. */
@@ -52,8 +52,8 @@ export async function gatedDrain(options: {
   let ok = true;
   try {
     // Like the peers bench: a cheap in-process count first, then the DB (every 10 ms).
-    await waitUntil(() => options.handled() >= n, options.timeoutMs, 2, `${n} handled jobs`);
-    await waitUntil(async () => (await observer.notCompleted(first, last)) === 0, 30_000, 10, 'all jobs completed in the DB');
+    await waitFor(() => options.handled() >= n, options.timeoutMs, `${n} handled jobs`, 2);
+    await waitFor(async () => (await observer.notCompleted(first, last)) === 0, 30_000, 'all jobs completed in the DB', 10);
   } catch (error) {
     ok = false;
     options.log(`  ${String(error)}`);

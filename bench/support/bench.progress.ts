@@ -9,14 +9,5 @@ export function progress(line: string): void {
 }
 
 export const now = () => performance.now();
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` every `everyMs` until it is truthy; throws after `timeoutMs`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs: number, what: string): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+export { setTimeout as sleep } from 'node:timers/promises';
+export { waitFor } from '../../test/support/wait-for.js';

@@ -34,6 +34,7 @@ export class HeartbeatService {
   private lastSuccess = performance.now();
   private sessionLossTimer: NodeJS.Timeout | undefined;
 
+  /** @internal The module builds it; its parameters are the queue's internals. */
   constructor(
     private readonly leases: LeaseRegistry,
     private readonly writer: LeaseWriter,
@@ -45,12 +46,14 @@ export class HeartbeatService {
     this.session.onReconnect(() => clearTimeout(this.sessionLossTimer));
   }
 
+  /** @internal The lifecycle (AwaLifecycle) starts and stops heartbeats, in order with the rest. */
   start(): void {
     this.lastSuccess = performance.now();
     const timer = setInterval(() => void this.tick(), this.options.heartbeatInterval);
     this.scheduler.addInterval(HEARTBEAT_INTERVAL_NAME, timer);
   }
 
+  /** @internal */
   async stop(): Promise<void> {
     clearTimeout(this.sessionLossTimer);
     if (this.scheduler.doesExist('interval', HEARTBEAT_INTERVAL_NAME)) this.scheduler.deleteInterval(HEARTBEAT_INTERVAL_NAME);

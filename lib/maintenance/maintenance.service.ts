@@ -11,7 +11,7 @@ import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
 import { UnhandledKindsTask } from './tasks/unhandled-kinds.task.js';
-import { runSweep, type SweepReport } from './sweep-runner.js';
+import { runSweep, type SweepReport, type SweepTaskName } from './sweep-runner.js';
 
 export const MAINTENANCE_INTERVAL_NAME = 'awa.maintenance';
 export const ORPHAN_SWEEP_INTERVAL_NAME = 'awa.orphan-sweep';
@@ -27,13 +27,14 @@ export type { SweepReport } from './sweep-runner.js';
 @Injectable()
 export class MaintenanceService {
   private readonly logger = new Logger('AwaMaintenance');
-  private readonly sweepTasks: MaintenanceTask[];
+  private readonly sweepTasks: MaintenanceTask<SweepTaskName>[];
   private readonly inProgress = new Map<string, Promise<unknown>>();
   private stopped = true;
   private confirmTimer: NodeJS.Timeout | undefined;
   /** Set while stop() waits: a sweep in progress ends after its current batch. */
   private stopping = false;
 
+  /** @internal The module builds it; its parameters are the queue's internals. */
   constructor(
     @Inject(MAINTENANCE_LEADER) private readonly election: MaintenanceLeader,
     @Inject(AWA_SCHEDULER) private readonly scheduler: SchedulerRegistry,
@@ -53,6 +54,7 @@ export class MaintenanceService {
     return this.election.isLeader;
   }
 
+  /** @internal The lifecycle (AwaLifecycle) starts and stops maintenance, in order with the rest. */
   start(): void {
     this.stopped = false;
     this.scheduler.addInterval(MAINTENANCE_INTERVAL_NAME,
@@ -62,6 +64,7 @@ export class MaintenanceService {
     void this.guarded(MAINTENANCE_INTERVAL_NAME, () => this.sweep());
   }
 
+  /** @internal */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.confirmTimer);
@@ -108,11 +111,11 @@ export class MaintenanceService {
     this.confirmTimer.unref();
   }
 
-  private async runTasks(tasks: MaintenanceTask[], budgetMs: number): Promise<SweepReport> {
+  private async runTasks<Name extends string>(tasks: MaintenanceTask<Name>[], budgetMs: number): Promise<Record<Name, number>> {
     const report = await runSweep(tasks, (task) => this.runBatch(task), {
       budgetMs, keepGoing: () => !this.stopping && this.election.isLeader,
     });
-    for (const [name, moved] of Object.entries(report)) if (moved > 0) this.logger.log(AwaMessages.rescued(name, moved));
+    for (const [name, moved] of Object.entries<number>(report)) if (moved > 0) this.logger.log(AwaMessages.rescued(name, moved));
     return report;
   }
 

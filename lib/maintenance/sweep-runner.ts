@@ -4,8 +4,20 @@ import type { MaintenanceTask } from './tasks/maintenance-task.js';
 /** The clock of sweep budgets (a test may replace `now`). */
 export const sweepClock = { now: (): number => performance.now() };
 
-/** Rows moved by each task in one sweep, by task name. */
-export type SweepReport = Record<string, number>;
+/** Rows moved by each task of one maintenance sweep (`MaintenanceService.sweep()`), by task name. */
+export interface SweepReport {
+  /** Leases whose heartbeat was older than heartbeatStaleAfter, rescued. */
+  'heartbeat rescue': number;
+  /** Leases past their hard deadline, rescued. */
+  'deadline rescue': number;
+  /** Scheduled and retryable jobs whose time came, made available. */
+  promotion: number;
+  /** Finished jobs past their retention, deleted. */
+  cleanup: number;
+}
+
+/** The tasks of a sweep, by their report key. */
+export type SweepTaskName = keyof SweepReport;
 
 export interface SweepLimits {
   /** Time the tick may spend; past it, no further batch starts (every task still runs once). */
@@ -23,21 +35,21 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * rows a batch moved (0 on error, which ends that task's tick). Between batches the event loop
  * gets a turn, so the instance's workers and heartbeats are not held up by a long sweep.
  */
-export async function runSweep(
-  tasks: readonly MaintenanceTask[], runBatch: (task: MaintenanceTask) => Promise<number>, limits: SweepLimits,
-): Promise<SweepReport> {
+export async function runSweep<Name extends string>(
+  tasks: readonly MaintenanceTask<Name>[], runBatch: (task: MaintenanceTask<Name>) => Promise<number>, limits: SweepLimits,
+): Promise<Record<Name, number>> {
   const deadline = sweepClock.now() + limits.budgetMs;
-  const report: SweepReport = Object.fromEntries(tasks.map((t) => [t.name, 0]));
+  const report = Object.fromEntries(tasks.map((t) => [t.name, 0])) as Record<Name, number>;
   let pending = [...tasks];
   for (let round = 0; pending.length > 0; round++) {
-    const full: MaintenanceTask[] = [];
+    const full: MaintenanceTask<Name>[] = [];
     for (const task of pending) {
       if (round > 0) {
         await yieldToEventLoop();
         if (!limits.keepGoing() || sweepClock.now() >= deadline) return report;
       }
       const moved = await runBatch(task);
-      report[task.name]! += moved;
+      report[task.name] += moved;
       if (moved >= task.batchSize) full.push(task);
     }
     pending = full;

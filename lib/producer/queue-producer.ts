@@ -26,6 +26,7 @@ export interface EnqueuedJob {
  */
 @Injectable()
 export class QueueProducer {
+  /** @internal The module builds it; its parameters are the queue's internals. */
   constructor(
     private readonly db: AwaDatabase,
     private readonly explorer: AwaExplorer,

@@ -1,6 +1,7 @@
 import type { Query } from './chaos-invariants.js';
 import type { ChaosProcess } from './chaos-process.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The freeze fault: one worker's every connection to PostgreSQL stalls (no data, no FIN), then thaws. */
 export interface FreezeRecord {
@@ -22,7 +23,6 @@ export interface FreezeRecord {
 
 /** MAINTENANCE_LOCK_KEY, as run-chaos.ts's LEADER_HELD spells it. */
 const LEADER_LOCK_KEY = '6182721100001';
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Freezes the ready worker holding the most leases (while another is ready to take its jobs) for

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startEmbeddedServer } from '../support/embedded-server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The PostgreSQL a chaos run owns, and the one fault it injects into it. */
 export interface ChaosServer {
@@ -14,7 +15,6 @@ export interface ChaosServer {
 }
 
 const DATABASE = 'chaos';
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * A private embedded PostgreSQL, so that restarting it disturbs nothing else. The restart is a real

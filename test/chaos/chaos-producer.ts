@@ -1,10 +1,9 @@
 import type { EnqueueManyItem, QueueProducer } from 'nestjs-awa';
 import { CHAOS_KINDS, DEFAULT_MIX, ENV, HANG_MAX_ATTEMPTS, type ChaosArgs, type ChaosKindName, type ChaosMix } from './chaos-config.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Plain SQL on the producer's pool (pool.query; see ChaosHandlers.record for why not dataSource.query). */
 export type Sql = (text: string, values?: unknown[]) => Promise<any[]>;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A small deterministic PRNG (mulberry32), so a job's kind and duration follow from its seq. */
 function prng(seed: number): () => number {

@@ -8,17 +8,29 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaDatabase, AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
 import { CHAOS_AWA_OPTIONS, CHAOS_KINDS, ENV, FLAKY_ERROR, type ChaosArgs } from './chaos-config.js';
 import { produceAll } from './chaos-producer.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The DataSource's pg Pool: `driver.master` in TypeORM 0.3 and 1.x. */
+function pgPoolOf(dataSource: DataSource): Pool {
+  return (dataSource.driver as unknown as { master: Pool }).master;
+}
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 @Injectable()
 class ChaosHandlers {
-  constructor(private readonly db: AwaDatabase) {}
+  /** The app's own pool: the public API does not expose the queue's database layer. */
+  private readonly pool: Pool;
+
+  constructor(dataSource: DataSource) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   @JobHandler(CHAOS_KINDS.quick.kind, { queue: CHAOS_KINDS.quick.queue })
   async quick(job: Job<ChaosArgs>) {
@@ -60,7 +72,7 @@ class ChaosHandlers {
     const giveUpAt = Date.now() + 15_000;
     for (;;) {
       try {
-        await this.db.pool.query(
+        await this.pool.query(
           `INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token)
            SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.runs WHERE token = $5)`,
           [job.id, job.attempt, job.runLease, process.pid, token],
@@ -96,7 +108,7 @@ async function main() {
   app.enableShutdownHooks();
   say(`READY ${process.pid}`);
   if (role === 'producer') {
-    const pool = app.get(AwaDatabase).pool;
+    const pool = pgPoolOf(app.get(DataSource));
     const produced = await produceAll(app.get(QueueProducer), async (text, values) => (await pool.query(text, values)).rows, say);
     say(`PRODUCED_ALL ${produced}`);
   }

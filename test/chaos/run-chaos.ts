@@ -17,6 +17,7 @@ import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { formatSummary } from './chaos-summary.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ChaosConfig {
   /** Jobs to enqueue. */
@@ -92,7 +93,6 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   log: () => undefined,
 };
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
 /** Holders of the maintenance leader lock (MAINTENANCE_LOCK_KEY) in this database, as pg_locks shows a one-bigint advisory lock. */

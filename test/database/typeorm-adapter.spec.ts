@@ -2,14 +2,14 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { dataSourceOfManager, pgPoolOf, queryRowsWithManager } from '../../lib/database/typeorm-adapter.js';
 import { statement } from '../../lib/sql/sql-statement.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /**
  * The TypeORM adapter on this repo's TypeORM (1.x). The same calls on TypeORM 0.3 run in the
  * CommonJS consumer app of test/pack (enqueue in the app's own transaction).
  */
 describe('the TypeORM adapter', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let dataSource: DataSource;
 
   beforeAll(async () => {

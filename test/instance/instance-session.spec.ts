@@ -7,7 +7,7 @@ import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../lib/instance/inst
 import { applyMigrations } from '../sql/sql-fixture.js';
 import { breakInstanceWrites, repairInstanceWrites } from './instance-writes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 
 /** Long heartbeats: these tests decide when the instance row is written. */
@@ -44,7 +44,7 @@ async function mostBackendsWithin(url: string, ms: number, id?: string): Promise
 const sessionPacket = (id: string) => (first: string) => first.includes(`awa:${id}`);
 
 describe('InstanceSession', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let proxy: TcpProxy;
   const apps: TestingModule[] = [];
 

@@ -2,7 +2,7 @@ import type { TestingModule } from '@nestjs/testing';
 import { QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
@@ -14,7 +14,7 @@ const isSession = (first: string) => first.includes('awa:');
  * count it dead in the moment before it reconnects.
  */
 describe('a worker process whose session connection is reset while its pool keeps working', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let proxy: TcpProxy;
   let worker: WorkerProcess | undefined;

@@ -1,6 +1,6 @@
 import type { RetentionOptions } from 'nestjs-awa';
 import { CleanupTask } from '../../lib/maintenance/tasks/cleanup.task.js';
-import { seedJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
+import { seedJob, seedRunning, type Exec } from '../support/job-factory.js';
 import { useQuietApp, useTestDatabase } from './quiet-app.js';
 
 const MINUTE = 60_000;

@@ -1,6 +1,7 @@
 import { RescueErrors } from 'nestjs-awa';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
-import { leasesOf, readJob, seedRunning } from '../sql/sql-fixture.js';
+import { leasesOf, readJob } from '../sql/sql-fixture.js';
+import { seedRunning } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;

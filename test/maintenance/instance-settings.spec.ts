@@ -4,7 +4,8 @@ import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { HeartbeatRescueTask } from '../../lib/maintenance/tasks/heartbeat-rescue.task.js';
 import { OrphanRescueTask } from '../../lib/maintenance/tasks/orphan-rescue.task.js';
 import { instancesSql } from '../../lib/sql/index.js';
-import { leasesOf, readJob, seedRunning } from '../sql/sql-fixture.js';
+import { leasesOf, readJob } from '../sql/sql-fixture.js';
+import { seedRunning } from '../support/job-factory.js';
 import { useQuietApp, useTestDatabase } from './quiet-app.js';
 
 const MINUTE = 60_000;

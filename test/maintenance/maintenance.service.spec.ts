@@ -2,8 +2,9 @@ import type { TestingModule } from '@nestjs/testing';
 import { MaintenanceService, RescueErrors } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
-import { readJob, seedJob, seedRunning, type Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { readJob } from '../sql/sql-fixture.js';
+import { seedJob, seedRunning, type Exec } from '../support/job-factory.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 const HOUR = 3_600_000;
@@ -11,7 +12,7 @@ const TASKS = ['cleanup', 'deadline rescue', 'heartbeat rescue', 'promotion'];
 
 /** Leader-guarded sweeps: two apps on one database, one leader at a time. */
 describe('MaintenanceService', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   const apps = new Set<TestingModule>();
   let exec: Exec;
 

@@ -5,8 +5,10 @@ import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { ORPHAN_SWEEP_GRACE_MS, OrphanRescueTask } from '../../lib/maintenance/tasks/orphan-rescue.task.js';
 import { instancesSql } from '../../lib/sql/index.js';
 import { livenessTiming } from '../../lib/instance/liveness-timing.js';
-import { leasesOf, readJob, seedRunning, until, type Exec } from '../sql/sql-fixture.js';
+import { leasesOf, readJob } from '../sql/sql-fixture.js';
+import { seedRunning, type Exec } from '../support/job-factory.js';
 import { useQuietApp, useTestDatabase, type QuietApp } from './quiet-app.js';
+import { waitFor } from '../support/wait-for.js';
 
 const HOUR = 3_600_000;
 const OPTIONS = {
@@ -76,7 +78,7 @@ describe('OrphanRescueTask', () => {
 
       expect(await task.run()).toBe(1);
       expect(await readJob(exec, lost.id)).toMatchObject({ state: 'running' });
-      await until(async () => (await task.run()) === 1, 'the missing lock to be confirmed');
+      await waitFor(async () => (await task.run()) === 1, 15_000, 'the missing lock to be confirmed');
 
       const a = await readJob(exec, lost.id);
       expect(a).toMatchObject({ state: 'retryable', errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }] });
@@ -118,7 +120,7 @@ describe('OrphanRescueTask', () => {
       expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
       expect(await instanceIds()).toEqual(['reconnecting']);
       // Still missing on a later sweep, long enough after the first: dead.
-      await until(async () => (await task.run()) === 1, 'the missing lock to be confirmed');
+      await waitFor(async () => (await task.run()) === 1, 15_000, 'the missing lock to be confirmed');
       expect(await readJob(exec, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('reconnecting') }] });
     });
 
@@ -129,10 +131,10 @@ describe('OrphanRescueTask', () => {
       expect(await task.run()).toBe(0);
       await holdLock(key); // the instance reconnected and took its lock back
       const { confirmAfter } = livenessTiming(OPTIONS.orphanSweepInterval);
-      await until(async () => Date.now() > firstSweep + confirmAfter, 'the confirmation delay to pass');
+      await waitFor(async () => Date.now() > firstSweep + confirmAfter, 15_000, 'the confirmation delay to pass');
       expect(await task.run()).toBe(0);
       await lockHolders.pop()!.end(); // lost again: a new suspicion, not the old one
-      await until(async () => (await exec(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [key]))[0].n === 0,
+      await waitFor(async () => (await exec(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [key]))[0].n === 0, 15_000,
         'the lock to be released');
       expect(await task.run()).toBe(0);
       expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
@@ -145,7 +147,7 @@ describe('OrphanRescueTask', () => {
       await lockHolders.pop()!.end();
       // PostgreSQL releases the lock as the backend exits, which can trail the client's end() a little.
       let rescued = 0;
-      await until(async () => (rescued = await task.run()) > 0, 'the closed session to count as dead');
+      await waitFor(async () => (rescued = await task.run()) > 0, 15_000, 'the closed session to count as dead');
       expect(rescued).toBe(1);
       expect(await readJob(exec, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('mortal') }] });
     });
@@ -158,7 +160,7 @@ describe('OrphanRescueTask', () => {
       const [{ done }] = await exec(
         `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`, [`awa:${session.id}`]);
       expect(done).toBe(true);
-      await until(async () => session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS) && session.connected, 'the session to reconnect');
+      await waitFor(async () => session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS) && session.connected, 15_000, 'the session to reconnect');
       // run() checks the grace period synchronously, before its first await; if we are still within it
       // right after the call, so was run(). (On a very slow machine the grace may be over already.)
       const pending = task.run();
@@ -169,7 +171,7 @@ describe('OrphanRescueTask', () => {
         await pending;
       }
       const rescued = async () => (await readJob(exec, job.id))!.state !== 'running' || (await task.run()) > 0;
-      await until(rescued, 'the rescue once the grace period is over', ORPHAN_SWEEP_GRACE_MS + 15_000);
+      await waitFor(rescued, ORPHAN_SWEEP_GRACE_MS + 15_000, 'the rescue once the grace period is over');
       expect(await readJob(exec, job.id)).toMatchObject({ errors: [{ error: RescueErrors.instanceDied('dead') }] });
     });
   });

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { PromotionTask } from '../../lib/maintenance/tasks/promotion.task.js';
-import { listen, readJob, seedJob, seedRunning } from '../sql/sql-fixture.js';
+import { listen, readJob } from '../sql/sql-fixture.js';
+import { seedJob, seedRunning } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;

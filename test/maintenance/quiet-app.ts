@@ -3,8 +3,8 @@ import type { TestingModule } from '@nestjs/testing';
 import { MaintenanceService, type AwaModuleOptions } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import type { MaintenanceTask } from '../../lib/maintenance/tasks/maintenance-task.js';
-import type { Exec } from '../sql/sql-fixture.js';
-import { createTestDatabase } from '../support/test-database.js';
+import type { Exec } from '../support/job-factory.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
 /** Intervals under which nothing runs by itself: the test calls the task. */
@@ -51,7 +51,7 @@ async function runSteps(steps: Step[]): Promise<void> {
 
 /** A fresh database for the enclosing describe block: created before all its tests, dropped after them. */
 export function useTestDatabase(): BlockDatabase {
-  let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let db: TestDatabase | undefined;
   const steps: Step[] = [];
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -76,7 +76,7 @@ export function useTestDatabase(): BlockDatabase {
  * before each test; after all, the app closes and its own database is dropped.
  */
 export function useQuietApp(awa: AwaModuleOptions = {}, options: QuietAppOptions = {}): QuietApp {
-  let own: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let own: TestDatabase | undefined;
   let app: TestingModule | undefined;
   let dataSource: DataSource | undefined;
   const steps: Step[] = [];

@@ -2,7 +2,8 @@ import { MaintenanceService, RescueErrors } from 'nestjs-awa';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from '../../lib/maintenance/maintenance-leader.js';
 import { HeartbeatRescueTask } from '../../lib/maintenance/tasks/heartbeat-rescue.task.js';
-import { leasesOf, readJob, seedRunning } from '../sql/sql-fixture.js';
+import { leasesOf, readJob } from '../sql/sql-fixture.js';
+import { seedRunning } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;

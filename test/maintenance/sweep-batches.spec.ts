@@ -1,6 +1,6 @@
 import { MaintenanceService, RescueErrors } from 'nestjs-awa';
 import { sweepClock } from '../../lib/maintenance/sweep-runner.js';
-import { seedRunning, type Exec } from '../sql/sql-fixture.js';
+import { seedRunning, type Exec } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Injectable, Logger } from '@nestjs/common';
 import { JobHandler, MaintenanceService } from 'nestjs-awa';
-import { seedJob } from '../sql/sql-fixture.js';
+import { seedJob } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 
 @Injectable()

@@ -7,7 +7,7 @@ import {
 } from 'nestjs-awa';
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { caught } from '../support/caught.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
 @Injectable()
@@ -25,7 +25,7 @@ class ReportsOnUnknownQueue {
 
 /** Each misconfiguration fails the boot with a typed error, and a message that says what is wrong and how to fix it. */
 describe('boot errors', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AwaMigrations } from 'nestjs-awa';
 import { waitFor } from '../support/test-app.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { CONSUMERS, ConsumerProcess, REPO, cleanEnv, createConsumer, packTarball, run, tsc } from './consumer-project.js';
 
 /** The first run installs each app's dependencies with npm ci (later runs reuse them); compiling takes a while too. */
@@ -33,7 +33,7 @@ const readJson = async <T>(file: string) => JSON.parse(await readFile(file, 'utf
 export function describePackedApp(app: ConsumerApp): void {
   let work: string;
   let consumer: string;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   const processes: ConsumerProcess[] = [];
 
   const query = <T>(sql: string, params: unknown[] = []) => queryOnce<T>(db.url, sql, params);

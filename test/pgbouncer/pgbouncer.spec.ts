@@ -1,7 +1,8 @@
 import type { TestingModule } from '@nestjs/testing';
 import { MaintenanceService, QueueProducer, RescueErrors, type AwaModuleOptions } from 'nestjs-awa';
+import { seedRunning } from '../support/job-factory.js';
 import { PgBouncer, pgbouncerMissing } from '../support/pgbouncer.js';
-import { adminUrl, createTestDatabase, queryOnce } from '../support/test-database.js';
+import { adminUrl, createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
@@ -20,7 +21,7 @@ const POOLER: AwaModuleOptions = { ...FAST_OPTIONS, heartbeatStaleAfter: 4_000, 
  * real worker processes: every statement of the app and of the workers goes through the pooler.
  */
 describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode transaction-pooler', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let bouncer: PgBouncer;
   let app: TestingModule;
   const workers: WorkerProcess[] = [];
@@ -104,10 +105,7 @@ describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode t
     await sigkill(leader);
 
     // A lease only a sweep rescues (its heartbeat is an hour old), of a kind no worker runs.
-    const [{ id }] = await direct<{ id: string }>(
-      `INSERT INTO awa.jobs (kind, state, attempt, run_lease) VALUES ('nobody.runs', 'running', 1, 1) RETURNING id::text`);
-    await direct(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, claimed_at)
-                  VALUES ($1, 1, 'gone', now() - interval '1 hour', now() - interval '1 hour')`, [id]);
+    const { id } = await seedRunning(direct, { kind: 'nobody.runs', instanceId: 'gone', heartbeatAgeMs: 3_600_000 });
 
     const next = await waitFor(async () => (await leaderNow()).find((r) => r.holder !== old.holder), 30_000, 'a new leader');
     expect(live.map((w) => w.pid)).toContain(next.pid);

@@ -6,7 +6,7 @@ import {
 import { DataSource } from 'typeorm';
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { caught } from '../support/caught.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
 @Injectable()
@@ -16,7 +16,7 @@ class ReportHandler {
 
 /** The producer checks every input before touching the database, and can join the caller's transaction. */
 describe('QueueProducer', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let producer: QueueProducer;
   let dataSource: DataSource;

@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import {
-  AwaErrorCodes, AwaInit1764400000000, AwaMigrations, AwaModule, AwaOptionError, EnqueueValidationError, JobHandler, QueueProducer, type Job,
+  AwaErrorCodes, AwaMigrations, AwaModule, AwaOptionError, EnqueueValidationError, JobHandler, QueueProducer, type Job,
 } from 'nestjs-awa';
+import { AwaInit1764400000000 } from '../../migrations/index.js';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { caught, caughtSync } from '../support/caught.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -61,7 +62,7 @@ class CarelessHandlers {
  * outcome, and loses nothing.
  */
 describe('bad input catalogue', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let producer: QueueProducer;
   let dataSource: DataSource;

@@ -1,7 +1,7 @@
 import type { TestingModule } from '@nestjs/testing';
 import { QueueProducer, RescueErrors } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
@@ -10,7 +10,7 @@ import { WorkerProcess } from '../support/worker-process.js';
  * job must be rescued by another instance's maintenance with the heartbeat error, then complete.
  */
 describe('a worker process killed with SIGKILL mid-job', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   const workers: WorkerProcess[] = [];
 
@@ -60,7 +60,7 @@ describe('a worker process killed with SIGKILL mid-job', () => {
 });
 
 describe('a worker process killed with SIGKILL, with the orphan sweep on', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   const workers: WorkerProcess[] = [];
 
@@ -102,7 +102,7 @@ describe('a worker process killed with SIGKILL, with the orphan sweep on', () =>
 });
 
 describe('a worker process killed with SIGKILL, with the default options', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   const workers: WorkerProcess[] = [];
   const defaults = { migrationsRun: true }; // everything else as shipped

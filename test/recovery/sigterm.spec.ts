@@ -2,13 +2,13 @@ import type { TestingModule } from '@nestjs/testing';
 import { QueueProducer, RescueErrors } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { createStatementGate } from '../support/statement-gate.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
 /** SIGTERM on a real process (enableShutdownHooks): drain, release, deregister, exit by itself. */
 describe('a worker process sent SIGTERM', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let worker: WorkerProcess | undefined;
 

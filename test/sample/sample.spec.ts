@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { AwaErrorCodes, PRIORITY_MAX, PRIORITY_MIN } from 'nestjs-awa';
 import pg from 'pg';
 import { AwaMessages } from '../../lib/awa.messages.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/test-app.js';
 import { SampleProcess } from './sample-process.js';
 
@@ -21,7 +21,7 @@ interface JobView {
 
 /** The built sample app, run as a user runs it, driven over HTTP. */
 describe('the sample app', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: SampleProcess;
 
   const post = async (path: string, body: unknown) => {

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { instancesSql } from '../../lib/sql/index.js';
 import { adminUrl } from '../support/test-database.js';
-import { execOn, seedRunning, statementsOf, until, useSqlFixture } from './sql-fixture.js';
+import { execOn, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { seedRunning } from '../support/job-factory.js';
+import { waitFor } from '../support/wait-for.js';
 
 const HOUR = 3_600_000;
 const SETTINGS = JSON.stringify({ heartbeatStaleAfter: 90_000, queues: { default: { retryBaseDelay: 1_000, retryMaxDelay: 60_000 } } });
@@ -37,7 +39,7 @@ describe('instances.sql', () => {
       expect(await f.run(instancesSql.acquireLivenessLock, [78], b)).toEqual([{ acquired: true }]);
       await a.end();
       const c = await f.client();
-      await until(async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0].acquired === true, 'the ended session\'s lock to be freed');
+      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0].acquired === true, 15_000, 'the ended session\'s lock to be freed');
     });
   });
 
@@ -107,7 +109,7 @@ describe('instances.sql', () => {
       const session = await holdLock(await register('mortal'));
       expect(await dead('self', 60_000, true)).toEqual([]);
       await session.end();
-      await until(async () => (await dead('self', 60_000, true)).includes('mortal'), 'the closed session to count as dead');
+      await waitFor(async () => (await dead('self', 60_000, true)).includes('mortal'), 15_000, 'the closed session to count as dead');
     });
 
     it('does not count a lock on the same key held in another database', async () => {
@@ -154,7 +156,7 @@ describe('instances.sql', () => {
       const fresh = await f.client();
       expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:someone-else'], fresh)).toEqual([]);
       expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:me'], fresh)).toEqual([{ terminated: true }]);
-      await until(async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0].acquired === true, 'the old lock to be freed');
+      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0].acquired === true, 15_000, 'the old lock to be freed');
       await old.end().catch(() => undefined);
     });
 

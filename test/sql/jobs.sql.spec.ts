@@ -1,5 +1,6 @@
 import { jobsSql } from '../../lib/sql/index.js';
-import { listen, readJob, seedJob, seedRunning, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { seedJob, seedRunning } from '../support/job-factory.js';
 
 /** The producer-side statements: insert, read, cancel. */
 describe('jobs.sql', () => {

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { MAINTENANCE_LOCK_KEY } from '../../lib/awa.constants.js';
 import { leaderSql } from '../../lib/sql/index.js';
-import { execOn, statementsOf, until, useSqlFixture } from './sql-fixture.js';
+import { execOn, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { waitFor } from '../support/wait-for.js';
 
 const LEASE = 'maintenance';
 const MINUTE = 60_000;
@@ -34,8 +35,7 @@ describe('leader.sql', () => {
       expect(await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ acquired: false }]);
       // A leader that dies without releasing: PostgreSQL frees the lock with its session.
       await b.end();
-      await until(async () => (await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0]!.acquired,
-        'the dead leader\'s lock to be freed');
+      await waitFor(async () => (await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0]!.acquired, 15_000, 'the dead leader\'s lock to be freed');
       expect(await f.run(leaderSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ released: true }]);
     });
   });
@@ -99,8 +99,8 @@ describe('leader.sql', () => {
         await rival.query(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
         return claim('b', null, MINUTE, rival);
       })();
-      await until(async () => (await f.sql(
-        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid])).length === 1, 'the takeover to wait');
+      await waitFor(async () => (await f.sql(
+        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid])).length === 1, 15_000, 'the takeover to wait');
       await leader.query('COMMIT');
       expect(await takeover).toBe('2');
       // The fenced write committed before the takeover; the old term fences nothing any more.

@@ -1,9 +1,9 @@
 import { RescueErrors } from '../../lib/awa.messages.js';
 import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import type { RescueParams } from '../../lib/sql/maintenance.sql.js';
-import {
-  leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, until, useSqlFixture, type SqlFixture,
-} from './sql-fixture.js';
+import { leasesOf, listen, readJob, statementsOf, useSqlFixture, type SqlFixture } from './sql-fixture.js';
+import { seedJob, seedLease, seedRunning } from '../support/job-factory.js';
+import { waitFor } from '../support/wait-for.js';
 
 const HOUR = 3_600_000;
 
@@ -163,8 +163,8 @@ describe('maintenance.sql', () => {
       const rescued = await f.run(maintenanceSql.rescueStaleHeartbeats, [...rescueParams(), 60_000, 'heartbeat stale: test'], rescuer);
       expect(rescued).toHaveLength(1);
       const late = complete(job, completer);
-      await until(async () => (await f.sql(
-        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [completerPid])).length > 0,
+      await waitFor(async () => (await f.sql(
+        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [completerPid])).length > 0, 15_000,
       'the completion to wait on the rescue\'s row lock');
       await rescuer.query('COMMIT');
       expect(await late).toEqual([]);

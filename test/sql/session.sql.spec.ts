@@ -1,5 +1,6 @@
 import { sessionSql } from '../../lib/sql/index.js';
-import { statementsOf, until, useSqlFixture } from './sql-fixture.js';
+import { statementsOf, useSqlFixture } from './sql-fixture.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** Statements on a connection itself: LISTEN, its statement timeout, ending a backend. */
 describe('session.sql', () => {
@@ -14,7 +15,7 @@ describe('session.sql', () => {
       client.on('notification', (msg) => payloads.push(`${msg.channel}:${msg.payload}`));
       await f.run(statement, [], client);
       await f.sql(`SELECT pg_notify('awa_jobs', 'hello')`);
-      await until(async () => payloads.length > 0, 'the notification');
+      await waitFor(async () => payloads.length > 0, 15_000, 'the notification');
       expect(payloads).toEqual(['awa_jobs:hello']);
     });
 
@@ -30,7 +31,7 @@ describe('session.sql', () => {
       await victim.query('BEGIN');
       await victim.query(`SELECT pg_advisory_xact_lock(4242)`);
       expect(await f.run(sessionSql.terminateBackend, [pid])).toEqual([{ terminated: true }]);
-      await until(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 'the backend to end');
+      await waitFor(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 15_000, 'the backend to end');
       expect(await f.sql('SELECT pg_try_advisory_lock(4242) AS free, pg_advisory_unlock(4242)')).toEqual([{ free: true, pg_advisory_unlock: true }]);
     });
   });

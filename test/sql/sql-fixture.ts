@@ -3,10 +3,8 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import type { SqlValues } from '../../lib/sql/sql-statement.js';
+import type { Exec } from '../support/job-factory.js';
 import { createTestDatabase, endPool } from '../support/test-database.js';
-
-/** Runs plain SQL and returns the rows: a pg Pool/Client or a TypeORM DataSource behind it. */
-export type Exec = (text: string, values?: unknown[]) => Promise<any[]>;
 
 /** A statement's values (optional if it has none), then the client to run it on. */
 export type RunArgs<P extends unknown[]> = [...SqlValues<P>, on?: pg.ClientBase];
@@ -124,82 +122,10 @@ export async function applyMigrations(url: string): Promise<void> {
   }
 }
 
-/** Polls `check` until it returns true (or throws after `timeoutMs`). */
-export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Every named statement a SQL module exports. */
 export function statementsOf(module: Record<string, unknown>): SqlStatement[] {
   return Object.values(module).filter(
     (v): v is SqlStatement => typeof v === 'object' && v !== null && 'name' in v && 'text' in v,
-  );
-}
-
-export interface JobSeed {
-  kind?: string;
-  queue?: string;
-  state?: string;
-  priority?: number;
-  attempt?: number;
-  maxAttempts?: number;
-  runLease?: number;
-  /** run_at relative to now(), in ms (negative: in the past). Default 0. */
-  runAtMs?: number;
-  /** An absolute run_at (wins over runAtMs), for exact ties. */
-  runAt?: Date;
-  /** finalized_at relative to now(), in ms; null/undefined leaves it NULL. */
-  finalizedAtMs?: number | null;
-  args?: unknown;
-}
-
-/** Inserts one job row as given (no state logic) and returns its id. */
-export async function seedJob(exec: Exec, seed: JobSeed = {}): Promise<string> {
-  const [row] = await exec(
-    `INSERT INTO awa.jobs (kind, queue, state, priority, attempt, max_attempts, run_lease, run_at, finalized_at, args)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce($11::timestamptz, now() + $8::float8 * interval '1 millisecond'),
-             CASE WHEN $9::float8 IS NULL THEN NULL ELSE now() + $9::float8 * interval '1 millisecond' END, $10::jsonb)
-     RETURNING id::text`,
-    [
-      seed.kind ?? 'k', seed.queue ?? 'default', seed.state ?? 'available', seed.priority ?? 0, seed.attempt ?? 0,
-      seed.maxAttempts ?? 25, seed.runLease ?? 0, seed.runAtMs ?? 0, seed.finalizedAtMs ?? null,
-      JSON.stringify(seed.args ?? {}), seed.runAt ?? null,
-    ],
-  );
-  return row.id;
-}
-
-export interface RunningSeed extends Omit<JobSeed, 'state' | 'finalizedAtMs'> {
-  instanceId?: string;
-  /** How old the lease's heartbeat (and so its claim, which a heartbeat never precedes) is, in ms. Default 0. */
-  heartbeatAgeMs?: number;
-  /** deadline_at relative to now(), in ms; null: no deadline. Default null. */
-  deadlineInMs?: number | null;
-}
-
-/** A running job (attempt >= 1) with its lease row, as a claim would leave it. */
-export async function seedRunning(exec: Exec, seed: RunningSeed = {}): Promise<{ id: string; runLease: string }> {
-  const attempt = seed.attempt ?? 1;
-  const runLease = seed.runLease ?? attempt;
-  const id = await seedJob(exec, { ...seed, state: 'running', attempt, runLease });
-  await seedLease(exec, id, runLease, seed);
-  return { id, runLease: String(runLease) };
-}
-
-export async function seedLease(
-  exec: Exec, jobId: string, runLease: number | string,
-  seed: Pick<RunningSeed, 'instanceId' | 'heartbeatAgeMs' | 'deadlineInMs'> = {},
-): Promise<void> {
-  await exec(
-    `INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
-     VALUES ($1::bigint, $2::bigint, $3, now() - $4::float8 * interval '1 millisecond',
-             CASE WHEN $5::float8 IS NULL THEN NULL ELSE now() + $5::float8 * interval '1 millisecond' END,
-             now() - $4::float8 * interval '1 millisecond')`,
-    [jobId, String(runLease), seed.instanceId ?? 'instance-a', seed.heartbeatAgeMs ?? 0, seed.deadlineInMs ?? null],
   );
 }
 

@@ -2,9 +2,8 @@ import { RescueErrors } from '../../lib/awa.messages.js';
 import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
 import type pg from 'pg';
-import {
-  execOn, leasesOf, listen, readJob, seedJob, seedLease, seedRunning, statementsOf, useSqlFixture,
-} from './sql-fixture.js';
+import { execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { seedJob, seedLease, seedRunning } from '../support/job-factory.js';
 
 /** The worker-side statements: claim, and the fenced writes of an attempt's outcome. */
 describe('worker.sql', () => {

@@ -50,13 +50,4 @@ export async function startTestApp(options: TestAppOptions): Promise<TestingModu
   return app;
 }
 
-/** Polls `check` until it returns a truthy value (or throws after `timeoutMs`). */
-export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { waitFor } from './wait-for.js';

@@ -14,8 +14,16 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
+/** A database of one test file on the shared server. */
+export interface TestDatabase {
+  readonly name: string;
+  readonly url: string;
+  /** Drops it, ending any session still connected to it. */
+  drop(): Promise<void>;
+}
+
 /** A fresh, empty database of its own for one test file; drop() removes it. */
-export async function createTestDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `awa_test_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();

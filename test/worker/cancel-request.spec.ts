@@ -3,7 +3,7 @@ import type { TestingModule } from '@nestjs/testing';
 import { AbortReasons, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { AWA_CANCEL_CHANNEL } from '../../lib/awa.constants.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -29,7 +29,7 @@ class CancelHandlers {
 
 /** A cancel request is stored with the running attempt: every later transition honours it. */
 describe('a stored cancel request', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let producerApp: TestingModule;
   const stateOf = async (id: string) => (await producerApp.get(QueueProducer).getJob(id))?.state;
 

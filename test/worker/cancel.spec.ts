@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { AbortReasons, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -16,7 +16,7 @@ class Cooperative {
 
 /** producer.cancel(): waiting jobs at once, running ones through their signal, finished ones untouched. */
 describe('cancellation', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let worker: TestingModule;
   let producerApp: TestingModule;
 

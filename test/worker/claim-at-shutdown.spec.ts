@@ -3,7 +3,7 @@ import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { WorkerService } from '../../lib/worker/worker.service.js';
 import { createStatementGate, type StatementGate } from '../support/statement-gate.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 const GATE = 4711;
@@ -22,7 +22,7 @@ class Tracked {
  * is held deterministically by a test-only trigger that waits on an advisory lock this test holds.
  */
 describe('a claim in flight at shutdown', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let gate: StatementGate;
 
   beforeAll(async () => {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { AbortReasons, HeartbeatService, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -20,7 +20,7 @@ class Blocked {
 
 /** HeartbeatService refreshes all leases with ceil(n / heartbeatBatchSize) statements. */
 describe('HeartbeatService', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
 
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { HeartbeatService, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -48,7 +48,7 @@ class BufferHandlers {
 
 /** The prefetch buffer: claimed, leased jobs waiting for a slot. */
 describe('the prefetch buffer', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let observer: TestingModule;
   const stateOf = async (id: string) => (await observer.get(QueueProducer).getJob(id))?.state;
 

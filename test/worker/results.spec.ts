@@ -3,7 +3,7 @@ import type { TestingModule } from '@nestjs/testing';
 import { AbortReasons, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -43,7 +43,7 @@ class Handlers {
 }
 
 describe('handler results', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let producer: QueueProducer;
   let handlers: Handlers;

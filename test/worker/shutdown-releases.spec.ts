@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -16,7 +16,7 @@ class Stubborn {
 
 /** A handler that always outlives shutdownTimeout does not get its attempt back forever. */
 describe('shutdown releases of one job', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let observer: TestingModule;
 
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -28,7 +28,7 @@ class SlowAndStuck {
 
 /** app.close(): stop claiming, let handlers finish within shutdownTimeout, release the rest. */
 describe('shutdown', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
   });

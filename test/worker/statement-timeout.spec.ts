@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { AwaDatabase, AwaErrorCodes, HeartbeatService, JobHandler, QueueProducer, StatementTimeoutError } from 'nestjs-awa';
+import { AwaErrorCodes, HeartbeatService, JobHandler, QueueProducer, StatementTimeoutError } from 'nestjs-awa';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
 import pg from 'pg';
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { jobsSql } from '../../lib/sql/index.js';
 import { caught } from '../support/caught.js';
-import { createTestDatabase, queryOnce } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -26,7 +27,7 @@ const TIMEOUT_MS = 2_000;
  * timeout, is stopped on the server too, and does not hold up the heartbeats behind it.
  */
 describe('statementTimeout', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: TestDatabase;
   let app: TestingModule;
   let locker: pg.Client;
   /** The app's backends waiting on a lock (the test's own session excluded). */

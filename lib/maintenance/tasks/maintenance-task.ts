@@ -6,8 +6,9 @@ import type { RescueParams } from '../../sql/maintenance.sql.js';
  * One unit of maintenance work, run by the leader. run() does one batch and returns how many rows
  * it moved; a sweep runs it again while it moves a full `batchSize`.
  */
-export interface MaintenanceTask {
-  readonly name: string;
+export interface MaintenanceTask<Name extends string = string> {
+  /** Its key in a sweep's report, and in log lines. */
+  readonly name: Name;
   readonly batchSize: number;
   run(): Promise<number>;
 }

@@ -5,11 +5,15 @@ import type { MigrationInterface } from 'typeorm';
 import {
   AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity, AwaMigrations as AwaMigrationsFromIndex,
   AwaModule, HeartbeatService, JobHandler, MaintenanceService, QueueProducer,
-  type AwaModuleOptions, type EnqueuedJob, type HeartbeatReport, type Job, type JobRecord, type JobState,
+  type AwaModuleOptions, type EnqueuedJob, type HeartbeatReport, type Job, type JobRecord, type JobState, type SweepReport,
 } from 'nestjs-awa';
+import type * as Awa from 'nestjs-awa';
 import { AwaInit1764400000000, AwaMigrations } from 'nestjs-awa/migrations';
 
 type NotAny<T> = 0 extends 1 & T ? false : true;
+/** True when the package does not export the value `K` (internals stay out of the API). */
+type NotExported<K extends string> = K extends keyof typeof Awa ? false : true;
+type NotPublic<T, K extends string> = [Extract<K, keyof T>] extends [never] ? true : false;
 
 export const checks = [
   true satisfies NotAny<typeof AwaModule>,
@@ -25,6 +29,14 @@ export const checks = [
   true satisfies NotAny<typeof AwaEntities>,
   true satisfies NotAny<typeof AwaMigrations>,
   true satisfies NotAny<AwaInit1764400000000>,
+  true satisfies NotAny<SweepReport['heartbeat rescue']>,
+  // Internals are not part of the API: the database layer, the options token, single migrations
+  // (they live in 'nestjs-awa/migrations'), and the lifecycle's start/stop of the services.
+  true satisfies NotExported<'AwaDatabase'>,
+  true satisfies NotExported<'AWA_OPTIONS'>,
+  true satisfies NotExported<'AwaInit1764400000000'>,
+  true satisfies NotPublic<MaintenanceService, 'stop' | 'start'>,
+  true satisfies NotPublic<HeartbeatService, 'stop' | 'start'>,
 ];
 
 // The types say what users rely on.
@@ -46,6 +58,11 @@ export async function usesTheServices(maintenance: MaintenanceService, heartbeat
   const leader: boolean = maintenance.isLeader;
   const report: HeartbeatReport | undefined = await heartbeat.tick();
   return leader ? (report?.refreshed ?? 0) : 0;
+}
+
+export async function readsASweep(maintenance: MaintenanceService): Promise<number> {
+  const report: SweepReport | undefined = await maintenance.sweep();
+  return report ? report['heartbeat rescue'] + report['deadline rescue'] + report.promotion + report.cleanup : 0;
 }
 
 export function readsAJob(job: Job<{ ms: number }>): string {
