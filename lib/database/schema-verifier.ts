@@ -31,9 +31,10 @@ export class SchemaVerifier {
 
     if (this.options.migrationsRun) await this.runMigrations();
 
-    const [{ present }] = await this.db.query(migrationsSql.schemaExists);
-    if (!present) throw new SchemaError(AwaMessages.schemaMissing(), AwaMigrations.map((m) => m.name));
-    const [{ names }] = await this.db.query(migrationsSql.appliedMigrations);
+    const [schema] = await this.db.query(migrationsSql.schemaExists);
+    if (!schema?.present) throw new SchemaError(AwaMessages.schemaMissing(), AwaMigrations.map((m) => m.name));
+    const [applied] = await this.db.query(migrationsSql.appliedMigrations);
+    const names = applied?.names ?? [];
     const pending = AwaMigrations.map((m) => m.name).filter((name) => !names.includes(name));
     if (pending.length > 0) throw new SchemaError(AwaMessages.schemaOutdated(pending), pending);
   }

@@ -204,8 +204,8 @@ export class InstanceSession {
 
   private async acquireLivenessLock(client: Client): Promise<void> {
     for (;;) {
-      const [{ acquired }] = await AwaDatabase.queryOn(client, instancesSql.acquireLivenessLock, [this.lockKey]);
-      if (acquired) return;
+      const [lock] = await AwaDatabase.queryOn(client, instancesSql.acquireLivenessLock, [this.lockKey]);
+      if (lock?.acquired) return;
       this.lockKey = randomInt(1, 2 ** 31 - 1); // another instance drew the same key, or our old backend still holds it
     }
   }

@@ -34,7 +34,7 @@ export async function packTarball(destination: string): Promise<string> {
     if (!existsSync(join(REPO, built))) throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
   }
   const out = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], REPO);
-  const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
+  const [{ filename }] = JSON.parse(out) as [{ filename: string }];
   return join(destination, filename);
 }
 

@@ -39,7 +39,7 @@ describe('instances.sql', () => {
       expect(await f.run(instancesSql.acquireLivenessLock, [78], b)).toEqual([{ acquired: true }]);
       await a.end();
       const c = await f.client();
-      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0].acquired === true, 15_000, 'the ended session\'s lock to be freed');
+      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0]!.acquired === true, 15_000, 'the ended session\'s lock to be freed');
     });
   });
 
@@ -156,7 +156,7 @@ describe('instances.sql', () => {
       const fresh = await f.client();
       expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:someone-else'], fresh)).toEqual([]);
       expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:me'], fresh)).toEqual([{ terminated: true }]);
-      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0].acquired === true, 15_000, 'the old lock to be freed');
+      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0]!.acquired === true, 15_000, 'the old lock to be freed');
       await old.end().catch(() => undefined);
     });
 

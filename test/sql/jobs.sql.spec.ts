@@ -83,6 +83,7 @@ describe('jobs.sql', () => {
       const id = await seedJob(f.sql, { kind: 'read', queue: 'q', state: 'retryable', priority: 3, attempt: 2, maxAttempts: 9, runLease: 5, args: { a: 1 } });
       await f.sql(`UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "boom"}]' WHERE id = $1`, [id]);
       const [row] = await f.run(jobsSql.getJob, [id]);
+      if (!row) throw new Error(`job ${id} not found`);
       expect(row).toMatchObject({
         id, kind: 'read', queue: 'q', args: { a: 1 }, state: 'retryable', priority: 3, attempt: 2, max_attempts: 9,
         errors: [{ at: '2020-01-01T00:00:00Z', attempt: 2, error: 'boom' }], run_lease: '5', attempted_at: null, finalized_at: null,

@@ -28,7 +28,7 @@ describe('migrations.sql', () => {
 
   describe('appliedMigrations', () => {
     it('lists every bundled migration once they ran', async () => {
-      const [{ names }] = await f.run(migrationsSql.appliedMigrations);
+      const [{ names }] = (await f.run(migrationsSql.appliedMigrations)) as [{ names: string[] }];
       expect([...names].sort()).toEqual(AwaMigrations.map((M) => new M().name).sort());
     });
 

@@ -298,7 +298,7 @@ describe('worker.sql', () => {
           await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = attempt + 1, run_lease = $2 WHERE id = $1`, [id, runLease]);
           await seedLease(f.sql, id, runLease);
           const [row] = await releaseOne({ id, runLease }, started, started ? 'released on shutdown' : 'unstarted');
-          if (started) states.push(row.state);
+          if (started) states.push(row!.state);
         }
       }
       expect(states).toEqual([...Array(SHUTDOWN_RELEASE_LIMIT - 1).fill('available'), 'retryable']);

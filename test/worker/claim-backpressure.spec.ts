@@ -47,8 +47,7 @@ describe('claims while results are waiting to be written', () => {
       // A fixed window to show that nothing more happens: 25 poll intervals and as many wake-ups.
       await sleep(500);
       expect(quick.started).toHaveLength(4); // 2 slots + 2 unwritten results, never more
-      const [{ leased }] = await queryOnce<{ leased: number }>(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases');
-      expect(leased).toBe(4);
+      expect(await queryOnce(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases')).toEqual([{ leased: 4 }]);
 
       await gate.open();
       await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
