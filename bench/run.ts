@@ -42,7 +42,9 @@ async function bounded(what: string, body: () => unknown, ms: number): Promise<v
   try {
     await Promise.race([
       Promise.resolve().then(body),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms))),
+      new Promise(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)),
+      ),
     ]);
   } finally {
     clearTimeout(timer);
@@ -50,7 +52,10 @@ async function bounded(what: string, body: () => unknown, ms: number): Promise<v
 }
 
 async function runScenario(
-  scenario: Scenario, config: BenchConfig, server: BenchServer, figures: Figure[],
+  scenario: Scenario,
+  config: BenchConfig,
+  server: BenchServer,
+  figures: Figure[],
 ): Promise<string | undefined> {
   const cleanups: Array<() => unknown> = [];
   const drops: Array<() => Promise<void>> = [];
@@ -80,7 +85,9 @@ async function runScenario(
   }
   abandoned = true;
   for (const cleanup of cleanups.reverse()) {
-    await bounded(`cleanup of ${scenario.id}`, cleanup, CLEANUP_TIMEOUT_MS).catch((error) => progress(`  cleanup: ${String(error)}`));
+    await bounded(`cleanup of ${scenario.id}`, cleanup, CLEANUP_TIMEOUT_MS).catch((error) =>
+      progress(`  cleanup: ${String(error)}`),
+    );
   }
   for (const drop of drops) await drop().catch((error) => progress(`  dropping the database: ${String(error)}`));
   return failure;
@@ -95,13 +102,19 @@ async function main(): Promise<void> {
   let env: Record<string, unknown>;
   try {
     env = {
-      node: process.version, cpus: cpus().length, cpu_model: cpus()[0]?.model, mem_gb: Math.round(totalmem() / 2 ** 30),
-      server: server.label, pg: await serverInfo(server.adminUrl),
+      node: process.version,
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model,
+      mem_gb: Math.round(totalmem() / 2 ** 30),
+      server: server.label,
+      pg: await serverInfo(server.adminUrl),
       // Other work on the machine moves every figure: the 1-minute load average at start and end.
       loadavg_start: r2(loadavg()[0]!),
       bench: { ...config, only: config.only ?? 'all' },
     };
-    progress(`nestjs-awa ${version} on ${server.label}, N=${config.n}, queue profiles ${config.profiles.map(profileLabel).join(' | ')}`);
+    progress(
+      `nestjs-awa ${version} on ${server.label}, N=${config.n}, queue profiles ${config.profiles.map(profileLabel).join(' | ')}`,
+    );
     const selected = scenarios(config).filter((s) => !config.only || config.only.some((o) => s.id.startsWith(o)));
     for (const [i, scenario] of selected.entries()) {
       progress(`[${i + 1}/${selected.length}] ${scenario.title}`);
@@ -116,13 +129,19 @@ async function main(): Promise<void> {
   const ts = new Date();
   env.loadavg_end = r2(loadavg()[0]!);
   const out = process.stdout;
-  out.write(`\nnestjs-awa ${version}: ${String(env.server)}, node ${process.version}, ${String(env.cpus)} cpus, N=${config.n}, ` +
-    `load average ${String(env.loadavg_start)} at start, ${String(env.loadavg_end)} at end\n\n`);
+  out.write(
+    `\nnestjs-awa ${version}: ${String(env.server)}, node ${process.version}, ${String(env.cpus)} cpus, N=${config.n}, ` +
+      `load average ${String(env.loadavg_start)} at start, ${String(env.loadavg_end)} at end\n\n`,
+  );
   out.write(`${humanTable(figures, failures)}\n\n`);
-  out.write(`${JSON.stringify({ system: '_env', version: null, metric: 'env', value: null, n: null, config: env, ts: ts.toISOString() })}\n`);
+  out.write(
+    `${JSON.stringify({ system: '_env', version: null, metric: 'env', value: null, n: null, config: env, ts: ts.toISOString() })}\n`,
+  );
   for (const figure of figures) out.write(`${jsonLine(version, figure, ts)}\n`);
   for (const failure of failures) {
-    out.write(`${JSON.stringify({ system: 'nestjs-awa', version, metric: 'error', value: null, n: null, config: { label: `FAILED: ${failure.scenario}`, ...failure }, ts: ts.toISOString() })}\n`);
+    out.write(
+      `${JSON.stringify({ system: 'nestjs-awa', version, metric: 'error', value: null, n: null, config: { label: `FAILED: ${failure.scenario}`, ...failure }, ts: ts.toISOString() })}\n`,
+    );
   }
 }
 

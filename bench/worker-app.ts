@@ -20,7 +20,10 @@ async function main(): Promise<void> {
   }, 5);
   const stop = () => {
     clearInterval(timer);
-    app.close().then(() => process.exit(0), () => process.exit(1));
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

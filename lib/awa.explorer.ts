@@ -59,8 +59,10 @@ export class AwaExplorer {
       throw new HandlerRegistrationError(name, AwaMessages.handlerKindInvalid(name));
     }
     const existing = this.byKind.get(meta.kind);
-    if (existing) throw new HandlerRegistrationError(name, AwaMessages.duplicateHandler(meta.kind, existing.name, name));
-    if (!this.options.queues.has(meta.queue)) throw new HandlerRegistrationError(name, AwaMessages.handlerQueueUnknown(name, meta.queue));
+    if (existing)
+      throw new HandlerRegistrationError(name, AwaMessages.duplicateHandler(meta.kind, existing.name, name));
+    if (!this.options.queues.has(meta.queue))
+      throw new HandlerRegistrationError(name, AwaMessages.handlerQueueUnknown(name, meta.queue));
     const fn = instance[method]!;
     this.byKind.set(meta.kind, { kind: meta.kind, queue: meta.queue, name, invoke: (job) => fn.call(instance, job) });
   }

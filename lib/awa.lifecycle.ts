@@ -1,4 +1,9 @@
-import { Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import {
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { AwaExplorer } from './awa.explorer.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';

@@ -1,9 +1,10 @@
 /** Every message the library throws or logs, in one place. */
 export const AwaMessages = {
-  invalidOption: (path: string, problem: string) =>
-    `nestjs-awa: invalid option \`${path}\`: ${problem}.`,
+  invalidOption: (path: string, problem: string) => `nestjs-awa: invalid option \`${path}\`: ${problem}.`,
   unknownOption: (nearest: string, close: boolean, known: readonly string[]) =>
-    close ? `unknown option (did you mean \`${nearest}\`?)` : `unknown option (the nearest known one is \`${nearest}\`; known: ${known.join(', ')})`,
+    close
+      ? `unknown option (did you mean \`${nearest}\`?)`
+      : `unknown option (the nearest known one is \`${nearest}\`; known: ${known.join(', ')})`,
   scheduleModuleMissing: () =>
     'nestjs-awa: SchedulerRegistry is not available. Import ScheduleModule.forRoot() once in your root module ' +
     '(AwaModule does not import it itself, so your own cron jobs are not registered twice).',
@@ -26,8 +27,7 @@ export const AwaMessages = {
   handlerQueueUnknown: (handler: string, queue: string) =>
     `nestjs-awa: handler ${handler} is bound to queue "${queue}", which is not configured. ` +
     `Add it to the AwaModule option \`queues\` (e.g. queues: { ${JSON.stringify(queue)}: {} }).`,
-  handlerKindInvalid: (handler: string) =>
-    `nestjs-awa: @JobHandler on ${handler} needs a non-empty kind string.`,
+  handlerKindInvalid: (handler: string) => `nestjs-awa: @JobHandler on ${handler} needs a non-empty kind string.`,
   loadedTwice: (formats: string[]) =>
     `nestjs-awa: both its ${formats.join(' and ')} builds were loaded in this process: each has its own AwaModule, ` +
     'QueueProducer and tokens, and Nest cannot inject one as the other. Load nestjs-awa one way only ' +
@@ -35,7 +35,9 @@ export const AwaMessages = {
 
   enqueueOptionUnknown: (key: string, nearest: string, close: boolean, known: readonly string[]) =>
     `nestjs-awa: unknown enqueue option \`${key}\` ` +
-    (close ? `(did you mean \`${nearest}\`?).` : `(the nearest known one is \`${nearest}\`; known: ${known.join(', ')}).`),
+    (close
+      ? `(did you mean \`${nearest}\`?).`
+      : `(the nearest known one is \`${nearest}\`; known: ${known.join(', ')}).`),
   enqueueManagerInItem: () =>
     'nestjs-awa: `manager` is an option of enqueueMany itself, enqueueMany(items, { manager }), not of its items.',
   enqueueOptionsInvalid: () => 'nestjs-awa: enqueue options must be an object.',
@@ -75,7 +77,7 @@ export const AwaMessages = {
     `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ${count} handler(s), whose leases may have been rescued`,
   unhandledKind: (queue: string, kind: string, count: number) =>
     `${count} available job(s) of kind "${kind}" in queue "${queue}", and no live instance has a handler for that kind ` +
-    'in that queue: they wait until one starts. Check the kind\'s spelling and the queue of its @JobHandler.',
+    "in that queue: they wait until one starts. Check the kind's spelling and the queue of its @JobHandler.",
   shutdownTimeout: (count: number, ms: number) =>
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;

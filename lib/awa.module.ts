@@ -29,9 +29,23 @@ import { LeaseWriter } from './worker/lease-writer.js';
 import { WorkerService } from './worker/worker.service.js';
 
 const SERVICES: Provider[] = [
-  AwaDatabase, SchemaVerifier, AwaExplorer, AwaLifecycle, InstanceSession, LeaseRegistry, LeaseWriter,
-  WorkerService, HeartbeatService, maintenanceLeaderProvider, MaintenanceService, QueueProducer,
-  HeartbeatRescueTask, DeadlineRescueTask, OrphanRescueTask, PromotionTask, CleanupTask,
+  AwaDatabase,
+  SchemaVerifier,
+  AwaExplorer,
+  AwaLifecycle,
+  InstanceSession,
+  LeaseRegistry,
+  LeaseWriter,
+  WorkerService,
+  HeartbeatService,
+  maintenanceLeaderProvider,
+  MaintenanceService,
+  QueueProducer,
+  HeartbeatRescueTask,
+  DeadlineRescueTask,
+  OrphanRescueTask,
+  PromotionTask,
+  CleanupTask,
   UnhandledKindsTask,
 ];
 const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];
@@ -49,17 +63,25 @@ export class AwaModule {
 
   static forRootAsync(options: AwaModuleAsyncOptions): DynamicModule {
     checkAsyncOptions(options);
-    return AwaModule.build(options.dataSource, [
-      { provide: AWA_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
-      {
-        provide: AWA_OPTIONS,
-        useFactory: (raw: AwaModuleOptions) => resolveAsyncOptions(raw, options.dataSource),
-        inject: [AWA_RAW_OPTIONS],
-      },
-    ], options.imports ?? []);
+    return AwaModule.build(
+      options.dataSource,
+      [
+        { provide: AWA_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
+        {
+          provide: AWA_OPTIONS,
+          useFactory: (raw: AwaModuleOptions) => resolveAsyncOptions(raw, options.dataSource),
+          inject: [AWA_RAW_OPTIONS],
+        },
+      ],
+      options.imports ?? [],
+    );
   }
 
-  private static build(dataSource: string | undefined, optionProviders: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
+  private static build(
+    dataSource: string | undefined,
+    optionProviders: Provider[],
+    imports: DynamicModule['imports'] = [],
+  ): DynamicModule {
     return {
       module: AwaModule,
       global: true,

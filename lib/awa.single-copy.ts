@@ -13,7 +13,10 @@ type Loaded = { formats: Set<string>; warned: boolean };
 /** 'commonjs' when this file was compiled to CommonJS (module and exports exist), else 'esm'. */
 export const BUILD_FORMAT = typeof module === 'object' && typeof exports === 'object' ? 'commonjs' : 'esm';
 
-export function registerBuild(format: string, scope: Record<symbol, unknown> = globalThis as unknown as Record<symbol, unknown>): void {
+export function registerBuild(
+  format: string,
+  scope: Record<symbol, unknown> = globalThis as unknown as Record<symbol, unknown>,
+): void {
   const loaded = (scope[LOADED] ??= { formats: new Set<string>(), warned: false }) as Loaded;
   loaded.formats.add(format);
   if (loaded.formats.size > 1 && !loaded.warned) {

@@ -11,10 +11,29 @@ export { DEFAULT_QUEUE, PRIORITY_MAX, PRIORITY_MIN } from './awa.constants.js';
 export { AbortReasons, RescueErrors } from './awa.messages.js';
 export { JOB_STATES } from './interfaces/job.interface.js';
 export type {
-  CancelResult, EnqueueManyItem, EnqueueOptions, Job, JobError, JobHandlerFn, JobRecord, JobState,
+  CancelResult,
+  EnqueueManyItem,
+  EnqueueOptions,
+  Job,
+  JobError,
+  JobHandlerFn,
+  JobRecord,
+  JobState,
 } from './interfaces/job.interface.js';
-export type { AwaModuleAsyncOptions, AwaModuleOptions, QueueOptions, RetentionOptions } from './options/awa-options.interface.js';
+export type {
+  AwaModuleAsyncOptions,
+  AwaModuleOptions,
+  QueueOptions,
+  RetentionOptions,
+} from './options/awa-options.interface.js';
 export {
-  AwaError, AwaErrorCodes, AwaOptionError, AwaSetupError, EnqueueValidationError, HandlerRegistrationError, SchemaError,
-  StatementTimeoutError, type AwaErrorCode,
+  AwaError,
+  AwaErrorCodes,
+  AwaOptionError,
+  AwaSetupError,
+  EnqueueValidationError,
+  HandlerRegistrationError,
+  SchemaError,
+  StatementTimeoutError,
+  type AwaErrorCode,
 } from './errors/index.js';

@@ -15,8 +15,6 @@ export class AwaInstanceSettings1764500000003 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await revertOnce(queryRunner, this.name, [
-      'ALTER TABLE awa.instances DROP COLUMN IF EXISTS settings',
-    ]);
+    await revertOnce(queryRunner, this.name, ['ALTER TABLE awa.instances DROP COLUMN IF EXISTS settings']);
   }
 }

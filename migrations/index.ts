@@ -5,12 +5,18 @@ import { AwaInstanceSettings1764500000003 } from './1764500000003-AwaInstanceSet
 import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
 
 export {
-  AwaInit1764400000000, AwaCancelRequests1764500000001, AwaClaimIndexes1764500000002, AwaInstanceSettings1764500000003,
+  AwaInit1764400000000,
+  AwaCancelRequests1764500000001,
+  AwaClaimIndexes1764500000002,
+  AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
 export const AwaMigrations = [
-  AwaInit1764400000000, AwaCancelRequests1764500000001, AwaClaimIndexes1764500000002, AwaInstanceSettings1764500000003,
+  AwaInit1764400000000,
+  AwaCancelRequests1764500000001,
+  AwaClaimIndexes1764500000002,
+  AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
 ];

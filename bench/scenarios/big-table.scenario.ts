@@ -14,15 +14,20 @@ import type { Scenario } from './scenario.js';
  */
 async function seedFinishedJobs(observer: DbObserver, rows: number): Promise<Record<string, unknown>> {
   const t0 = now();
-  await observer.query(`
+  await observer.query(
+    `
     INSERT INTO awa.jobs (kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at, finalized_at, run_lease)
     SELECT 'bench.noop', 'default', jsonb_build_object('i', g), 'completed', 1, 25, t, t, t, t + interval '2 ms', 1
       FROM generate_series(1, $1::int) AS g,
-           LATERAL (SELECT now() - interval '1 hour' + (g % 3000000) * interval '1 ms') AS s(t)`, [rows]);
+           LATERAL (SELECT now() - interval '1 hour' + (g % 3000000) * interval '1 ms') AS s(t)`,
+    [rows],
+  );
   const insertMs = now() - t0;
   await observer.query('VACUUM ANALYZE awa.jobs');
   await observer.query('CHECKPOINT').catch(() => undefined); // needs superuser; the figure stands without it
-  const [size] = await observer.query<{ jobs: string }>(`SELECT pg_size_pretty(pg_total_relation_size('awa.jobs')) AS jobs`);
+  const [size] = await observer.query<{ jobs: string }>(
+    `SELECT pg_size_pretty(pg_total_relation_size('awa.jobs')) AS jobs`,
+  );
   return { big_rows: rows, seed_insert_ms: r2(insertMs), seed_total_ms: r2(now() - t0), jobs_table_size: size!.jobs };
 }
 
@@ -53,16 +58,26 @@ export function bigTableScenario(profile: QueueProfile): Scenario {
       for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) runs.push(await drainInProcess(ctx, db, profile));
       const value = recordDrains(ctx, label, runs, seeded);
 
-      const empty = ctx.figures.find((f) => f.metric === 'process_jobs_per_s' && f.config.label === processLabel(profile) && f.config.ok);
+      const empty = ctx.figures.find(
+        (f) => f.metric === 'process_jobs_per_s' && f.config.label === processLabel(profile) && f.config.ok,
+      );
       if (value === undefined || !empty) {
         ctx.log('  no ratio: the empty-table run of this configuration did not run or did not finish');
         return;
       }
       ctx.figure({
-        metric: 'process_big_table_ratio', value: r2(value / empty.value), n: ctx.config.n, unit: '× empty',
+        metric: 'process_big_table_ratio',
+        value: r2(value / empty.value),
+        n: ctx.config.n,
+        unit: '× empty',
         config: {
-          label, concurrency: profile.concurrency, prefetch: profile.prefetch, big_rows: rows,
-          empty_jobs_per_s: empty.value, big_jobs_per_s: value, repeat: runs.length,
+          label,
+          concurrency: profile.concurrency,
+          prefetch: profile.prefetch,
+          big_rows: rows,
+          empty_jobs_per_s: empty.value,
+          big_jobs_per_s: value,
+          repeat: runs.length,
         },
       });
       ctx.log(`  ratio to the empty-table run: ${r2(value / empty.value)}`);

@@ -39,11 +39,26 @@ export const enqueueScenario: Scenario = {
     const singleMs = now() - t0;
     each.sort((a, b) => a - b);
     const single = {
-      label: 'enqueue() one at a time', calls, ms: r2(singleMs),
-      p50_us: Math.round(percentile(each, 50) * 1000), p99_us: Math.round(percentile(each, 99) * 1000),
+      label: 'enqueue() one at a time',
+      calls,
+      ms: r2(singleMs),
+      p50_us: Math.round(percentile(each, 50) * 1000),
+      p99_us: Math.round(percentile(each, 99) * 1000),
     };
-    ctx.figure({ metric: 'enqueue_single_jobs_per_s', value: Math.round(calls / (singleMs / 1000)), n: calls, unit: 'jobs/s', config: single });
-    ctx.figure({ metric: 'enqueue_single_mean_us', value: Math.round((singleMs / calls) * 1000), n: calls, unit: 'µs/call', config: single });
+    ctx.figure({
+      metric: 'enqueue_single_jobs_per_s',
+      value: Math.round(calls / (singleMs / 1000)),
+      n: calls,
+      unit: 'jobs/s',
+      config: single,
+    });
+    ctx.figure({
+      metric: 'enqueue_single_mean_us',
+      value: Math.round((singleMs / calls) * 1000),
+      n: calls,
+      unit: 'µs/call',
+      config: single,
+    });
     ctx.log(`  enqueue(): ${Math.round((singleMs / calls) * 1000)} µs per call`);
 
     // Floor: the same row with a plain prepared INSERT ... VALUES on one pg connection (the
@@ -57,7 +72,10 @@ export const enqueueScenario: Scenario = {
     for (let i = 0; i < calls; i++) await observer.query(raw.text, [BenchKinds.noop, JSON.stringify({ i })]);
     const rawMs = now() - r0;
     ctx.figure({
-      metric: 'enqueue_single_raw_insert_mean_us', value: Math.round((rawMs / calls) * 1000), n: calls, unit: 'µs/call',
+      metric: 'enqueue_single_raw_insert_mean_us',
+      value: Math.round((rawMs / calls) * 1000),
+      n: calls,
+      unit: 'µs/call',
       config: { label: 'baseline: raw pg INSERT ... VALUES, 1 row', calls, ms: r2(rawMs), sql: raw.text },
     });
     ctx.log(`  raw INSERT: ${Math.round((rawMs / calls) * 1000)} µs per call`);
@@ -70,7 +88,10 @@ export const enqueueScenario: Scenario = {
       const ms = now() - b0;
       const value = Math.round(config.n / (ms / 1000));
       ctx.figure({
-        metric: 'enqueue_jobs_per_s', value, n: config.n, unit: 'jobs/s',
+        metric: 'enqueue_jobs_per_s',
+        value,
+        n: config.n,
+        unit: 'jobs/s',
         config: { label: `enqueueMany(), chunk=${chunk}`, chunk, calls: Math.ceil(config.n / chunk), ms: r2(ms) },
       });
       ctx.log(`  enqueueMany chunk ${chunk}: ${value} jobs/s`);

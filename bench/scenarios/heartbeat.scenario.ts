@@ -23,10 +23,16 @@ export const heartbeatScenario: Scenario = {
     const leases = config.heartbeatLeases;
     const batch = config.heartbeatBatchSize;
     const db = await ctx.database();
-    const { app, hooks } = await createBenchApp(db.url, {
-      heartbeatInterval: 600_000, heartbeatStaleAfter: 1_200_000, heartbeatBatchSize: batch,
-      queues: { default: { concurrency: leases } },
-    }, true);
+    const { app, hooks } = await createBenchApp(
+      db.url,
+      {
+        heartbeatInterval: 600_000,
+        heartbeatStaleAfter: 1_200_000,
+        heartbeatBatchSize: batch,
+        queues: { default: { concurrency: leases } },
+      },
+      true,
+    );
     ctx.defer(() => app.close());
     ctx.defer(() => hooks.release()); // runs before close: held handlers return
     const observer = new DbObserver(db.url);
@@ -35,7 +41,8 @@ export const heartbeatScenario: Scenario = {
 
     const producer = app.get(QueueProducer);
     const items = Array.from({ length: leases }, (_, i) => ({ kind: BenchKinds.hold, args: { i } }));
-    for (let i = 0; i < leases; i += config.enqueueChunk) await producer.enqueueMany(items.slice(i, i + config.enqueueChunk));
+    for (let i = 0; i < leases; i += config.enqueueChunk)
+      await producer.enqueueMany(items.slice(i, i + config.enqueueChunk));
     await waitFor(() => hooks.started >= leases, 120_000, `${leases} running handlers`, 10);
     const [row] = await observer.query<{ n: number }>(`SELECT count(*)::int AS n FROM awa.active_leases`);
     ctx.log(`  ${hooks.started} handlers running, ${row!.n} lease rows`);
@@ -59,17 +66,45 @@ export const heartbeatScenario: Scenario = {
     }
     const expected = Math.ceil(leases / batch);
     const base = {
-      label: `${leases} in-flight leases`, leases, heartbeatBatchSize: batch, lease_rows: row!.n, ticks: TICKS,
-      ticks_ms: ticks.map(r2), median_ms: r2([...ticks].sort((a, b) => a - b)[Math.floor(TICKS / 2)]!), max_ms: r2(Math.max(...ticks)), refreshed, expected_statements: expected,
+      label: `${leases} in-flight leases`,
+      leases,
+      heartbeatBatchSize: batch,
+      lease_rows: row!.n,
+      ticks: TICKS,
+      ticks_ms: ticks.map(r2),
+      median_ms: r2([...ticks].sort((a, b) => a - b)[Math.floor(TICKS / 2)]!),
+      max_ms: r2(Math.max(...ticks)),
+      refreshed,
+      expected_statements: expected,
       ok: statements === expected && refreshed === leases,
       awa: effectiveOptions(app),
     };
-    ctx.figure({ metric: 'heartbeat_tick_ms', value: r2(ticks.reduce((s, x) => s + x, 0) / ticks.length), n: leases, unit: 'ms/tick', config: base });
-    ctx.figure({ metric: 'heartbeat_statements_per_tick', value: statements, n: leases, unit: 'statements', config: base });
-    ctx.log(`  ${ticks.map((t) => Math.round(t)).join(' / ')} ms per tick, ${statements} statements (expected ${expected})`);
+    ctx.figure({
+      metric: 'heartbeat_tick_ms',
+      value: r2(ticks.reduce((s, x) => s + x, 0) / ticks.length),
+      n: leases,
+      unit: 'ms/tick',
+      config: base,
+    });
+    ctx.figure({
+      metric: 'heartbeat_statements_per_tick',
+      value: statements,
+      n: leases,
+      unit: 'statements',
+      config: base,
+    });
+    ctx.log(
+      `  ${ticks.map((t) => Math.round(t)).join(' / ')} ms per tick, ${statements} statements (expected ${expected})`,
+    );
 
     hooks.release();
-    await waitFor(async () => (await observer.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM awa.jobs WHERE state <> 'completed'`))[0]!.n === 0, 60_000, 'held jobs to complete', 50);
+    await waitFor(
+      async () =>
+        (await observer.query<{ n: number }>(`SELECT count(*)::int AS n FROM awa.jobs WHERE state <> 'completed'`))[0]!
+          .n === 0,
+      60_000,
+      'held jobs to complete',
+      50,
+    );
   },
 };

@@ -15,9 +15,8 @@ const SAMPLE_TIMEOUT_MS = 5_000;
  * the same process, so one clock), so the worker learns of it only through LISTEN/NOTIFY.
  */
 export function latencyScenario(path: 'local' | 'notify'): Scenario {
-  const label = path === 'local'
-    ? 'enqueue on the worker instance (local wake)'
-    : 'enqueue from another instance (NOTIFY)';
+  const label =
+    path === 'local' ? 'enqueue on the worker instance (local wake)' : 'enqueue from another instance (NOTIFY)';
   return {
     id: `latency-${path}`,
     title: `latency: ${label}`,
@@ -26,7 +25,8 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
       const db = await ctx.database();
       const worker = await createBenchApp(db.url, {}, true);
       ctx.defer(() => worker.app.close());
-      const producerApp = path === 'local' ? worker.app : (await createBenchApp(db.url, {}, false, 'awa_bench_producer')).app;
+      const producerApp =
+        path === 'local' ? worker.app : (await createBenchApp(db.url, {}, false, 'awa_bench_producer')).app;
       if (producerApp !== worker.app) ctx.defer(() => producerApp.close());
       const producer = producerApp.get(QueueProducer);
 
@@ -49,15 +49,29 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
       samples.sort((a, b) => a - b);
       const mean = samples.reduce((s, x) => s + x, 0) / (samples.length || 1);
       const base = {
-        label, path, samples: samples.length, warmup: config.latencyWarmup, timeouts, jitter_ms: config.latencyJitterMs,
-        mean_ms: r2(mean), ok: samples.length === config.latencySamples,
-        awa: effectiveOptions(worker.app), enqueue: 'QueueProducer.enqueue()',
+        label,
+        path,
+        samples: samples.length,
+        warmup: config.latencyWarmup,
+        timeouts,
+        jitter_ms: config.latencyJitterMs,
+        mean_ms: r2(mean),
+        ok: samples.length === config.latencySamples,
+        awa: effectiveOptions(worker.app),
+        enqueue: 'QueueProducer.enqueue()',
       };
-      const stats = { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), max: samples.at(-1) ?? NaN };
+      const stats = {
+        p50: percentile(samples, 50),
+        p95: percentile(samples, 95),
+        p99: percentile(samples, 99),
+        max: samples.at(-1) ?? NaN,
+      };
       for (const [key, value] of Object.entries(stats)) {
         ctx.figure({ metric: `latency_${key}_ms`, value: r2(value), n: samples.length, unit: 'ms', config: base });
       }
-      ctx.log(`  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} / max ${r2(stats.max)} ms, ${timeouts} timeouts`);
+      ctx.log(
+        `  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} / max ${r2(stats.max)} ms, ${timeouts} timeouts`,
+      );
     },
   };
 }

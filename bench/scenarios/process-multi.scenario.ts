@@ -14,7 +14,12 @@ import type { Scenario, ScenarioContext } from './scenario.js';
  * One drain of `n` pre-enqueued no-op jobs by `processes` worker processes (bench/worker-app.ts).
  * The bench process enqueues through a producer-only instance (it runs no worker) and measures.
  */
-async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, processes: number, profile: QueueProfile): Promise<DrainRun> {
+async function drainWithProcesses(
+  ctx: ScenarioContext,
+  db: BenchDatabase,
+  processes: number,
+  profile: QueueProfile,
+): Promise<DrainRun> {
   const { config } = ctx;
   // The producer boots first and applies the migrations, so the workers find the schema.
   const { app: producer } = await createBenchApp(db.url, processQueueOptions(profile), false);
@@ -35,17 +40,33 @@ async function drainWithProcesses(ctx: ScenarioContext, db: BenchDatabase, proce
     await observer.connect();
     const handled = () => workers.reduce((sum, w) => sum + w.handled, 0);
     const drain = await gatedDrain({
-      producer, observer, n: config.n, chunk: config.enqueueChunk, handled, timeoutMs: config.scenarioTimeoutMs, log: ctx.log,
+      producer,
+      observer,
+      n: config.n,
+      chunk: config.enqueueChunk,
+      handled,
+      timeoutMs: config.scenarioTimeoutMs,
+      log: ctx.log,
     });
     const value = Math.round(drain.completedInDb / (drain.ms / 1000));
     ctx.log(`  ${value} jobs/s (${r2(drain.ms)} ms), per process: ${workers.map((w) => w.handled).join(' / ')}`);
     return {
-      value, ok: drain.ok,
+      value,
+      ok: drain.ok,
       config: {
-        concurrency: profile.concurrency, prefetch: profile.prefetch, processes, in_process: false, awa: effectiveOptions(producer), // the workers get the same options
-        pool: 'TypeORM/pg default (10) per process', start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
-        ms: r2(drain.ms), boot_ms: r2(bootMs), handled: drain.handled, handled_per_process: workers.map((w) => w.handled),
-        completed_in_db: drain.completedInDb, ok: drain.ok,
+        concurrency: profile.concurrency,
+        prefetch: profile.prefetch,
+        processes,
+        in_process: false,
+        awa: effectiveOptions(producer), // the workers get the same options
+        pool: 'TypeORM/pg default (10) per process',
+        start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
+        ms: r2(drain.ms),
+        boot_ms: r2(bootMs),
+        handled: drain.handled,
+        handled_per_process: workers.map((w) => w.handled),
+        completed_in_db: drain.completedInDb,
+        ok: drain.ok,
       },
     };
   } finally {

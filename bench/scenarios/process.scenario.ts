@@ -20,7 +20,8 @@ export const processLabel = (profile: QueueProfile) => `1 instance, in-process, 
 /** Autovacuum runs of the awa tables so far (reported by the vacuum itself, so not delayed). */
 async function autovacuums(observer: DbObserver): Promise<Record<string, number>> {
   const rows = await observer.query<{ relname: string; n: number }>(
-    `SELECT relname, autovacuum_count::int AS n FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname IN ('jobs', 'active_leases')`);
+    `SELECT relname, autovacuum_count::int AS n FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname IN ('jobs', 'active_leases')`,
+  );
   return Object.fromEntries(rows.map((r) => [r.relname, r.n]));
 }
 
@@ -29,7 +30,11 @@ async function autovacuums(observer: DbObserver): Promise<Record<string, number>
  * (the peers bench also drains in the process that measures), on database `db`. The app is closed
  * before this returns.
  */
-export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, profile: QueueProfile): Promise<DrainRun> {
+export async function drainInProcess(
+  ctx: ScenarioContext,
+  db: BenchDatabase,
+  profile: QueueProfile,
+): Promise<DrainRun> {
   const { config } = ctx;
   const bootStarted = now();
   const { app, hooks } = await createBenchApp(db.url, processQueueOptions(profile), true);
@@ -44,23 +49,39 @@ export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, pr
     const vacuumsBefore = await autovacuums(observer);
     const statements = new StatementCounter().attach(app);
     const drain = await gatedDrain({
-      producer: app, observer, n: config.n, chunk: config.enqueueChunk, handled: () => hooks.handled,
-      timeoutMs: config.scenarioTimeoutMs, log: ctx.log,
+      producer: app,
+      observer,
+      n: config.n,
+      chunk: config.enqueueChunk,
+      handled: () => hooks.handled,
+      timeoutMs: config.scenarioTimeoutMs,
+      log: ctx.log,
     });
     statements.detach();
     const vacuumsAfter = await autovacuums(observer);
     const value = Math.round(drain.completedInDb / (drain.ms / 1000));
     ctx.log(`  ${value} jobs/s (${r2(drain.ms)} ms, boot ${Math.round(bootMs)} ms), ${statements.total} statements`);
     return {
-      value, ok: drain.ok,
+      value,
+      ok: drain.ok,
       config: {
-        concurrency: profile.concurrency, prefetch: profile.prefetch, processes: 1, in_process: true, awa: effectiveOptions(app),
-        pool: 'TypeORM/pg default (10)', start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
-        ms: r2(drain.ms), boot_ms: r2(bootMs), handled: drain.handled, completed_in_db: drain.completedInDb, ok: drain.ok,
+        concurrency: profile.concurrency,
+        prefetch: profile.prefetch,
+        processes: 1,
+        in_process: true,
+        awa: effectiveOptions(app),
+        pool: 'TypeORM/pg default (10)',
+        start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
+        ms: r2(drain.ms),
+        boot_ms: r2(bootMs),
+        handled: drain.handled,
+        completed_in_db: drain.completedInDb,
+        ok: drain.ok,
         statements_per_1000_jobs: r2((statements.total / config.n) * 1000),
         statements: statements.summary(),
         autovacuums_during_drain: Object.fromEntries(
-          Object.entries(vacuumsAfter).map(([table, n]) => [table, n - (vacuumsBefore[table] ?? 0)])),
+          Object.entries(vacuumsAfter).map(([table, n]) => [table, n - (vacuumsBefore[table] ?? 0)]),
+        ),
       },
     };
   } finally {
@@ -70,11 +91,19 @@ export async function drainInProcess(ctx: ScenarioContext, db: BenchDatabase, pr
 }
 
 /** Records the median of repeated drains as one figure. */
-export function recordDrains(ctx: ScenarioContext, label: string, runs: DrainRun[], extra: Record<string, unknown> = {}): number | undefined {
+export function recordDrains(
+  ctx: ScenarioContext,
+  label: string,
+  runs: DrainRun[],
+  extra: Record<string, unknown> = {},
+): number | undefined {
   if (runs.length === 0) return undefined;
   const { run, values } = medianRun(runs);
   ctx.figure({
-    metric: 'process_jobs_per_s', value: run.value, n: ctx.config.n, unit: 'jobs/s',
+    metric: 'process_jobs_per_s',
+    value: run.value,
+    n: ctx.config.n,
+    unit: 'jobs/s',
     config: { label, ...run.config, ...extra, repeat: runs.length, runs: values, ok: runs.every((r) => r.ok) },
   });
   if (runs.length > 1) ctx.log(`  median ${run.value} jobs/s of ${values.join(', ')}`);

@@ -51,19 +51,28 @@ export function soakScenario(soak: SoakConfig): Scenario {
     run: async (ctx) => {
       const [profile] = ctx.config.profiles;
       const db = await ctx.database();
-      const { app, hooks } = await createBenchApp(db.url, {
-        maintenanceInterval: soak.maintenanceMs,
-        retention: { completed: soak.retentionMs, failed: soak.retentionMs },
-        queues: { default: { concurrency: profile!.concurrency, prefetch: profile!.prefetch } },
-      }, true);
+      const { app, hooks } = await createBenchApp(
+        db.url,
+        {
+          maintenanceInterval: soak.maintenanceMs,
+          retention: { completed: soak.retentionMs, failed: soak.retentionMs },
+          queues: { default: { concurrency: profile!.concurrency, prefetch: profile!.prefetch } },
+        },
+        true,
+      );
       ctx.defer(() => app.close());
       const observer = new DbObserver(db.url);
       await observer.connect();
       ctx.defer(() => observer.end());
       const producer = app.get(QueueProducer);
       // Only autovacuum makes the space of deleted rows reusable: without it the table grows whatever cleanup does.
-      const [{ autovacuum }] = (await observer.query<{ autovacuum: string }>(`SELECT current_setting('autovacuum') AS autovacuum`)) as [{ autovacuum: string }];
-      if (autovacuum !== 'on') ctx.log(`  WARNING: autovacuum is ${autovacuum} on this server: dead tuples are never reclaimed, so the table keeps growing`);
+      const [{ autovacuum }] = (await observer.query<{ autovacuum: string }>(
+        `SELECT current_setting('autovacuum') AS autovacuum`,
+      )) as [{ autovacuum: string }];
+      if (autovacuum !== 'on')
+        ctx.log(
+          `  WARNING: autovacuum is ${autovacuum} on this server: dead tuples are never reclaimed, so the table keeps growing`,
+        );
 
       let enqueued = 0;
       let running = true;
@@ -73,7 +82,9 @@ export function soakScenario(soak: SoakConfig): Scenario {
           const due = Math.floor((soak.rate * (now() - started)) / 1_000);
           while (enqueued < due && running) {
             const n = Math.min(due - enqueued, MAX_CHUNK);
-            await producer.enqueueMany(Array.from({ length: n }, (_, i) => ({ kind: BenchKinds.noop, args: { i: enqueued + i } })));
+            await producer.enqueueMany(
+              Array.from({ length: n }, (_, i) => ({ kind: BenchKinds.noop, args: { i: enqueued + i } })),
+            );
             enqueued += n;
           }
           await sleep(PACE_MS);
@@ -83,7 +94,9 @@ export function soakScenario(soak: SoakConfig): Scenario {
       const first = await sample(observer);
       const rows: Array<Record<string, number>> = [];
       let last = { t: started, handled: 0, enqueued: 0, autovacuums: first.autovacuums };
-      ctx.log(`  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums`);
+      ctx.log(
+        `  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums`,
+      );
       try {
         for (let i = 1; (i - 1) * soak.reportMs < soak.seconds * 1_000 && !ctx.abandoned; i++) {
           await sleep(Math.max(0, started + i * soak.reportMs - now()));
@@ -94,17 +107,42 @@ export function soakScenario(soak: SoakConfig): Scenario {
             at_s: Math.round((t - started) / 1_000),
             handled_per_s: Math.round((hooks.handled - last.handled) / secs),
             enqueued_per_s: Math.round((enqueued - last.enqueued) / secs),
-            rows: s.rows, waiting: s.waiting, running: s.running, dead_tuples: s.dead, heap_mb: mb(s.heap_bytes), total_mb: mb(s.total_bytes),
+            rows: s.rows,
+            waiting: s.waiting,
+            running: s.running,
+            dead_tuples: s.dead,
+            heap_mb: mb(s.heap_bytes),
+            total_mb: mb(s.total_bytes),
             autovacuums: s.autovacuums - last.autovacuums,
           };
           rows.push(row);
           last = { t, handled: hooks.handled, enqueued, autovacuums: s.autovacuums };
-          ctx.log(`  ${String(row.at_s).padStart(6)} ${String(row.handled_per_s).padStart(10)} ${String(row.enqueued_per_s).padStart(10)} ${String(row.rows).padStart(9)} ${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ${String(row.total_mb).padStart(8)} ${row.autovacuums}`);
+          ctx.log(
+            `  ${String(row.at_s).padStart(6)} ${String(row.handled_per_s).padStart(10)} ${String(row.enqueued_per_s).padStart(10)} ${String(row.rows).padStart(9)} ${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ${String(row.total_mb).padStart(8)} ${row.autovacuums}`,
+          );
           const config = { label: `t=${row.at_s}s`, ...row, soak, autovacuum, awa: effectiveOptions(app) };
           ctx.figure({ metric: 'soak_jobs_per_s', value: row.handled_per_s, n: enqueued, unit: 'jobs/s', config });
-          ctx.figure({ metric: 'soak_table_rows', value: row.rows, n: enqueued, unit: 'rows', config: { label: config.label } });
-          ctx.figure({ metric: 'soak_dead_tuples', value: row.dead_tuples, n: enqueued, unit: 'tuples', config: { label: config.label } });
-          ctx.figure({ metric: 'soak_table_mb', value: row.total_mb, n: enqueued, unit: 'MB', config: { label: config.label, heap_mb: row.heap_mb } });
+          ctx.figure({
+            metric: 'soak_table_rows',
+            value: row.rows,
+            n: enqueued,
+            unit: 'rows',
+            config: { label: config.label },
+          });
+          ctx.figure({
+            metric: 'soak_dead_tuples',
+            value: row.dead_tuples,
+            n: enqueued,
+            unit: 'tuples',
+            config: { label: config.label },
+          });
+          ctx.figure({
+            metric: 'soak_table_mb',
+            value: row.total_mb,
+            n: enqueued,
+            unit: 'MB',
+            config: { label: config.label, heap_mb: row.heap_mb },
+          });
         }
       } finally {
         running = false;

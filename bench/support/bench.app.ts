@@ -22,18 +22,24 @@ export interface BenchApp {
  * process names its DataSource (`dataSource`), as an app with two DataSources must.
  */
 export async function createBenchApp(
-  url: string, awa: AwaModuleOptions, withHandlers: boolean, dataSource?: string,
+  url: string,
+  awa: AwaModuleOptions,
+  withHandlers: boolean,
+  dataSource?: string,
 ): Promise<BenchApp> {
   const hooks = new BenchHooks();
-  const app = await NestFactory.createApplicationContext({
-    module: BenchAppModule,
-    imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false, name: dataSource }),
-      ScheduleModule.forRoot(),
-      AwaModule.forRoot({ migrationsRun: true, ...awa, dataSource }),
-    ],
-    providers: [{ provide: BENCH_HOOKS, useValue: hooks }, ...(withHandlers ? [BenchHandlers] : [])],
-  }, { logger: ['error', 'warn'], abortOnError: false });
+  const app = await NestFactory.createApplicationContext(
+    {
+      module: BenchAppModule,
+      imports: [
+        TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false, name: dataSource }),
+        ScheduleModule.forRoot(),
+        AwaModule.forRoot({ migrationsRun: true, ...awa, dataSource }),
+      ],
+      providers: [{ provide: BENCH_HOOKS, useValue: hooks }, ...(withHandlers ? [BenchHandlers] : [])],
+    },
+    { logger: ['error', 'warn'], abortOnError: false },
+  );
   resolved.set(app, resolveAwaOptions({ migrationsRun: true, ...awa, dataSource }));
   return { app, hooks };
 }

@@ -50,14 +50,17 @@ function int(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return n;
 }
 
 /** `24:500,24:0,500` (concurrency:prefetch, a bare concurrency meaning prefetch 0). */
 function profiles(name: string, fallback: readonly QueueProfile[]): QueueProfile[] {
   if (process.env.BENCH_CONCURRENCY) {
-    throw new Error(`BENCH_CONCURRENCY is replaced by ${name} (concurrency:prefetch,...), e.g. ${name}=24:500,24:0,500:0`);
+    throw new Error(
+      `BENCH_CONCURRENCY is replaced by ${name} (concurrency:prefetch,...), e.g. ${name}=24:500,24:0,500:0`,
+    );
   }
   const raw = process.env[name];
   if (!raw) return fallback.map((p) => ({ ...p }));
@@ -65,8 +68,16 @@ function profiles(name: string, fallback: readonly QueueProfile[]): QueueProfile
     const [c, p = '0', ...rest] = item.trim().split(':');
     const concurrency = Number(c);
     const prefetch = Number(p);
-    if (rest.length > 0 || !Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(prefetch) || prefetch < 0) {
-      throw new Error(`${name} must be a comma-separated list of concurrency:prefetch (concurrency >= 1, prefetch >= 0), got ${JSON.stringify(item)}`);
+    if (
+      rest.length > 0 ||
+      !Number.isInteger(concurrency) ||
+      concurrency < 1 ||
+      !Number.isInteger(prefetch) ||
+      prefetch < 0
+    ) {
+      throw new Error(
+        `${name} must be a comma-separated list of concurrency:prefetch (concurrency >= 1, prefetch >= 0), got ${JSON.stringify(item)}`,
+      );
     }
     return { concurrency, prefetch };
   });
@@ -86,6 +97,10 @@ export function readBenchConfig(): BenchConfig {
     latencyWarmup: int('LAT_WARMUP', 30),
     latencyJitterMs: int('LAT_JITTER_MS', 10),
     scenarioTimeoutMs: int('BENCH_SCENARIO_TIMEOUT_MS', 180_000),
-    only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    only: process.env.BENCH_ONLY
+      ? process.env.BENCH_ONLY.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined,
   };
 }

@@ -36,7 +36,11 @@ export function withDatabase(url: string, name: string): string {
 }
 
 /** Runs one statement on the admin database. */
-export async function adminQuery<R extends pg.QueryResultRow = any>(adminUrl: string, text: string, values: unknown[] = []): Promise<R[]> {
+export async function adminQuery<R extends pg.QueryResultRow = any>(
+  adminUrl: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
@@ -60,8 +64,10 @@ export async function createBenchDatabase(adminUrl: string, scenario: string): P
 
 /** Server version and the settings that move the figures, for the report. */
 export async function serverInfo(adminUrl: string): Promise<Record<string, string>> {
-  const rows = await adminQuery<{ name: string; setting: string; unit: string | null }>(adminUrl,
+  const rows = await adminQuery<{ name: string; setting: string; unit: string | null }>(
+    adminUrl,
     `SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)`,
-    [['server_version', 'shared_buffers', 'synchronous_commit', 'fsync', 'max_connections', 'work_mem']]);
+    [['server_version', 'shared_buffers', 'synchronous_commit', 'fsync', 'max_connections', 'work_mem']],
+  );
   return Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting]));
 }

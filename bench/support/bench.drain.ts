@@ -53,7 +53,12 @@ export async function gatedDrain(options: {
   try {
     // Like the peers bench: a cheap in-process count first, then the DB (every 10 ms).
     await waitFor(() => options.handled() >= n, options.timeoutMs, `${n} handled jobs`, 2);
-    await waitFor(async () => (await observer.notCompleted(first, last)) === 0, 30_000, 'all jobs completed in the DB', 10);
+    await waitFor(
+      async () => (await observer.notCompleted(first, last)) === 0,
+      30_000,
+      'all jobs completed in the DB',
+      10,
+    );
   } catch (error) {
     ok = false;
     options.log(`  ${String(error)}`);

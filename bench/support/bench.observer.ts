@@ -23,7 +23,9 @@ export class DbObserver {
   /** Jobs in the id range [first, last] that are not completed yet. */
   async notCompleted(first: string, last: string): Promise<number> {
     const [row] = await this.query<{ left: number }>(
-      `SELECT count(*)::int AS left FROM awa.jobs WHERE id BETWEEN $1::bigint AND $2::bigint AND state <> 'completed'`, [first, last]);
+      `SELECT count(*)::int AS left FROM awa.jobs WHERE id BETWEEN $1::bigint AND $2::bigint AND state <> 'completed'`,
+      [first, last],
+    );
     return row!.left;
   }
 }

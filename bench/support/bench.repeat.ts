@@ -8,7 +8,10 @@ export interface DrainRun {
 /** A cleanup that may be called twice (at the end of its repeat, and by the runner after a timeout). */
 export function once(cleanup: () => unknown): () => Promise<void> {
   let done: Promise<void> | undefined;
-  return () => (done ??= Promise.resolve().then(cleanup).then(() => undefined));
+  return () =>
+    (done ??= Promise.resolve()
+      .then(cleanup)
+      .then(() => undefined));
 }
 
 /**

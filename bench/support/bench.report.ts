@@ -34,21 +34,30 @@ function fmt(value: number): string {
 
 /** The label tells rows apart in the human table (all of the config is in the JSON). */
 function shortConfig(config: Record<string, unknown>): string {
-  const extra = config.heartbeatBatchSize !== undefined ? `, heartbeatBatchSize=${String(config.heartbeatBatchSize)}` : '';
+  const extra =
+    config.heartbeatBatchSize !== undefined ? `, heartbeatBatchSize=${String(config.heartbeatBatchSize)}` : '';
   return `${String(config.label ?? '')}${extra}${config.ok === false ? ' (INCOMPLETE)' : ''}`;
 }
 
 export function humanTable(figures: Figure[], failures: Array<{ scenario: string; error: string }>): string {
   const head = ['scenario', 'metric', 'value', 'unit', 'n', 'config'];
   const rows = figures.map((f) => [f.scenario, f.metric, fmt(f.value), f.unit, String(f.n), shortConfig(f.config)]);
-  for (const fail of failures) rows.push([fail.scenario, 'FAILED', '', '', '', fail.error.split('\n')[0]!.slice(0, 120)]);
+  for (const fail of failures)
+    rows.push([fail.scenario, 'FAILED', '', '', '', fail.error.split('\n')[0]!.slice(0, 120)]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
 export function jsonLine(version: string, figure: Figure, ts: Date): string {
   return JSON.stringify({
-    system: SYSTEM, version, metric: figure.metric, value: figure.value, n: figure.n, config: figure.config, ts: ts.toISOString(),
+    system: SYSTEM,
+    version,
+    metric: figure.metric,
+    value: figure.value,
+    n: figure.n,
+    config: figure.config,
+    ts: ts.toISOString(),
   });
 }

@@ -27,10 +27,13 @@ export class StatementCounter {
       const t0 = now();
       const result = (original as (...a: unknown[]) => unknown).apply(this, args);
       if (result instanceof Promise) {
-        result.then((r: { rowCount?: number | null }) => {
-          entry.rows += r?.rowCount ?? 0;
-          entry.ms += now() - t0;
-        }, () => undefined);
+        result.then(
+          (r: { rowCount?: number | null }) => {
+            entry.rows += r?.rowCount ?? 0;
+            entry.ms += now() - t0;
+          },
+          () => undefined,
+        );
       }
       return result;
     };
@@ -51,7 +54,11 @@ export class StatementCounter {
   summary(): Record<string, { calls: number; rows_per_call: number; ms_per_call: number }> {
     const out: Record<string, { calls: number; rows_per_call: number; ms_per_call: number }> = {};
     for (const [name, { calls, rows, ms }] of [...this.calls].sort((a, b) => b[1].calls - a[1].calls)) {
-      out[name] = { calls, rows_per_call: Math.round((rows / calls) * 10) / 10, ms_per_call: Math.round((ms / calls) * 100) / 100 };
+      out[name] = {
+        calls,
+        rows_per_call: Math.round((rows / calls) * 10) / 10,
+        ms_per_call: Math.round((ms / calls) * 100) / 100,
+      };
     }
     return out;
   }

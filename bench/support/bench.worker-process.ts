@@ -27,7 +27,9 @@ export class BenchWorkerProcess {
         if (line.startsWith('READY ')) resolve();
         else if (line.startsWith('HANDLED ')) this.handled = Number(line.slice(8));
       });
-      void this.exited.then((code) => reject(new Error(`worker process exited (${code}) before READY: ${this.stderr.trim()}`)));
+      void this.exited.then((code) =>
+        reject(new Error(`worker process exited (${code}) before READY: ${this.stderr.trim()}`)),
+      );
     });
     this.child.stderr!.on('data', (d) => (this.stderr += String(d)));
   }
@@ -39,7 +41,9 @@ export class BenchWorkerProcess {
   whenReady(timeoutMs: number): Promise<void> {
     return Promise.race([
       this.ready,
-      sleep(timeoutMs).then(() => { throw new Error(`worker process not READY within ${timeoutMs} ms: ${this.stderr.trim()}`); }),
+      sleep(timeoutMs).then(() => {
+        throw new Error(`worker process not READY within ${timeoutMs} ms: ${this.stderr.trim()}`);
+      }),
     ]);
   }
 

@@ -65,7 +65,10 @@ export class AwaDatabase {
   }
 
   /** Runs a statement and returns how many rows it touched. */
-  async execute<P extends unknown[]>(sql: SqlStatement<P, unknown>, ...[values]: SqlValues<NoInfer<P>>): Promise<number> {
+  async execute<P extends unknown[]>(
+    sql: SqlStatement<P, unknown>,
+    ...[values]: SqlValues<NoInfer<P>>
+  ): Promise<number> {
     return (await this.run(sql, values ?? [])).rowCount ?? 0;
   }
 
@@ -104,7 +107,13 @@ export class AwaDatabase {
       // connection is all we can do there (the pooler then closes its server connection).
       const pid = (client as unknown as { processID?: number }).processID;
       if (pid !== undefined && this.named) {
-        await this.pool.query({ name: sessionSql.terminateBackend.name, text: sessionSql.terminateBackend.text, values: [pid], query_timeout: timeout } as QueryConfig)
+        await this.pool
+          .query({
+            name: sessionSql.terminateBackend.name,
+            text: sessionSql.terminateBackend.text,
+            values: [pid],
+            query_timeout: timeout,
+          } as QueryConfig)
           .catch(() => undefined);
       }
       throw new StatementTimeoutError(sql.name, timeout, { cause: error });
@@ -153,7 +162,9 @@ export class AwaDatabase {
 
   /** Runs a statement on a given client (a dedicated connection or a checked-out pool client). */
   static async queryOn<P extends unknown[], R>(
-    client: Client | PoolClient, sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>
+    client: Client | PoolClient,
+    sql: SqlStatement<P, R>,
+    ...[values]: SqlValues<NoInfer<P>>
   ): Promise<R[]> {
     const result = await client.query(config(sql, values ?? [], !UNNAMED_CLIENTS.has(client)));
     return result.rows as R[];
@@ -170,7 +181,8 @@ export class AwaDatabase {
       application_name: applicationName,
       // TCP keepalive: a half-open connection (a NAT or load balancer that dropped it) fails in time.
       keepAlive: true,
-      connectionTimeoutMillis: (pool.options.connectionTimeoutMillis as number | undefined) || DEDICATED_CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis:
+        (pool.options.connectionTimeoutMillis as number | undefined) || DEDICATED_CONNECT_TIMEOUT_MS,
     });
     // A dropped connection must not crash the process; owners watch 'end' and reconnect.
     client.on('error', () => undefined);

@@ -23,7 +23,8 @@ export class SchemaVerifier {
 
   async verify(): Promise<void> {
     const { dataSource } = this.db;
-    if (dataSource.options.type !== 'postgres') throw new AwaSetupError(AwaMessages.notPostgres(String(dataSource.options.type)));
+    if (dataSource.options.type !== 'postgres')
+      throw new AwaSetupError(AwaMessages.notPostgres(String(dataSource.options.type)));
     const missing = [AwaJobEntity, AwaActiveLeaseEntity, AwaInstanceEntity]
       .filter((entity) => !dataSource.hasMetadata(entity))
       .map((entity) => entity.name);
@@ -32,7 +33,11 @@ export class SchemaVerifier {
     if (this.options.migrationsRun) await this.runMigrations();
 
     const [schema] = await this.db.query(migrationsSql.schemaExists);
-    if (!schema?.present) throw new SchemaError(AwaMessages.schemaMissing(), AwaMigrations.map((m) => m.name));
+    if (!schema?.present)
+      throw new SchemaError(
+        AwaMessages.schemaMissing(),
+        AwaMigrations.map((m) => m.name),
+      );
     const [applied] = await this.db.query(migrationsSql.appliedMigrations);
     const names = applied?.names ?? [];
     const pending = AwaMigrations.map((m) => m.name).filter((name) => !names.includes(name));

@@ -22,7 +22,11 @@ export function dataSourceOfManager(manager: EntityManager): DataSource | undefi
  * Runs a statement inside the manager's transaction and returns its rows. Both versions return the
  * rows for SELECT and INSERT, but `[rows, rowCount]` for UPDATE and DELETE: that pair is unwrapped.
  */
-export async function queryRowsWithManager<P extends unknown[], R>(manager: EntityManager, sql: SqlStatement<P, R>, values: NoInfer<P>): Promise<R[]> {
+export async function queryRowsWithManager<P extends unknown[], R>(
+  manager: EntityManager,
+  sql: SqlStatement<P, R>,
+  values: NoInfer<P>,
+): Promise<R[]> {
   const result: unknown = await manager.query(sql.text, values);
   if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
     return result[0] as R[];

@@ -13,5 +13,8 @@ export class AwaInstanceEntity {
   @Column({ type: 'timestamptz', name: 'started_at' }) startedAt!: Date;
   @Column({ type: 'timestamptz', name: 'heartbeat_at' }) heartbeatAt!: Date;
   /** The options rescues of its leases follow: heartbeatStaleAfter and per-queue retry settings. */
-  @Column({ type: 'jsonb' }) settings!: { heartbeatStaleAfter?: number; queues?: Record<string, { retryBaseDelay: number; retryMaxDelay: number }> };
+  @Column({ type: 'jsonb' }) settings!: {
+    heartbeatStaleAfter?: number;
+    queues?: Record<string, { retryBaseDelay: number; retryMaxDelay: number }>;
+  };
 }

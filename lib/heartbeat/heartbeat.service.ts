@@ -56,7 +56,8 @@ export class HeartbeatService {
   /** @internal */
   async stop(): Promise<void> {
     clearTimeout(this.sessionLossTimer);
-    if (this.scheduler.doesExist('interval', HEARTBEAT_INTERVAL_NAME)) this.scheduler.deleteInterval(HEARTBEAT_INTERVAL_NAME);
+    if (this.scheduler.doesExist('interval', HEARTBEAT_INTERVAL_NAME))
+      this.scheduler.deleteInterval(HEARTBEAT_INTERVAL_NAME);
     await this.ticking;
   }
 
@@ -81,8 +82,10 @@ export class HeartbeatService {
     const jobs = this.leases.snapshot();
     const chunks = chunk(jobs, this.options.heartbeatBatchSize);
     const report: HeartbeatReport = { refreshed: 0, lost: 0, statements: chunks.length };
-    const { lost, cancelRequested } = chunks.length > 0
-      ? await this.writer.heartbeat(chunks) : { lost: new Set<string>(), cancelRequested: new Set<string>() };
+    const { lost, cancelRequested } =
+      chunks.length > 0
+        ? await this.writer.heartbeat(chunks)
+        : { lost: new Set<string>(), cancelRequested: new Set<string>() };
     for (const job of jobs) {
       if (!lost.has(job.key)) {
         report.refreshed++;
@@ -110,7 +113,8 @@ export class HeartbeatService {
     this.sessionLossTimer = setTimeout(() => {
       if (this.session.connected) return;
       const running = this.leases.snapshot().filter((job) => !job.settled);
-      if (running.length > 0) this.logger.warn(AwaMessages.sessionLostTooLong(this.options.heartbeatStaleAfter, running.length));
+      if (running.length > 0)
+        this.logger.warn(AwaMessages.sessionLostTooLong(this.options.heartbeatStaleAfter, running.length));
       for (const job of running) job.abort(AbortReasons.leaseLost);
     }, this.options.heartbeatStaleAfter);
     this.sessionLossTimer.unref();

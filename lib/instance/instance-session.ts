@@ -125,7 +125,13 @@ export class InstanceSession {
   /** Re-registers the instance row (heartbeat tick): a wrongly reaped instance comes back. */
   async refresh(): Promise<void> {
     await this.db.query(instancesSql.upsertInstance, [
-      this.id, this.hostname, this.pid, this.queues, this.lockKey, this.settings, JSON.stringify(this.handlers),
+      this.id,
+      this.hostname,
+      this.pid,
+      this.queues,
+      this.lockKey,
+      this.settings,
+      JSON.stringify(this.handlers),
     ]);
   }
 
@@ -220,7 +226,10 @@ export class InstanceSession {
       await Promise.race([
         this.lane.run(() => AwaDatabase.queryOn(client, instancesSql.probeSession)),
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)), this.timing.probeTimeout);
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)),
+            this.timing.probeTimeout,
+          );
         }),
       ]);
     } catch (error) {

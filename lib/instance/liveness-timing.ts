@@ -21,5 +21,9 @@ export interface LivenessTiming {
 export function livenessTiming(orphanSweepInterval: number): LivenessTiming {
   const probeInterval = Math.max(orphanSweepInterval / 4, 100);
   const probeTimeout = Math.max(orphanSweepInterval / 4, 1_000);
-  return { probeInterval, probeTimeout, confirmAfter: probeInterval + probeTimeout + FIRST_RECONNECT_DELAY_MS + RECONNECT_MARGIN_MS };
+  return {
+    probeInterval,
+    probeTimeout,
+    confirmAfter: probeInterval + probeTimeout + FIRST_RECONNECT_DELAY_MS + RECONNECT_MARGIN_MS,
+  };
 }

@@ -1,7 +1,15 @@
 import type { EntityManager } from 'typeorm';
 
 /** Every state a job can be in. */
-export const JOB_STATES = ['scheduled', 'available', 'running', 'retryable', 'completed', 'failed', 'cancelled'] as const;
+export const JOB_STATES = [
+  'scheduled',
+  'available',
+  'running',
+  'retryable',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** One entry of a job's `errors` array. Later versions may add fields. */

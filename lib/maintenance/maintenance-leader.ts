@@ -29,6 +29,8 @@ export const MAINTENANCE_LEADER = Symbol('MAINTENANCE_LEADER');
 export const maintenanceLeaderProvider: Provider = {
   provide: MAINTENANCE_LEADER,
   useFactory: (options: ResolvedAwaOptions, db: AwaDatabase, session: InstanceSession): MaintenanceLeader =>
-    options.connectionMode === 'transaction-pooler' ? new RowLeaseLeader(db, session, options) : new LeaderElection(session),
+    options.connectionMode === 'transaction-pooler'
+      ? new RowLeaseLeader(db, session, options)
+      : new LeaderElection(session),
   inject: [AWA_OPTIONS, AwaDatabase, InstanceSession],
 };

@@ -57,10 +57,20 @@ export class MaintenanceService {
   /** @internal The lifecycle (AwaLifecycle) starts and stops maintenance, in order with the rest. */
   start(): void {
     this.stopped = false;
-    this.scheduler.addInterval(MAINTENANCE_INTERVAL_NAME,
-      setInterval(() => void this.guarded(MAINTENANCE_INTERVAL_NAME, () => this.sweep()), this.options.maintenanceInterval));
-    this.scheduler.addInterval(ORPHAN_SWEEP_INTERVAL_NAME,
-      setInterval(() => void this.guarded(ORPHAN_SWEEP_INTERVAL_NAME, () => this.sweepOrphans()), this.options.orphanSweepInterval));
+    this.scheduler.addInterval(
+      MAINTENANCE_INTERVAL_NAME,
+      setInterval(
+        () => void this.guarded(MAINTENANCE_INTERVAL_NAME, () => this.sweep()),
+        this.options.maintenanceInterval,
+      ),
+    );
+    this.scheduler.addInterval(
+      ORPHAN_SWEEP_INTERVAL_NAME,
+      setInterval(
+        () => void this.guarded(ORPHAN_SWEEP_INTERVAL_NAME, () => this.sweepOrphans()),
+        this.options.orphanSweepInterval,
+      ),
+    );
     void this.guarded(MAINTENANCE_INTERVAL_NAME, () => this.sweep());
   }
 
@@ -111,11 +121,16 @@ export class MaintenanceService {
     this.confirmTimer.unref();
   }
 
-  private async runTasks<Name extends string>(tasks: MaintenanceTask<Name>[], budgetMs: number): Promise<Record<Name, number>> {
+  private async runTasks<Name extends string>(
+    tasks: MaintenanceTask<Name>[],
+    budgetMs: number,
+  ): Promise<Record<Name, number>> {
     const report = await runSweep(tasks, (task) => this.runBatch(task), {
-      budgetMs, keepGoing: () => !this.stopping && this.election.isLeader,
+      budgetMs,
+      keepGoing: () => !this.stopping && this.election.isLeader,
     });
-    for (const [name, moved] of Object.entries<number>(report)) if (moved > 0) this.logger.log(AwaMessages.rescued(name, moved));
+    for (const [name, moved] of Object.entries<number>(report))
+      if (moved > 0) this.logger.log(AwaMessages.rescued(name, moved));
     return report;
   }
 

@@ -14,7 +14,9 @@ export const MAINTENANCE_LEASE = 'maintenance';
  * it, so a live leader keeps it through two missed ticks; a dead one is replaced within this time
  * plus one tick.
  */
-export function leaderLeaseDuration(options: Pick<ResolvedAwaOptions, 'orphanSweepInterval' | 'maintenanceInterval'>): number {
+export function leaderLeaseDuration(
+  options: Pick<ResolvedAwaOptions, 'orphanSweepInterval' | 'maintenanceInterval'>,
+): number {
   return 3 * Math.min(options.orphanSweepInterval, options.maintenanceInterval);
 }
 
@@ -62,7 +64,10 @@ export class RowLeaseLeader implements MaintenanceLeader {
     const sentAt = Date.now();
     try {
       const [row] = await this.db.query(leaderSql.claimLeadership, [
-        MAINTENANCE_LEASE, this.session.id, this.term ?? null, this.leaseMs,
+        MAINTENANCE_LEASE,
+        this.session.id,
+        this.term ?? null,
+        this.leaseMs,
       ]);
       if (row) {
         if (row.term !== this.term) this.logger.log(AwaMessages.leaderAcquired(this.session.id));
@@ -82,7 +87,11 @@ export class RowLeaseLeader implements MaintenanceLeader {
     const term = this.term;
     if (term === undefined) return undefined;
     return this.db.transaction(async (client) => {
-      const [held] = await AwaDatabase.queryOn(client, leaderSql.fenceLeadership, [MAINTENANCE_LEASE, this.session.id, term]);
+      const [held] = await AwaDatabase.queryOn(client, leaderSql.fenceLeadership, [
+        MAINTENANCE_LEASE,
+        this.session.id,
+        term,
+      ]);
       if (!held) {
         if (this.term === term) this.deposed(`term ${term} is over`);
         return undefined;

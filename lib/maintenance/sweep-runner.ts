@@ -36,7 +36,9 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * gets a turn, so the instance's workers and heartbeats are not held up by a long sweep.
  */
 export async function runSweep<Name extends string>(
-  tasks: readonly MaintenanceTask<Name>[], runBatch: (task: MaintenanceTask<Name>) => Promise<number>, limits: SweepLimits,
+  tasks: readonly MaintenanceTask<Name>[],
+  runBatch: (task: MaintenanceTask<Name>) => Promise<number>,
+  limits: SweepLimits,
 ): Promise<Record<Name, number>> {
   const deadline = sweepClock.now() + limits.budgetMs;
   const report = Object.fromEntries(tasks.map((t) => [t.name, 0])) as Record<Name, number>;

@@ -3,7 +3,12 @@ import { AwaMessages } from '../awa.messages.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
-import type { AwaModuleAsyncOptions, AwaModuleOptions, QueueOptions, RetentionOptions } from './awa-options.interface.js';
+import type {
+  AwaModuleAsyncOptions,
+  AwaModuleOptions,
+  QueueOptions,
+  RetentionOptions,
+} from './awa-options.interface.js';
 
 export type ResolvedQueueOptions = Required<QueueOptions> & { name: string };
 
@@ -36,23 +41,45 @@ const MAX_INTERVAL_MS = 3_155_760_000_000;
  * have, and is refused rather than ignored. `satisfies` keeps the lists in step with the interfaces.
  */
 const MODULE_KEYS = Object.keys({
-  dataSource: 1, queues: 1, heartbeatInterval: 1, heartbeatStaleAfter: 1, maintenanceInterval: 1, rescueBatchSize: 1,
-  heartbeatBatchSize: 1, migrationsRun: 1, shutdownTimeout: 1, maxArgsBytes: 1, orphanSweepInterval: 1, livenessProbe: 1,
-  connectionMode: 1, statementTimeout: 1, retention: 1,
+  dataSource: 1,
+  queues: 1,
+  heartbeatInterval: 1,
+  heartbeatStaleAfter: 1,
+  maintenanceInterval: 1,
+  rescueBatchSize: 1,
+  heartbeatBatchSize: 1,
+  migrationsRun: 1,
+  shutdownTimeout: 1,
+  maxArgsBytes: 1,
+  orphanSweepInterval: 1,
+  livenessProbe: 1,
+  connectionMode: 1,
+  statementTimeout: 1,
+  retention: 1,
 } satisfies Record<keyof AwaModuleOptions, 1>);
-const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<keyof AwaModuleAsyncOptions, 1>);
+const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<
+  keyof AwaModuleAsyncOptions,
+  1
+>);
 const QUEUE_KEYS = Object.keys(QUEUE_DEFAULTS);
 const RETENTION_KEYS = Object.keys(RETENTION_DEFAULTS);
 
 /** Refuses the first key of `value` not in `known`, naming it (`prefix` + key) and the nearest known one. */
 function rejectUnknownKeys(prefix: string, value: object, known: readonly string[]): void {
   const unknown = findUnknownKey(value, known);
-  if (unknown) throw new AwaOptionError(prefix + unknown.key, AwaMessages.unknownOption(unknown.nearest, unknown.close, known));
+  if (unknown)
+    throw new AwaOptionError(prefix + unknown.key, AwaMessages.unknownOption(unknown.nearest, unknown.close, known));
 }
 
 type Rule = 'positive' | 'nonNegative';
 
-function checkNumber(path: string, value: unknown, rule: Rule, integer: boolean, max = Number.MAX_SAFE_INTEGER): number {
+function checkNumber(
+  path: string,
+  value: unknown,
+  rule: Rule,
+  integer: boolean,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const fail = (problem: string): never => {
     throw new AwaOptionError(path, `${problem}, got ${describe(value)}`);
   };
@@ -88,12 +115,46 @@ function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueu
   rejectUnknownKeys(`queues.${name}.`, q, QUEUE_KEYS);
   const resolved: ResolvedQueueOptions = {
     name,
-    concurrency: checkNumber(at('concurrency'), pick(q.concurrency, QUEUE_DEFAULTS.concurrency), 'positive', true, 10_000),
-    deadlineDuration: checkNumber(at('deadlineDuration'), pick(q.deadlineDuration, QUEUE_DEFAULTS.deadlineDuration), 'nonNegative', false, MAX_TIMER_MS),
-    maxAttempts: checkNumber(at('maxAttempts'), pick(q.maxAttempts, QUEUE_DEFAULTS.maxAttempts), 'positive', true, 1_000_000),
-    retryBaseDelay: checkNumber(at('retryBaseDelay'), pick(q.retryBaseDelay, QUEUE_DEFAULTS.retryBaseDelay), 'nonNegative', false),
-    retryMaxDelay: checkNumber(at('retryMaxDelay'), pick(q.retryMaxDelay, QUEUE_DEFAULTS.retryMaxDelay), 'nonNegative', false),
-    pollInterval: checkNumber(at('pollInterval'), pick(q.pollInterval, QUEUE_DEFAULTS.pollInterval), 'positive', false, MAX_TIMER_MS),
+    concurrency: checkNumber(
+      at('concurrency'),
+      pick(q.concurrency, QUEUE_DEFAULTS.concurrency),
+      'positive',
+      true,
+      10_000,
+    ),
+    deadlineDuration: checkNumber(
+      at('deadlineDuration'),
+      pick(q.deadlineDuration, QUEUE_DEFAULTS.deadlineDuration),
+      'nonNegative',
+      false,
+      MAX_TIMER_MS,
+    ),
+    maxAttempts: checkNumber(
+      at('maxAttempts'),
+      pick(q.maxAttempts, QUEUE_DEFAULTS.maxAttempts),
+      'positive',
+      true,
+      1_000_000,
+    ),
+    retryBaseDelay: checkNumber(
+      at('retryBaseDelay'),
+      pick(q.retryBaseDelay, QUEUE_DEFAULTS.retryBaseDelay),
+      'nonNegative',
+      false,
+    ),
+    retryMaxDelay: checkNumber(
+      at('retryMaxDelay'),
+      pick(q.retryMaxDelay, QUEUE_DEFAULTS.retryMaxDelay),
+      'nonNegative',
+      false,
+    ),
+    pollInterval: checkNumber(
+      at('pollInterval'),
+      pick(q.pollInterval, QUEUE_DEFAULTS.pollInterval),
+      'positive',
+      false,
+      MAX_TIMER_MS,
+    ),
     prefetch: checkNumber(at('prefetch'), pick(q.prefetch, QUEUE_DEFAULTS.prefetch), 'nonNegative', true, 100_000),
   };
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
@@ -115,11 +176,17 @@ export function checkAsyncOptions(options: AwaModuleAsyncOptions): void {
  * DataSource is looked up before the factory runs), so one returned by the factory would be ignored:
  * it is refused instead.
  */
-export function resolveAsyncOptions(raw: AwaModuleOptions | undefined, dataSource: string | undefined): ResolvedAwaOptions {
+export function resolveAsyncOptions(
+  raw: AwaModuleOptions | undefined,
+  dataSource: string | undefined,
+): ResolvedAwaOptions {
   if (raw == null) return resolveAwaOptions({ dataSource });
   if (typeof raw !== 'object') return resolveAwaOptions(raw); // refused, as not an object
   if ('dataSource' in raw) {
-    throw new AwaOptionError('dataSource', 'set it on forRootAsync itself, not in what useFactory returns: the DataSource is looked up before the factory runs');
+    throw new AwaOptionError(
+      'dataSource',
+      'set it on forRootAsync itself, not in what useFactory returns: the DataSource is looked up before the factory runs',
+    );
   }
   return resolveAwaOptions({ ...raw, dataSource });
 }
@@ -149,8 +216,10 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   const heartbeatInterval = num('heartbeatInterval', 'positive', false, MAX_TIMER_MS);
   const heartbeatStaleAfter = num('heartbeatStaleAfter', 'positive', false, MAX_INTERVAL_MS);
   if (heartbeatStaleAfter <= heartbeatInterval) {
-    throw new AwaOptionError('heartbeatStaleAfter',
-      `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`);
+    throw new AwaOptionError(
+      'heartbeatStaleAfter',
+      `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`,
+    );
   }
   if (o.migrationsRun !== undefined && typeof o.migrationsRun !== 'boolean') {
     throw new AwaOptionError('migrationsRun', `expected a boolean, got ${describe(o.migrationsRun)}`);
@@ -159,12 +228,17 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     throw new AwaOptionError('livenessProbe', `expected 'session' or 'heartbeat', got ${describe(o.livenessProbe)}`);
   }
   if (o.connectionMode !== undefined && o.connectionMode !== 'direct' && o.connectionMode !== 'transaction-pooler') {
-    throw new AwaOptionError('connectionMode', `expected 'direct' or 'transaction-pooler', got ${describe(o.connectionMode)}`);
+    throw new AwaOptionError(
+      'connectionMode',
+      `expected 'direct' or 'transaction-pooler', got ${describe(o.connectionMode)}`,
+    );
   }
   const pooled = o.connectionMode === 'transaction-pooler';
   if (pooled && o.livenessProbe === 'session') {
-    throw new AwaOptionError('livenessProbe',
-      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')");
+    throw new AwaOptionError(
+      'livenessProbe',
+      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')",
+    );
   }
   if (o.retention !== undefined && (o.retention === null || typeof o.retention !== 'object')) {
     throw new AwaOptionError('retention', `expected an object, got ${describe(o.retention)}`);
@@ -182,12 +256,24 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     shutdownTimeout: num('shutdownTimeout', 'nonNegative', false, MAX_TIMER_MS),
     maxArgsBytes: num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024),
     orphanSweepInterval: num('orphanSweepInterval', 'positive', false, MAX_TIMER_MS),
-    livenessProbe: pooled ? 'heartbeat' : o.livenessProbe ?? 'session',
+    livenessProbe: pooled ? 'heartbeat' : (o.livenessProbe ?? 'session'),
     connectionMode: o.connectionMode ?? 'direct',
     statementTimeout: num('statementTimeout', 'nonNegative', true, MAX_TIMER_MS),
     retention: {
-      completed: checkNumber('retention.completed', pick(o.retention?.completed, RETENTION_DEFAULTS.completed), 'nonNegative', false, MAX_INTERVAL_MS),
-      failed: checkNumber('retention.failed', pick(o.retention?.failed, RETENTION_DEFAULTS.failed), 'nonNegative', false, MAX_INTERVAL_MS),
+      completed: checkNumber(
+        'retention.completed',
+        pick(o.retention?.completed, RETENTION_DEFAULTS.completed),
+        'nonNegative',
+        false,
+        MAX_INTERVAL_MS,
+      ),
+      failed: checkNumber(
+        'retention.failed',
+        pick(o.retention?.failed, RETENTION_DEFAULTS.failed),
+        'nonNegative',
+        false,
+        MAX_INTERVAL_MS,
+      ),
     },
   };
 }

@@ -11,6 +11,7 @@ export interface InstanceSettings {
 
 export function instanceSettings(options: ResolvedAwaOptions): InstanceSettings {
   const queues: InstanceSettings['queues'] = {};
-  for (const q of options.queues.values()) queues[q.name] = { retryBaseDelay: q.retryBaseDelay, retryMaxDelay: q.retryMaxDelay };
+  for (const q of options.queues.values())
+    queues[q.name] = { retryBaseDelay: q.retryBaseDelay, retryMaxDelay: q.retryMaxDelay };
   return { heartbeatStaleAfter: options.heartbeatStaleAfter, queues };
 }

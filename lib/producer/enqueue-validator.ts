@@ -15,11 +15,20 @@ const LATEST_RUN_AT = Date.parse('9999-12-31T23:59:59Z');
  * is refused with an EnqueueValidationError, like every other enqueue mistake, rather than ignored.
  */
 export const ENQUEUE_OPTION_KEYS = Object.keys({
-  queue: 1, priority: 1, runAt: 1, maxAttempts: 1, manager: 1,
+  queue: 1,
+  priority: 1,
+  runAt: 1,
+  maxAttempts: 1,
+  manager: 1,
 } satisfies Record<keyof EnqueueOptions, 1>);
 export const ENQUEUE_MANY_OPTION_KEYS = ['manager'];
 const ITEM_KEYS = Object.keys({
-  kind: 1, args: 1, queue: 1, priority: 1, runAt: 1, maxAttempts: 1,
+  kind: 1,
+  args: 1,
+  queue: 1,
+  priority: 1,
+  runAt: 1,
+  maxAttempts: 1,
 } satisfies Record<keyof EnqueueManyItem, 1>);
 
 /** Refuses options (or, with `index`, an enqueueMany item) that are not an object or carry a key not in `known`. */
@@ -30,7 +39,11 @@ export function checkEnqueueOptions(options: unknown, known: readonly string[], 
   }
   const unknown = findUnknownKey(options, known);
   if (unknown) {
-    throw new EnqueueValidationError(unknown.key, AwaMessages.enqueueOptionUnknown(unknown.key, unknown.nearest, unknown.close, known), index);
+    throw new EnqueueValidationError(
+      unknown.key,
+      AwaMessages.enqueueOptionUnknown(unknown.key, unknown.nearest, unknown.close, known),
+      index,
+    );
   }
 }
 
@@ -39,16 +52,21 @@ export function checkEnqueueOptions(options: unknown, known: readonly string[], 
  * position in enqueueMany (undefined for enqueue), carried by every EnqueueValidationError.
  */
 export function encodeJob(
-  item: EnqueueManyItem, options: ResolvedAwaOptions, defaultQueue: (kind: string) => string, index?: number,
+  item: EnqueueManyItem,
+  options: ResolvedAwaOptions,
+  defaultQueue: (kind: string) => string,
+  index?: number,
 ): { queue: string; json: string } {
   const refuse = (field: string, message: string): never => {
     throw new EnqueueValidationError(field, message, index);
   };
   // One transaction per call: a manager per item would be a different question, so say where it goes.
-  if (item !== null && typeof item === 'object' && 'manager' in item) refuse('manager', AwaMessages.enqueueManagerInItem());
+  if (item !== null && typeof item === 'object' && 'manager' in item)
+    refuse('manager', AwaMessages.enqueueManagerInItem());
   checkEnqueueOptions(item, ITEM_KEYS, index);
   const { kind } = item;
-  if (typeof kind !== 'string' || kind.trim() === '' || kind.length > 200) refuse('kind', AwaMessages.enqueueKindInvalid());
+  if (typeof kind !== 'string' || kind.trim() === '' || kind.length > 200)
+    refuse('kind', AwaMessages.enqueueKindInvalid());
   if (!isStorableText(kind)) refuse('kind', AwaMessages.enqueueKindUnstorable());
   const queue = item.queue ?? defaultQueue(kind);
   const queueOptions = options.queues.get(queue);
@@ -71,7 +89,8 @@ export function encodeJob(
   const args = encodeArgs(item.args, options.maxArgsBytes, index);
   return {
     queue,
-    json: `{"kind":${JSON.stringify(kind)},"queue":${JSON.stringify(queue)},"args":${args},` +
+    json:
+      `{"kind":${JSON.stringify(kind)},"queue":${JSON.stringify(queue)},"args":${args},` +
       `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}}`,
   };
 }
@@ -90,9 +109,14 @@ function encodeArgs(args: unknown, maxBytes: number, index: number | undefined):
   if (json === undefined) return refuse(AwaMessages.enqueueArgsInvalid(`${typeof args} is not a JSON value`));
   // PostgreSQL's jsonb holds neither the NUL character nor half a surrogate pair.
   const unstorable = unstorableInJson(json);
-  if (unstorable === 'nul') refuse(AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'));
+  if (unstorable === 'nul')
+    refuse(AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'));
   if (unstorable === 'surrogate') {
-    refuse(AwaMessages.enqueueArgsInvalid('strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)'));
+    refuse(
+      AwaMessages.enqueueArgsInvalid(
+        'strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)',
+      ),
+    );
   }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) refuse(AwaMessages.enqueueArgsTooLarge(bytes, maxBytes));

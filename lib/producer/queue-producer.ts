@@ -6,7 +6,13 @@ import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
-import type { CancelResult, EnqueueManyItem, EnqueueOptions, JobRecord, JobState } from '../interfaces/job.interface.js';
+import type {
+  CancelResult,
+  EnqueueManyItem,
+  EnqueueOptions,
+  JobRecord,
+  JobState,
+} from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
 import type { JobRow } from '../sql/jobs.sql.js';
@@ -46,7 +52,10 @@ export class QueueProducer {
   }
 
   /** Enqueues many jobs in one statement; all or none. Returns them in input order. */
-  async enqueueMany<TArgs = unknown>(items: ReadonlyArray<EnqueueManyItem<TArgs>>, options: { manager?: EntityManager } = {}): Promise<EnqueuedJob[]> {
+  async enqueueMany<TArgs = unknown>(
+    items: ReadonlyArray<EnqueueManyItem<TArgs>>,
+    options: { manager?: EntityManager } = {},
+  ): Promise<EnqueuedJob[]> {
     if (!Array.isArray(items)) throw new EnqueueValidationError('items', AwaMessages.enqueueManyNotArray());
     checkEnqueueOptions(options, ENQUEUE_MANY_OPTION_KEYS);
     if (items.length === 0) return [];
@@ -80,9 +89,16 @@ export class QueueProducer {
   }
 
   /** `single`: from enqueue, whose errors carry no item index. */
-  private async insert(items: ReadonlyArray<EnqueueManyItem>, manager: EntityManager | undefined, single = false): Promise<EnqueuedJob[]> {
-    if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource)) throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerInvalid());
-    const encoded = items.map((item, i) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i));
+  private async insert(
+    items: ReadonlyArray<EnqueueManyItem>,
+    manager: EntityManager | undefined,
+    single = false,
+  ): Promise<EnqueuedJob[]> {
+    if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource))
+      throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerInvalid());
+    const encoded = items.map((item, i) =>
+      encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
+    );
     const payload = `[${encoded.map((e) => e.json).join(',')}]`;
     const rows = manager
       ? await queryRowsWithManager(manager, jobsSql.insertJobs, [payload])

@@ -29,21 +29,29 @@ const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
  */
-export const insertJobs = statement<[jobsJson: string], { id: string }>('insert_jobs', `
+export const insertJobs = statement<[jobsJson: string], { id: string }>(
+  'insert_jobs',
+  `
   INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
          CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END
     FROM json_to_recordset($1::json)
       AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz)
-  RETURNING id::text`);
+  RETURNING id::text`,
+);
 
-export const getJob = statement<[id: string], JobRow>('get_job', `SELECT ${JOB_COLUMNS} FROM awa.jobs WHERE id = $1::bigint`);
+export const getJob = statement<[id: string], JobRow>(
+  'get_job',
+  `SELECT ${JOB_COLUMNS} FROM awa.jobs WHERE id = $1::bigint`,
+);
 
 /**
  * Cancels a job that is not running and not finished. Returns its previous state, or nothing.
  * A running job gets a stored cancel request instead (see requestCancel).
  */
-export const cancelWaitingJob = statement<[id: string, error: string], { previous_state: JobState }>('cancel_waiting_job', `
+export const cancelWaitingJob = statement<[id: string, error: string], { previous_state: JobState }>(
+  'cancel_waiting_job',
+  `
   WITH target AS (
     SELECT id, state FROM awa.jobs
      WHERE id = $1::bigint AND state IN ('scheduled', 'available', 'retryable')
@@ -51,7 +59,8 @@ export const cancelWaitingJob = statement<[id: string, error: string], { previou
   )
   UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$2::text')}
     FROM target WHERE j.id = target.id
-  RETURNING target.state AS previous_state`);
+  RETURNING target.state AS previous_state`,
+);
 
 /**
  * Stores a cancel request on the lease of running job $1 and NOTIFYs `awa_cancel` so its instance
@@ -60,11 +69,14 @@ export const cancelWaitingJob = statement<[id: string, error: string], { previou
  * job's state and whether a lease was flagged; nothing for an unknown id. Locks only the lease row,
  * the order in which completions lock (lease, then job), so it never deadlocks with them.
  */
-export const requestCancel = statement<[id: string], { state: JobState; signalled: boolean; notified: string }>('request_cancel', `
+export const requestCancel = statement<[id: string], { state: JobState; signalled: boolean; notified: string }>(
+  'request_cancel',
+  `
   WITH flagged AS (
     UPDATE awa.active_leases l SET cancel_requested = true WHERE l.job_id = $1::bigint
     RETURNING l.job_id
   )
   SELECT j.state, EXISTS (SELECT FROM flagged) AS signalled,
          (SELECT count(pg_notify('${AWA_CANCEL_CHANNEL}', f.job_id::text)) FROM flagged f) AS notified
-    FROM awa.jobs j WHERE j.id = $1::bigint`);
+    FROM awa.jobs j WHERE j.id = $1::bigint`,
+);

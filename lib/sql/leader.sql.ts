@@ -6,11 +6,15 @@ import { millis, statement } from './sql-statement.js';
  */
 
 /** Takes the leader lock $1 on this session if no other session holds it. */
-export const tryMaintenanceLock = statement<[key: string], { acquired: boolean }>('try_maintenance_lock',
-  `SELECT pg_try_advisory_lock($1::bigint) AS acquired`);
+export const tryMaintenanceLock = statement<[key: string], { acquired: boolean }>(
+  'try_maintenance_lock',
+  `SELECT pg_try_advisory_lock($1::bigint) AS acquired`,
+);
 
-export const releaseMaintenanceLock = statement<[key: string], { released: boolean }>('release_maintenance_lock',
-  `SELECT pg_advisory_unlock($1::bigint) AS released`);
+export const releaseMaintenanceLock = statement<[key: string], { released: boolean }>(
+  'release_maintenance_lock',
+  `SELECT pg_advisory_unlock($1::bigint) AS released`,
+);
 
 /**
  * Behind a transaction pooler (connectionMode 'transaction-pooler', where a session advisory lock
@@ -30,7 +34,12 @@ export interface LeaderTerm {
  * very term it holds before it expired, and grows otherwise. Returns the term, or no row.
  * Atomic: ON CONFLICT locks the row, so two claimants of an expired lease cannot both win.
  */
-export const claimLeadership = statement<[name: string, holder: string, term: string | null, durationMs: number], LeaderTerm>('claim_leadership', `
+export const claimLeadership = statement<
+  [name: string, holder: string, term: string | null, durationMs: number],
+  LeaderTerm
+>(
+  'claim_leadership',
+  `
   INSERT INTO awa.leader AS l (name, holder, term, expires_at)
   VALUES ($1::text, $2::text, 1, now() + ${millis('$4')})
   ON CONFLICT (name) DO UPDATE
@@ -39,7 +48,8 @@ export const claimLeadership = statement<[name: string, holder: string, term: st
                      THEN l.term ELSE l.term + 1 END,
          expires_at = EXCLUDED.expires_at
    WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
-  RETURNING l.term::text`);
+  RETURNING l.term::text`,
+);
 
 /**
  * The fence, first in every transaction of the leader's maintenance writes: a row only if $2 still
@@ -47,12 +57,18 @@ export const claimLeadership = statement<[name: string, holder: string, term: st
  * (claimLeadership, which locks the row for update) waits for these writes to commit, and then
  * finds the lease as this holder left it. No row: deposed, write nothing.
  */
-export const fenceLeadership = statement<[name: string, holder: string, term: string], LeaderTerm>('fence_leadership', `
+export const fenceLeadership = statement<[name: string, holder: string, term: string], LeaderTerm>(
+  'fence_leadership',
+  `
   SELECT term::text FROM awa.leader
    WHERE name = $1 AND holder = $2 AND term = $3::bigint AND expires_at > now()
-     FOR SHARE`);
+     FOR SHARE`,
+);
 
 /** Gives up lease $1 held by $2 in term $3: the next claimant takes it at once. */
-export const resignLeadership = statement<[name: string, holder: string, term: string]>('resign_leadership', `
+export const resignLeadership = statement<[name: string, holder: string, term: string]>(
+  'resign_leadership',
+  `
   UPDATE awa.leader SET expires_at = now()
-   WHERE name = $1 AND holder = $2 AND term = $3::bigint AND expires_at > now()`);
+   WHERE name = $1 AND holder = $2 AND term = $3::bigint AND expires_at > now()`,
+);

@@ -7,7 +7,12 @@ import { failAssignments, millis, statement, type SqlStatement } from './sql-sta
  * defaults for queues it does not know, and the batch size. Statement-specific parameters follow.
  */
 export type RescueParams = [
-  queues: string[], retryBaseMs: number[], retryCapMs: number[], defaultBaseMs: number, defaultCapMs: number, batchSize: number,
+  queues: string[],
+  retryBaseMs: number[],
+  retryCapMs: number[],
+  defaultBaseMs: number,
+  defaultCapMs: number,
+  batchSize: number,
 ];
 
 /** A rescued job and the state it was moved to. */
@@ -26,8 +31,14 @@ export interface RescuedRow {
  * retry/fail path as a failed attempt (a cancel-requested one ends cancelled). A completion racing
  * a rescue finds its lease gone.
  */
-function rescue<P extends unknown[]>(name: string, pickLeases: string, errorExpr: string): SqlStatement<[...RescueParams, ...P], RescuedRow> {
-  return statement<[...RescueParams, ...P], RescuedRow>(name, `
+function rescue<P extends unknown[]>(
+  name: string,
+  pickLeases: string,
+  errorExpr: string,
+): SqlStatement<[...RescueParams, ...P], RescuedRow> {
+  return statement<[...RescueParams, ...P], RescuedRow>(
+    name,
+    `
     WITH picked AS (
       ${pickLeases}
       LIMIT $6 FOR UPDATE SKIP LOCKED
@@ -47,7 +58,8 @@ function rescue<P extends unknown[]>(name: string, pickLeases: string, errorExpr
     UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested')}
       FROM targets t
      WHERE j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'
-    RETURNING j.id::text, j.state`);
+    RETURNING j.id::text, j.state`,
+  );
 }
 
 /** heartbeatStaleAfter of the instance holding lease `l`, or $7 (the leader's) if its row is gone. */
@@ -60,25 +72,39 @@ const OWNER_STALE_AFTER = `coalesce((SELECT (i.settings ->> 'heartbeatStaleAfter
  * of those ago qualify: that bound is the index scan (on claimed_at, which heartbeats never touch,
  * so they stay HOT updates).
  */
-export const rescueStaleHeartbeats = rescue<[staleAfterMs: number, error: string]>('rescue_stale_heartbeats', `
+export const rescueStaleHeartbeats = rescue<[staleAfterMs: number, error: string]>(
+  'rescue_stale_heartbeats',
+  `
   SELECT l.job_id, l.run_lease, l.instance_id FROM awa.active_leases l
    WHERE l.claimed_at < now() - ${millis(`least($7::float8, (SELECT min((settings ->> 'heartbeatStaleAfter')::float8) FROM awa.instances))`)}
      AND l.heartbeat_at < now() - ${millis(OWNER_STALE_AFTER)}
-   ORDER BY l.claimed_at`, '$8::text');
+   ORDER BY l.claimed_at`,
+  '$8::text',
+);
 
 /** Leases past their hard deadline; error text $7. */
-export const rescueExpiredDeadlines = rescue<[error: string]>('rescue_expired_deadlines', `
+export const rescueExpiredDeadlines = rescue<[error: string]>(
+  'rescue_expired_deadlines',
+  `
   SELECT job_id, run_lease, instance_id FROM awa.active_leases
    WHERE deadline_at < now()
-   ORDER BY deadline_at`, '$7::text');
+   ORDER BY deadline_at`,
+  '$7::text',
+);
 
 /** Leases held by the dead instances $7; the error is $8 followed by the instance id. */
-export const rescueOrphanedLeases = rescue<[deadInstances: string[], errorPrefix: string]>('rescue_orphaned_leases', `
+export const rescueOrphanedLeases = rescue<[deadInstances: string[], errorPrefix: string]>(
+  'rescue_orphaned_leases',
+  `
   SELECT job_id, run_lease, instance_id FROM awa.active_leases
-   WHERE instance_id = ANY($7::text[])`, `$8::text || t.instance_id`);
+   WHERE instance_id = ANY($7::text[])`,
+  `$8::text || t.instance_id`,
+);
 
 /** Makes up to $1 due scheduled/retryable jobs available, and NOTIFYs their queues. */
-export const promoteDueJobs = statement<[limit: number], { promoted: number; queues: number }>('promote_due_jobs', `
+export const promoteDueJobs = statement<[limit: number], { promoted: number; queues: number }>(
+  'promote_due_jobs',
+  `
   WITH due AS (
     SELECT id FROM awa.jobs
      WHERE state IN ('scheduled', 'retryable') AND run_at <= now()
@@ -88,13 +114,18 @@ export const promoteDueJobs = statement<[limit: number], { promoted: number; que
   )
   SELECT count(*)::int AS promoted,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int AS queues
-    FROM promoted`);
+    FROM promoted`,
+);
 
 /**
  * Deletes up to $3 finished jobs: completed ones finalized more than $1 ms ago and failed or
  * cancelled ones finalized more than $2 ms ago. A NULL retention keeps that kind forever.
  */
-export const deleteFinishedJobs = statement<[completedRetentionMs: number | null, failedRetentionMs: number | null, limit: number]>('delete_finished_jobs', `
+export const deleteFinishedJobs = statement<
+  [completedRetentionMs: number | null, failedRetentionMs: number | null, limit: number]
+>(
+  'delete_finished_jobs',
+  `
   WITH doomed AS (
     SELECT id FROM awa.jobs
      WHERE finalized_at < now() - ${millis('least($1::float8, $2::float8)')}
@@ -102,7 +133,8 @@ export const deleteFinishedJobs = statement<[completedRetentionMs: number | null
          OR (state IN ('failed', 'cancelled') AND finalized_at < now() - ${millis('$2')}))
      ORDER BY finalized_at LIMIT $3
   )
-  DELETE FROM awa.jobs j USING doomed WHERE j.id = doomed.id`);
+  DELETE FROM awa.jobs j USING doomed WHERE j.id = doomed.id`,
+);
 
 /** A (queue, kind) pair with available jobs that no live instance handles, and their count. */
 export interface UnhandledKindRow {
@@ -117,7 +149,9 @@ export interface UnhandledKindRow {
  * skipping through jobs_claim_kind_idx one (queue, kind) at a time, so handled kinds' backlogs are
  * never read; only the unhandled pairs are counted.
  */
-export const findUnhandledKinds = statement<[staleAfterMs: number, limit: number], UnhandledKindRow>('find_unhandled_kinds', `
+export const findUnhandledKinds = statement<[staleAfterMs: number, limit: number], UnhandledKindRow>(
+  'find_unhandled_kinds',
+  `
   WITH RECURSIVE pairs AS (
     (SELECT queue, kind FROM awa.jobs WHERE state = 'available' ORDER BY queue, kind LIMIT 1)
     UNION ALL
@@ -138,4 +172,5 @@ export const findUnhandledKinds = statement<[staleAfterMs: number, limit: number
   SELECT u.queue, u.kind,
          (SELECT count(*) FROM awa.jobs j WHERE j.state = 'available' AND j.queue = u.queue AND j.kind = u.kind)::int AS count
     FROM unhandled u
-   ORDER BY u.queue, u.kind`);
+   ORDER BY u.queue, u.kind`,
+);

@@ -47,7 +47,12 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * The update matches `id = ANY(ARRAY(...))` rather than joining `picked`: its generic plan then
  * stays a primary-key lookup, so the prepared statement is planned once, not on every call.
  */
-export const claimJobs = statement<[queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number], ClaimedJobRow>('claim_jobs', `
+export const claimJobs = statement<
+  [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number],
+  ClaimedJobRow
+>(
+  'claim_jobs',
+  `
   WITH kinds AS (
     SELECT DISTINCT kind FROM unnest((SELECT $2::text[])) AS k(kind)
   ), available AS (
@@ -79,7 +84,8 @@ export const claimJobs = statement<[queue: string, kinds: string[], limit: numbe
   )
   SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text,
          (extract(epoch FROM created_at) * 1000)::float8 AS created_ms
-    FROM claimed`);
+    FROM claimed`,
+);
 
 /**
  * The fence shared by completion and cancellation: deletes the leases ($1 job ids, $2 run leases)
@@ -98,7 +104,9 @@ const RELEASE_HELD_LEASES = `released AS (
  * exists is completed; the ids returned are the ones that were. An attempt with a stored cancel
  * request ends `cancelled` instead, whatever its handler returned.
  */
-export const completeJobs = statement<Attempts, AttemptRow>('complete_jobs', `
+export const completeJobs = statement<Attempts, AttemptRow>(
+  'complete_jobs',
+  `
   WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j
      SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
@@ -107,14 +115,20 @@ export const completeJobs = statement<Attempts, AttemptRow>('complete_jobs', `
                        ELSE j.errors END
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text`);
+  RETURNING j.id::text, j.run_lease::text`,
+);
 
 /**
  * Fails attempts ($1 ids, $2 leases, $3 error texts, $4 retry base ms, $5 retry cap ms): retryable
  * with backoff, or failed once attempts are spent; cancelled if a cancel was requested. Fenced like
  * completeJobs.
  */
-export const failJobs = statement<[...Attempts, errors: string[], retryBaseMs: number[], retryCapMs: number[]], AttemptRow & { state: JobState }>('fail_jobs', `
+export const failJobs = statement<
+  [...Attempts, errors: string[], retryBaseMs: number[], retryCapMs: number[]],
+  AttemptRow & { state: JobState }
+>(
+  'fail_jobs',
+  `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::float8[], $5::float8[])
       AS f(job_id, run_lease, error, base_ms, cap_ms)
@@ -126,7 +140,8 @@ export const failJobs = statement<[...Attempts, errors: string[], retryBaseMs: n
   UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested')}
     FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
    WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text, j.state`);
+  RETURNING j.id::text, j.run_lease::text, j.state`,
+);
 
 /**
  * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is available again at once. $4 says whether the attempt's handler had started
@@ -138,7 +153,9 @@ export const failJobs = statement<[...Attempts, errors: string[], retryBaseMs: n
 export const releaseJobs = statement<
   [...Attempts, error: string, started: boolean[], retryBaseMs: number[], retryCapMs: number[]],
   { id: string; state: JobState; notified: string }
->('release_jobs', `
+>(
+  'release_jobs',
+  `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $4::boolean[], $5::float8[], $6::float8[])
       AS f(job_id, run_lease, started, base_ms, cap_ms)
@@ -170,7 +187,8 @@ export const releaseJobs = statement<
   )
   SELECT r.id::text, r.state,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM requeued WHERE state = 'available') q) AS notified
-    FROM requeued r`);
+    FROM requeued r`,
+);
 
 /**
  * Refreshes heartbeat_at of leases ($1 ids, $2 leases) and returns the pairs it did not find (the
@@ -178,7 +196,9 @@ export const releaseJobs = statement<
  * cancel reaches its handler within a heartbeat, also when its NOTIFY was missed. Normally nothing
  * comes back, so a chunk costs one round trip and no rows.
  */
-export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: string; lost: boolean }>('heartbeat_leases', `
+export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: string; lost: boolean }>(
+  'heartbeat_leases',
+  `
   WITH beat AS (SELECT * FROM unnest($1::bigint[], $2::bigint[]) AS b(job_id, run_lease)),
   refreshed AS (
     UPDATE awa.active_leases l SET heartbeat_at = now()
@@ -190,17 +210,21 @@ export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: 
     FROM beat b
    WHERE NOT EXISTS (SELECT FROM refreshed r WHERE r.job_id = b.job_id AND r.run_lease = b.run_lease)
   UNION ALL
-  SELECT r.job_id::text, r.run_lease::text, false AS lost FROM refreshed r WHERE r.cancel_requested`);
+  SELECT r.job_id::text, r.run_lease::text, false AS lost FROM refreshed r WHERE r.cancel_requested`,
+);
 
 /**
  * Moves the hard deadline of attempts ($1 ids, $2 leases) to now() + $3 ms (per attempt) when
  * their handler starts after a wait in the prefetch buffer: the deadline counts from the start.
  * Only called for queues with a deadline.
  */
-export const startLeases = statement<[...Attempts, deadlineMs: number[]]>('start_leases', `
+export const startLeases = statement<[...Attempts, deadlineMs: number[]]>(
+  'start_leases',
+  `
   UPDATE awa.active_leases l SET deadline_at = now() + ${millis('s.deadline_ms')}
     FROM unnest($1::bigint[], $2::bigint[], $3::float8[]) AS s(job_id, run_lease, deadline_ms)
-   WHERE l.job_id = s.job_id AND l.run_lease = s.run_lease`);
+   WHERE l.job_id = s.job_id AND l.run_lease = s.run_lease`,
+);
 
 /**
  * Run first in the heartbeat transaction. A custom plan, seeing hundreds of pairs, would hash-join
@@ -212,11 +236,14 @@ export const heartbeatPlanMode = statement<[]>('heartbeat_plan_mode', `SET LOCAL
  * Finalizes attempts as cancelled ($1 ids, $2 leases, $3 error text) after producer.cancel()
  * signalled their handlers. Fenced like completeJobs.
  */
-export const cancelRunningJobs = statement<[...Attempts, error: string], AttemptRow>('cancel_running_jobs', `
+export const cancelRunningJobs = statement<[...Attempts, error: string], AttemptRow>(
+  'cancel_running_jobs',
+  `
   WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j
      SET state = 'cancelled', finalized_at = now(),
          ${appendError('$3::text')}
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text`);
+  RETURNING j.id::text, j.run_lease::text`,
+);

@@ -20,7 +20,10 @@ export function levenshtein(a: string, b: string): number {
  * The candidate closest to `name` (case-insensitive; the first one on a tie), and whether it is close
  * enough to be a likely typo: at most a third of the name's length (rounded up), and at least 2, edits away.
  */
-export function nearestName(name: string, candidates: readonly string[]): { nearest: string; close: boolean } | undefined {
+export function nearestName(
+  name: string,
+  candidates: readonly string[],
+): { nearest: string; close: boolean } | undefined {
   let best: { nearest: string; distance: number } | undefined;
   for (const candidate of candidates) {
     const distance = levenshtein(name.toLowerCase(), candidate.toLowerCase());
@@ -31,7 +34,8 @@ export function nearestName(name: string, candidates: readonly string[]): { near
 
 /** The first own key of `value` that is not in `known`, with the known key nearest to it. */
 export function findUnknownKey(
-  value: object, known: readonly string[],
+  value: object,
+  known: readonly string[],
 ): { key: string; nearest: string; close: boolean } | undefined {
   const key = Object.keys(value).find((k) => !known.includes(k));
   if (key === undefined) return undefined;

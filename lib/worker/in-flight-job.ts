@@ -84,7 +84,11 @@ export class InFlightJob {
    * with it, see QueueWorker.pump). A handler that never settles cannot hold its slot past the
    * deadline: the attempt ends there and the late result, if any, is ignored by `onLate`.
    */
-  run(handler: (job: Job) => unknown, deadlineMs: number, onLate: (outcome: AttemptOutcome) => void): Promise<AttemptOutcome> {
+  run(
+    handler: (job: Job) => unknown,
+    deadlineMs: number,
+    onLate: (outcome: AttemptOutcome) => void,
+  ): Promise<AttemptOutcome> {
     return new Promise((resolve) => {
       let done = false;
       let timer: NodeJS.Timeout | undefined;
@@ -109,7 +113,10 @@ export class InFlightJob {
         finish({ kind: 'threw', error });
         return;
       }
-      Promise.resolve(result).then(() => finish(RETURNED), (error: unknown) => finish({ kind: 'threw', error }));
+      Promise.resolve(result).then(
+        () => finish(RETURNED),
+        (error: unknown) => finish({ kind: 'threw', error }),
+      );
     });
   }
 }

@@ -38,9 +38,15 @@ export interface FailRequest {
 export class LeaseWriter {
   private readonly lane = new SerialLane();
   private readonly logger = new Logger('AwaLeaseWriter');
-  private readonly completions = new MicroBatcher<InFlightJob, boolean>((jobs) => this.persist(() => this.writeCompletions(jobs)));
-  private readonly failures = new MicroBatcher<FailRequest, JobState | null>((reqs) => this.persist(() => this.writeFailures(reqs)));
-  private readonly starts = new MicroBatcher<{ job: InFlightJob; deadlineMs: number }, void>((reqs) => this.writeStarts(reqs));
+  private readonly completions = new MicroBatcher<InFlightJob, boolean>((jobs) =>
+    this.persist(() => this.writeCompletions(jobs)),
+  );
+  private readonly failures = new MicroBatcher<FailRequest, JobState | null>((reqs) =>
+    this.persist(() => this.writeFailures(reqs)),
+  );
+  private readonly starts = new MicroBatcher<{ job: InFlightJob; deadlineMs: number }, void>((reqs) =>
+    this.writeStarts(reqs),
+  );
 
   constructor(
     private readonly db: AwaDatabase,
@@ -67,9 +73,14 @@ export class LeaseWriter {
     return this.persist(async () => {
       const rows = await this.lane.run(() =>
         this.db.query(workerSql.releaseJobs, [
-          jobs.map((j) => j.id), jobs.map((j) => j.runLease), reason, jobs.map(() => started),
-          retry.map((q) => q?.retryBaseDelay ?? 1_000), retry.map((q) => q?.retryMaxDelay ?? 86_400_000),
-        ]));
+          jobs.map((j) => j.id),
+          jobs.map((j) => j.runLease),
+          reason,
+          jobs.map(() => started),
+          retry.map((q) => q?.retryBaseDelay ?? 1_000),
+          retry.map((q) => q?.retryMaxDelay ?? 86_400_000),
+        ]),
+      );
       return rows.map((r) => r.id);
     });
   }
@@ -80,14 +91,21 @@ export class LeaseWriter {
    * bufferWaitLimit); past it, maintenance ends the attempt as past its deadline.
    */
   start(job: InFlightJob, deadlineMs: number): void {
-    this.starts.push({ job, deadlineMs }).catch((error: unknown) =>
-      this.logger.warn(AwaMessages.operationFailed(`moving the deadline of job ${job.id} to its start`, String(error))));
+    this.starts
+      .push({ job, deadlineMs })
+      .catch((error: unknown) =>
+        this.logger.warn(
+          AwaMessages.operationFailed(`moving the deadline of job ${job.id} to its start`, String(error)),
+        ),
+      );
   }
 
   /** Finalizes a cancelled attempt; resolves false if its lease was no longer held. */
   cancel(job: InFlightJob, reason: string): Promise<boolean> {
     return this.persist(async () => {
-      const rows = await this.lane.run(() => this.db.query(workerSql.cancelRunningJobs, [[job.id], [job.runLease], reason]));
+      const rows = await this.lane.run(() =>
+        this.db.query(workerSql.cancelRunningJobs, [[job.id], [job.runLease], reason]),
+      );
       return rows.length > 0;
     });
   }
@@ -102,15 +120,19 @@ export class LeaseWriter {
       const lost = new Set<string>();
       const cancelRequested = new Set<string>();
       const connections = Math.min(HEARTBEAT_CONNECTIONS, chunks.length);
-      const transactions = Array.from({ length: connections }, (_, first) => this.db.transaction(async (client) => {
-        await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
-        for (let i = first; i < chunks.length; i += connections) {
-          const jobs = chunks[i]!;
-          const rows = await AwaDatabase.queryOn(
-            client, workerSql.heartbeatLeases, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]);
-          for (const r of rows) (r.lost ? lost : cancelRequested).add(leaseKey(r.job_id, r.run_lease));
-        }
-      }));
+      const transactions = Array.from({ length: connections }, (_, first) =>
+        this.db.transaction(async (client) => {
+          await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
+          for (let i = first; i < chunks.length; i += connections) {
+            const jobs = chunks[i]!;
+            const rows = await AwaDatabase.queryOn(client, workerSql.heartbeatLeases, [
+              jobs.map((j) => j.id),
+              jobs.map((j) => j.runLease),
+            ]);
+            for (const r of rows) (r.lost ? lost : cancelRequested).add(leaseKey(r.job_id, r.run_lease));
+          }
+        }),
+      );
       // Wait for all before leaving the lane, even when one fails: none may overlap the next write.
       const failed = (await Promise.allSettled(transactions)).find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -119,15 +141,20 @@ export class LeaseWriter {
   }
 
   private async writeStarts(requests: Array<{ job: InFlightJob; deadlineMs: number }>): Promise<void[]> {
-    await this.lane.run(() => this.db.query(workerSql.startLeases, [
-      requests.map((r) => r.job.id), requests.map((r) => r.job.runLease), requests.map((r) => r.deadlineMs),
-    ]));
+    await this.lane.run(() =>
+      this.db.query(workerSql.startLeases, [
+        requests.map((r) => r.job.id),
+        requests.map((r) => r.job.runLease),
+        requests.map((r) => r.deadlineMs),
+      ]),
+    );
     return requests.map(() => undefined);
   }
 
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
     const rows = await this.lane.run(() =>
-      this.db.query(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]));
+      this.db.query(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]),
+    );
     const done = new Set(rows.map((r) => leaseKey(r.id, r.run_lease)));
     return jobs.map((j) => done.has(j.key));
   }
@@ -140,7 +167,8 @@ export class LeaseWriter {
         requests.map((r) => r.error),
         requests.map((r) => r.retryBaseDelay),
         requests.map((r) => r.retryMaxDelay),
-      ]));
+      ]),
+    );
     const states = new Map(rows.map((r) => [leaseKey(r.id, r.run_lease), r.state]));
     return requests.map((r) => states.get(r.job.key) ?? null);
   }

@@ -122,7 +122,11 @@ export class QueueWorker {
           break;
         }
         const rows = await this.deps.db.query(workerSql.claimJobs, [
-          this.options.name, this.kinds, want, this.deps.instanceId, this.options.deadlineDuration,
+          this.options.name,
+          this.kinds,
+          want,
+          this.deps.instanceId,
+          this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
         for (const row of rows) {
@@ -159,7 +163,8 @@ export class QueueWorker {
       const job = this.buffer.shift()!;
       job.whileBuffered = undefined;
       this.running.set(job.key, job);
-      if (deadlineDuration > 0 && now - job.claimedAt > this.keepDeadline) this.deps.writer.start(job, deadlineDuration);
+      if (deadlineDuration > 0 && now - job.claimedAt > this.keepDeadline)
+        this.deps.writer.start(job, deadlineDuration);
       void this.attempt(job);
     }
   }
@@ -175,7 +180,8 @@ export class QueueWorker {
     if (at < 0) return;
     this.buffer.splice(at, 1);
     job.whileBuffered = undefined;
-    if (job.lost) this.deps.leases.remove(job); // the lease is gone already
+    if (job.lost)
+      this.deps.leases.remove(job); // the lease is gone already
     else void this.track(this.cancelUnstarted(job));
   }
 
@@ -279,13 +285,13 @@ export class QueueWorker {
       const held = inFlight.cancelRequested
         ? await this.deps.writer.cancel(inFlight, RescueErrors.cancelled)
         : outcome.kind === 'returned'
-        ? await this.deps.writer.complete(inFlight)
-        : (await this.deps.writer.fail({
-            job: inFlight,
-            error: outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
-            retryBaseDelay: this.options.retryBaseDelay,
-            retryMaxDelay: this.options.retryMaxDelay,
-          })) !== null;
+          ? await this.deps.writer.complete(inFlight)
+          : (await this.deps.writer.fail({
+              job: inFlight,
+              error: outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
+              retryBaseDelay: this.options.retryBaseDelay,
+              retryMaxDelay: this.options.retryMaxDelay,
+            })) !== null;
       if (!held) {
         this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
         inFlight.abort(AbortReasons.leaseLost);

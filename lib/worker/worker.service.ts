@@ -28,7 +28,8 @@ export class WorkerService {
     this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
     // The request is stored on the lease too: a missed notification reaches the job by heartbeat.
     this.session.onNotification(AWA_CANCEL_CHANNEL, (id) =>
-      this.leases.byJobId(id).forEach((job) => job.cancel(AbortReasons.cancelled)));
+      this.leases.byJobId(id).forEach((job) => job.cancel(AbortReasons.cancelled)),
+    );
     this.session.onReconnect(() => this.workers.forEach((w) => w.wake()));
   }
 

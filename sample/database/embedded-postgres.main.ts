@@ -14,7 +14,9 @@ async function main(): Promise<void> {
   process.stdin.on('close', () => void (server?.remove() ?? Promise.resolve()).finally(() => process.exit(0)));
   process.stdin.resume();
   server = await startEmbeddedServer({
-    dirPrefix: 'awa-sample-pg-', flags: [], onError: (error) => process.stderr.write(`${String(error)}\n`),
+    dirPrefix: 'awa-sample-pg-',
+    flags: [],
+    onError: (error) => process.stderr.write(`${String(error)}\n`),
   });
   process.stdout.write(`READY ${server.port} ${server.dataDir}\n`);
 }

@@ -1,4 +1,14 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, NotFoundException, Param, Post, UseFilters } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+  UseFilters,
+} from '@nestjs/common';
 import { QueueProducer, type EnqueueOptions } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import type { SendEmailArgs } from '../emails/email.handler.js';
@@ -57,7 +67,8 @@ export class JobsController {
 
 function requiredString(body: JsonBody, field: string): string {
   const value = body?.[field];
-  if (typeof value !== 'string' || value.trim() === '') throw new BadRequestException(`${field} must be a non-empty string`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new BadRequestException(`${field} must be a non-empty string`);
   return value;
 }
 

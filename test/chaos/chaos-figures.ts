@@ -44,7 +44,13 @@ const errorKind = (e: string) => `CASE
   WHEN ${e} = $4 THEN 'released on shutdown'
   WHEN ${e} = $5 THEN 'flaky handler error'
   ELSE 'other' END`;
-const ERROR_KIND_VALUES = [RescueErrors.heartbeatStale, RescueErrors.deadlineExceeded, INSTANCE_DIED_PREFIX, RescueErrors.releasedOnShutdown, FLAKY_ERROR];
+const ERROR_KIND_VALUES = [
+  RescueErrors.heartbeatStale,
+  RescueErrors.deadlineExceeded,
+  INSTANCE_DIED_PREFIX,
+  RescueErrors.releasedOnShutdown,
+  FLAKY_ERROR,
+];
 
 /**
  * Error entries by kind. "instance died" entries are split by whether the named instance was one
@@ -113,14 +119,23 @@ export async function recoveryFigures(query: Query, kills: KillRecord[]): Promis
 }
 
 /** Jobs per second from the first enqueue to the last finalization, and the busiest second. */
-export async function throughput(query: Query): Promise<{ startedAt: Date | null; seconds: number; jobsPerSecond: number; peakPerSecond: number }> {
+export async function throughput(
+  query: Query,
+): Promise<{ startedAt: Date | null; seconds: number; jobsPerSecond: number; peakPerSecond: number }> {
   const [span] = await query(
     `SELECT count(*)::int AS jobs, min(created_at) AS started_at,
-            extract(epoch FROM max(finalized_at) - min(created_at))::float8 AS seconds FROM awa.jobs`);
+            extract(epoch FROM max(finalized_at) - min(created_at))::float8 AS seconds FROM awa.jobs`,
+  );
   const [peak] = await query(
     `SELECT coalesce(max(n), 0)::int AS n FROM (
        SELECT count(*) AS n FROM chaos.transitions WHERE new_state IN ('completed', 'failed')
-        GROUP BY date_trunc('second', at)) s`);
+        GROUP BY date_trunc('second', at)) s`,
+  );
   const seconds = Number(span.seconds ?? 0);
-  return { startedAt: span.started_at, seconds, jobsPerSecond: seconds > 0 ? span.jobs / seconds : 0, peakPerSecond: peak.n };
+  return {
+    startedAt: span.started_at,
+    seconds,
+    jobsPerSecond: seconds > 0 ? span.jobs / seconds : 0,
+    peakPerSecond: peak.n,
+  };
 }

@@ -32,7 +32,10 @@ const LEADER_LOCK_KEY = '6182721100001';
  * Undefined if no worker qualifies.
  */
 export async function freezeOne(
-  workers: ChaosProcess[], proxyOf: (worker: ChaosProcess) => TcpProxy | undefined, query: Query, ms: number,
+  workers: ChaosProcess[],
+  proxyOf: (worker: ChaosProcess) => TcpProxy | undefined,
+  query: Query,
+  ms: number,
   log: (line: string) => void,
 ): Promise<FreezeRecord | undefined> {
   const ready = workers.filter((w) => w.alive && !w.expectedExit && w.readyAt !== undefined);
@@ -45,7 +48,9 @@ export async function freezeOne(
                          WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1
                            AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                            AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $2 AND a.application_name = 'awa:' || p.instance_id)
-      GROUP BY p.pid ORDER BY count(*) DESC LIMIT 1`, [ready.map((w) => w.pid), LEADER_LOCK_KEY]);
+      GROUP BY p.pid ORDER BY count(*) DESC LIMIT 1`,
+    [ready.map((w) => w.pid), LEADER_LOCK_KEY],
+  );
   const victim = ready.find((w) => w.pid === held[0]?.pid);
   const proxy = victim && proxyOf(victim);
   if (!victim || !proxy) return undefined;
@@ -56,13 +61,19 @@ export async function freezeOne(
   // Its own writes are stalled, so a lease gone by now was taken from it (rescued).
   const [{ n: rescued }] = await query(
     `SELECT count(*)::int AS n FROM unnest($1::text[]) x(lease)
-      WHERE NOT EXISTS (SELECT 1 FROM awa.active_leases l WHERE l.job_id::text || ':' || l.run_lease::text = x.lease)`, [leases]);
+      WHERE NOT EXISTS (SELECT 1 FROM awa.active_leases l WHERE l.job_id::text || ':' || l.run_lease::text = x.lease)`,
+    [leases],
+  );
   const [leader] = await query(
     `SELECT p.pid FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
        JOIN chaos.instance_pids p ON a.application_name = 'awa:' || p.instance_id
       WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1 AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $1
-        AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, [LEADER_LOCK_KEY]);
+        AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    [LEADER_LOCK_KEY],
+  );
   proxy.thaw();
-  log(`chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) had been rescued; leader then: ${leader?.pid ?? 'none'}`);
+  log(
+    `chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) had been rescued; leader then: ${leader?.pid ?? 'none'}`,
+  );
   return { pid: victim.pid, at: held[0].at, ms, jobsHeld: leases.length, rescued, leaderPid: leader?.pid ?? null };
 }

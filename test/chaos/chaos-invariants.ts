@@ -4,7 +4,12 @@ import { CHAOS_KINDS, FLAKY_ERROR } from './chaos-config.js';
 export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 
 /** Every error text a job may carry in this run: the rescues, the shutdown release, the flaky handler. */
-export const DOCUMENTED_ERRORS = [RescueErrors.heartbeatStale, RescueErrors.deadlineExceeded, RescueErrors.releasedOnShutdown, FLAKY_ERROR];
+export const DOCUMENTED_ERRORS = [
+  RescueErrors.heartbeatStale,
+  RescueErrors.deadlineExceeded,
+  RescueErrors.releasedOnShutdown,
+  FLAKY_ERROR,
+];
 /** 'worker instance died: ' — followed by the id of an instance that really existed. */
 export const INSTANCE_DIED_PREFIX = RescueErrors.instanceDiedPrefix;
 
@@ -35,11 +40,14 @@ const CHECKS: Array<(jobs: number) => Check> = [
       const [r] = await query(`SELECT count(*)::int AS jobs, count(DISTINCT (args->>'seq')::int)::int AS seqs,
         min((args->>'seq')::int) AS lo, max((args->>'seq')::int) AS hi FROM awa.jobs`);
       return r.jobs === jobs && r.seqs === jobs && r.lo === 0 && r.hi === jobs - 1
-        ? [] : [`expected ${jobs} jobs with seq 0..${jobs - 1}, found ${JSON.stringify(r)}`];
+        ? []
+        : [`expected ${jobs} jobs with seq 0..${jobs - 1}, found ${JSON.stringify(r)}`];
     },
   }),
-  rowsCheck('every job is completed or failed (none left running or waiting)',
-    `SELECT state, count(*)::int AS n FROM awa.jobs WHERE state NOT IN ('completed', 'failed') GROUP BY state`),
+  rowsCheck(
+    'every job is completed or failed (none left running or waiting)',
+    `SELECT state, count(*)::int AS n FROM awa.jobs WHERE state NOT IN ('completed', 'failed') GROUP BY state`,
+  ),
   () => ({
     name: 'no lease is left',
     async run(query) {
@@ -47,41 +55,54 @@ const CHECKS: Array<(jobs: number) => Check> = [
       return n === 0 ? [] : [`${n} lease row(s) left`];
     },
   }),
-  rowsCheck('every error entry is a documented one (the three rescues, the shutdown release, the flaky handler)',
+  rowsCheck(
+    'every error entry is a documented one (the three rescues, the shutdown release, the flaky handler)',
     `SELECT j.id::text, e->>'error' AS error FROM awa.jobs j, jsonb_array_elements(j.errors) e
       WHERE NOT (e->>'error' = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM chaos.instance_pids p WHERE e->>'error' = $2 || p.instance_id))`,
-    () => [DOCUMENTED_ERRORS, INSTANCE_DIED_PREFIX]),
-  rowsCheck('a failed job spent all its attempts',
-    `SELECT id::text, kind, attempt, max_attempts FROM awa.jobs WHERE state = 'failed' AND attempt < max_attempts`),
+    () => [DOCUMENTED_ERRORS, INSTANCE_DIED_PREFIX],
+  ),
+  rowsCheck(
+    'a failed job spent all its attempts',
+    `SELECT id::text, kind, attempt, max_attempts FROM awa.jobs WHERE state = 'failed' AND attempt < max_attempts`,
+  ),
   // Only hanging jobs may fail: every other handler succeeds by its second attempt at the latest.
-  rowsCheck('only hanging jobs fail, and every hanging job fails',
+  rowsCheck(
+    'only hanging jobs fail, and every hanging job fails',
     `SELECT id::text, kind, state, errors FROM awa.jobs
       WHERE (state = 'failed' AND kind <> $1) OR (state = 'completed' AND kind = $1)`,
-    () => [CHAOS_KINDS.hang.kind]),
+    () => [CHAOS_KINDS.hang.kind],
+  ),
   // Each claim ends exactly once: completed by its holder, or with one error entry (fail, rescue,
   // release). So a finished job has one entry per claim but the completed one.
-  rowsCheck('one error entry per claim that did not complete',
+  rowsCheck(
+    'one error entry per claim that did not complete',
     `SELECT id::text, state, run_lease::int, jsonb_array_length(errors) AS entries FROM awa.jobs
       WHERE state IN ('completed', 'failed')
-        AND jsonb_array_length(errors) <> run_lease - CASE WHEN state = 'completed' THEN 1 ELSE 0 END`),
-  rowsCheck('claims of a job carry run leases 1..run_lease, each once',
+        AND jsonb_array_length(errors) <> run_lease - CASE WHEN state = 'completed' THEN 1 ELSE 0 END`,
+  ),
+  rowsCheck(
+    'claims of a job carry run leases 1..run_lease, each once',
     `SELECT j.id::text, j.run_lease::int, c.n, c.distinct_n, c.lo, c.hi FROM awa.jobs j
        LEFT JOIN (SELECT job_id, count(*)::int AS n, count(DISTINCT run_lease)::int AS distinct_n,
                          min(run_lease)::int AS lo, max(run_lease)::int AS hi
                     FROM chaos.claims GROUP BY job_id) c ON c.job_id = j.id
-      WHERE coalesce(c.n, 0) <> j.run_lease OR c.distinct_n <> c.n OR c.lo <> 1 OR c.hi <> j.run_lease`),
+      WHERE coalesce(c.n, 0) <> j.run_lease OR c.distinct_n <> c.n OR c.lo <> 1 OR c.hi <> j.run_lease`,
+  ),
   // No job was marked completed twice, and nothing moved a finished job again.
-  rowsCheck('a completed job was completed exactly once, and no finished job changed state again',
+  rowsCheck(
+    'a completed job was completed exactly once, and no finished job changed state again',
     `WITH t AS (SELECT job_id, count(*) FILTER (WHERE new_state = 'completed')::int AS completions,
                        count(*) FILTER (WHERE old_state IN ('completed', 'failed', 'cancelled'))::int AS after_final
                   FROM chaos.transitions GROUP BY job_id)
      SELECT j.id::text, j.state, coalesce(t.completions, 0) AS completions, coalesce(t.after_final, 0) AS after_final
        FROM awa.jobs j LEFT JOIN t ON t.job_id = j.id
-      WHERE coalesce(t.completions, 0) <> CASE WHEN j.state = 'completed' THEN 1 ELSE 0 END OR coalesce(t.after_final, 0) > 0`),
+      WHERE coalesce(t.completions, 0) <> CASE WHEN j.state = 'completed' THEN 1 ELSE 0 END OR coalesce(t.after_final, 0) > 0`,
+  ),
   // No completion from a stale lease: the completion landed under the job's last claim, and that
   // claim's own process (its instance's pid) recorded a finished run of it before the completion.
-  rowsCheck('every completion landed from the last claim, after a recorded run of that very claim',
+  rowsCheck(
+    'every completion landed from the last claim, after a recorded run of that very claim',
     `SELECT j.id::text, j.run_lease::text AS final_lease, t.run_lease::text AS completed_lease,
             c.instance_id, p.pid AS claimer_pid, r.pids AS recorded_by
        FROM awa.jobs j
@@ -90,20 +111,26 @@ const CHECKS: Array<(jobs: number) => Check> = [
        LEFT JOIN chaos.instance_pids p ON p.instance_id = c.instance_id
        LEFT JOIN LATERAL (SELECT array_agg(pid) AS pids, bool_or(pid = p.pid AND at <= t.at) AS ok
                             FROM chaos.runs WHERE job_id = j.id AND run_lease = t.run_lease) r ON true
-      WHERE t.run_lease <> j.run_lease OR NOT coalesce(r.ok, false)`),
+      WHERE t.run_lease <> j.run_lease OR NOT coalesce(r.ok, false)`,
+  ),
   // At-least-once allows earlier, rescued attempts to have run too, but one lease runs at most once,
   // and only in the process that claimed it.
-  rowsCheck('at most one finished run per (job, run_lease), in the process that claimed it',
+  rowsCheck(
+    'at most one finished run per (job, run_lease), in the process that claimed it',
     `SELECT r.job_id::text, r.run_lease::text, count(*)::int AS runs, array_agg(r.pid) AS pids, min(p.pid) AS claimer_pid
        FROM chaos.runs r
        LEFT JOIN chaos.claims c ON c.job_id = r.job_id AND c.run_lease = r.run_lease
        LEFT JOIN chaos.instance_pids p ON p.instance_id = c.instance_id
       GROUP BY r.job_id, r.run_lease
-     HAVING count(*) > 1 OR bool_or(p.pid IS DISTINCT FROM r.pid)`),
+     HAVING count(*) > 1 OR bool_or(p.pid IS DISTINCT FROM r.pid)`,
+  ),
 ];
 
 /** Runs every invariant check; returns one line per failed check. */
-export async function checkInvariants(query: Query, jobs: number): Promise<{ checked: string[]; violations: string[] }> {
+export async function checkInvariants(
+  query: Query,
+  jobs: number,
+): Promise<{ checked: string[]; violations: string[] }> {
   const checked: string[] = [];
   const violations: string[] = [];
   for (const make of CHECKS) {

@@ -22,7 +22,8 @@ const DATABASE = 'chaos';
  */
 async function startEmbedded(): Promise<ChaosServer> {
   const server = await startEmbeddedServer({
-    dirPrefix: 'awa-chaos-pg-', persistent: true,
+    dirPrefix: 'awa-chaos-pg-',
+    persistent: true,
     flags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
   });
   try {
@@ -65,12 +66,16 @@ async function startShared(adminUrl: string): Promise<ChaosServer> {
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    description: `database ${name} on the shared server ${url.host} (embedded PostgreSQL unavailable); ` +
+    description:
+      `database ${name} on the shared server ${url.host} (embedded PostgreSQL unavailable); ` +
       'restart = refuse connections and pg_terminate_backend every session of the chaos database',
     async restart(downMs) {
       await withAdmin(async (c) => {
         await c.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-        await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+        await c.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
         await sleep(downMs);
         await c.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
       });

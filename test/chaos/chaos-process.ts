@@ -13,7 +13,10 @@ function workerScript(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [join(here, 'chaos-worker.js'), join(here, '../../build/test/chaos/chaos-worker.js')];
   const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`chaos-worker.js is missing (looked at ${candidates.join(', ')}): run \`npm run build && npm run build:apps\``);
+  if (!found)
+    throw new Error(
+      `chaos-worker.js is missing (looked at ${candidates.join(', ')}): run \`npm run build && npm run build:apps\``,
+    );
   return found;
 }
 
@@ -39,14 +42,27 @@ export class ChaosProcess {
   private readonly exited: Promise<void>;
   private readonly readyWaiters: Array<() => void> = [];
 
-  constructor(readonly role: 'worker' | 'producer', url: string, env: Record<string, string> = {}) {
+  constructor(
+    readonly role: 'worker' | 'producer',
+    url: string,
+    env: Record<string, string> = {},
+  ) {
     this.child = spawn(process.execPath, [workerScript()], {
       // CHAOS_WORKER_NODE_OPTIONS: e.g. an --import hook, to debug a worker crash.
-      env: { ...process.env, NODE_OPTIONS: process.env.CHAOS_WORKER_NODE_OPTIONS ?? '', NO_COLOR: '1', [ENV.url]: url, [ENV.role]: role, ...env },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: process.env.CHAOS_WORKER_NODE_OPTIONS ?? '',
+        NO_COLOR: '1',
+        [ENV.url]: url,
+        [ENV.role]: role,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => this.onLine(line.replace(ANSI, '')));
-    createInterface({ input: this.child.stderr! }).on('line', (line) => this.keep(`[stderr] ${line.replace(ANSI, '')}`));
+    createInterface({ input: this.child.stderr! }).on('line', (line) =>
+      this.keep(`[stderr] ${line.replace(ANSI, '')}`),
+    );
     this.exited = new Promise((resolve) =>
       this.child.on('exit', (code, signal) => {
         this.exitedAt = Date.now();
@@ -54,7 +70,8 @@ export class ChaosProcess {
         this.exitSignal = signal;
         this.readyWaiters.splice(0).forEach((w) => w());
         resolve();
-      }));
+      }),
+    );
   }
 
   get pid(): number {
@@ -76,7 +93,9 @@ export class ChaosProcess {
       clearTimeout(timer);
     }
     if (this.readyAt === undefined) {
-      throw new Error(`chaos ${this.role} ${this.pid} did not get ready (exit ${this.exitCode ?? this.exitSignal}):\n${this.tail.slice(-40).join('\n')}`);
+      throw new Error(
+        `chaos ${this.role} ${this.pid} did not get ready (exit ${this.exitCode ?? this.exitSignal}):\n${this.tail.slice(-40).join('\n')}`,
+      );
     }
   }
 
@@ -121,7 +140,11 @@ export class ChaosProcess {
 
   private keep(line: string): void {
     // CHAOS_LOG_DIR: keep every process's whole output, one file per process, for post-mortems.
-    if (process.env.CHAOS_LOG_DIR) appendFileSync(join(process.env.CHAOS_LOG_DIR, `${this.role}-${this.pid}.log`), `${new Date().toISOString()} ${line}\n`);
+    if (process.env.CHAOS_LOG_DIR)
+      appendFileSync(
+        join(process.env.CHAOS_LOG_DIR, `${this.role}-${this.pid}.log`),
+        `${new Date().toISOString()} ${line}\n`,
+      );
     this.tail.push(line);
     if (this.tail.length > KEEP_LINES) this.tail.shift();
   }

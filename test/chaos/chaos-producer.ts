@@ -1,5 +1,13 @@
 import type { EnqueueManyItem, QueueProducer } from 'nestjs-awa';
-import { CHAOS_KINDS, DEFAULT_MIX, ENV, HANG_MAX_ATTEMPTS, type ChaosArgs, type ChaosKindName, type ChaosMix } from './chaos-config.js';
+import {
+  CHAOS_KINDS,
+  DEFAULT_MIX,
+  ENV,
+  HANG_MAX_ATTEMPTS,
+  type ChaosArgs,
+  type ChaosKindName,
+  type ChaosMix,
+} from './chaos-config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Plain SQL on the producer's pool (pool.query; see ChaosHandlers.record for why not dataSource.query). */
@@ -20,7 +28,8 @@ function prng(seed: number): () => number {
 export function chaosJob(seq: number, batch: string, mix: ChaosMix): EnqueueManyItem<ChaosArgs> {
   const random = prng(seq + 1);
   const r = random();
-  const name: ChaosKindName = r < mix.hang ? 'hang' : r < mix.hang + mix.slow ? 'slow' : r < mix.hang + mix.slow + mix.flaky ? 'flaky' : 'quick';
+  const name: ChaosKindName =
+    r < mix.hang ? 'hang' : r < mix.hang + mix.slow ? 'slow' : r < mix.hang + mix.slow + mix.flaky ? 'flaky' : 'quick';
   const ms = name === 'slow' ? 200 + Math.floor(random() * 700) : name === 'hang' ? 0 : 2 + Math.floor(random() * 18);
   const { kind, queue } = CHAOS_KINDS[name];
   return { kind, queue, args: { seq, batch, ms }, ...(name === 'hang' ? { maxAttempts: HANG_MAX_ATTEMPTS } : {}) };
@@ -33,7 +42,8 @@ async function untilAnswered<T>(read: () => Promise<T>, what: string): Promise<T
     try {
       return await read();
     } catch (error) {
-      if (Date.now() > giveUpAt) throw new Error(`chaos producer: ${what} kept failing: ${String(error)}`, { cause: error });
+      if (Date.now() > giveUpAt)
+        throw new Error(`chaos producer: ${what} kept failing: ${String(error)}`, { cause: error });
       await sleep(200);
     }
   }
@@ -51,7 +61,8 @@ async function enqueueOnce(producer: QueueProducer, sql: Sql, batch: string, ite
     } catch {
       const [{ n }] = await untilAnswered(
         () => sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE args->>'batch' = $1`, [batch]),
-        'checking a batch');
+        'checking a batch',
+      );
       if (n === items.length) return;
       if (n !== 0) throw new Error(`chaos producer: batch ${batch} landed partly (${n} of ${items.length})`);
       await sleep(200);

@@ -2,7 +2,9 @@ import type { ChaosConfig, ChaosReport } from './run-chaos.js';
 
 const ms = (value: number | null) => (value === null ? 'n/a' : `${Math.round(value)} ms`);
 const counts = (record: Record<string, number>) =>
-  Object.entries(record).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  Object.entries(record)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || 'none';
 
 /** The printed figures and verdict of a chaos run. */
 export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: ChaosConfig): string {
@@ -19,10 +21,18 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     `recovery:     kill -> the victim's jobs running again elsewhere (or failed for good): p50 ${ms(recovery.p50Ms)}, max ${ms(recovery.maxMs)}`,
     `              the victims' leases were freed by: ${counts(recovery.freedBy)}`,
     `              per kill: ${recovery.perKill.map((k) => `+${k.atSeconds.toFixed(1)}s ${k.jobs} job(s) ${Math.round(k.ms)} ms (${k.freedBy.join('/')})`).join('; ') || 'none'}`,
-    `restart:      ${restart ? `at +${(restart.atSeconds ?? 0).toFixed(1)}s PostgreSQL down ${restart.downMs} ms; every instance reconnected with a leader ${ms(restart.reconnectMs)} after` +
-      `${restart.bootFailures > 0 ? `; ${restart.bootFailures} booting worker(s) gave up and were replaced` : ''}` : 'none'}`,
-    `freeze:       ${report.freeze ? `at +${(report.freeze.atSeconds ?? 0).toFixed(1)}s worker ${report.freeze.pid}'s connections stalled ${report.freeze.ms} ms (no data, no FIN) ` +
-      `holding ${report.freeze.jobsHeld} job(s), ${report.freeze.rescued} rescued meanwhile (leader: ${report.freeze.leaderPid ?? 'none'}); after the thaw ${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost` : 'none'}`,
+    `restart:      ${
+      restart
+        ? `at +${(restart.atSeconds ?? 0).toFixed(1)}s PostgreSQL down ${restart.downMs} ms; every instance reconnected with a leader ${ms(restart.reconnectMs)} after` +
+          `${restart.bootFailures > 0 ? `; ${restart.bootFailures} booting worker(s) gave up and were replaced` : ''}`
+        : 'none'
+    }`,
+    `freeze:       ${
+      report.freeze
+        ? `at +${(report.freeze.atSeconds ?? 0).toFixed(1)}s worker ${report.freeze.pid}'s connections stalled ${report.freeze.ms} ms (no data, no FIN) ` +
+          `holding ${report.freeze.jobsHeld} job(s), ${report.freeze.rescued} rescued meanwhile (leader: ${report.freeze.leaderPid ?? 'none'}); after the thaw ${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost`
+        : 'none'
+    }`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, leader acquisitions ${report.logs.leaderAcquired}, ` +
       `session losses ${report.logs.sessionLost}, result-write retries ${report.logs.writeRetries}`,

@@ -79,7 +79,8 @@ class ChaosHandlers {
         );
         return;
       } catch (error) {
-        if (Date.now() > giveUpAt) throw new Error(`chaos: could not record the run: ${String(error)}`, { cause: error });
+        if (Date.now() > giveUpAt)
+          throw new Error(`chaos: could not record the run: ${String(error)}`, { cause: error });
         await sleep(100);
       }
     }
@@ -109,7 +110,11 @@ async function main() {
   say(`READY ${process.pid}`);
   if (role === 'producer') {
     const pool = pgPoolOf(app.get(DataSource));
-    const produced = await produceAll(app.get(QueueProducer), async (text, values) => (await pool.query(text, values)).rows, say);
+    const produced = await produceAll(
+      app.get(QueueProducer),
+      async (text, values) => (await pool.query(text, values)).rows,
+      say,
+    );
     say(`PRODUCED_ALL ${produced}`);
   }
 }

@@ -127,7 +127,10 @@ class ChaosRun {
   private restartWindow: [number, number] | undefined;
   private bootFailures = 0;
 
-  constructor(private readonly config: ChaosConfig, private readonly server: ChaosServer) {
+  constructor(
+    private readonly config: ChaosConfig,
+    private readonly server: ChaosServer,
+  ) {
     this.pool = new pg.Pool({ connectionString: server.url, max: 3 });
     this.pool.on('error', () => undefined); // idle connections die in the restart, by design
     this.query = async (text, values) => (await this.pool.query(text, values)).rows;
@@ -135,7 +138,9 @@ class ChaosRun {
 
   async execute(): Promise<ChaosReport> {
     const { config } = this;
-    config.log(`chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}`);
+    config.log(
+      `chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}`,
+    );
     await this.boot();
     const timeoutMs = config.timeoutMs || (config.jobs / config.rate) * 1000 + 120_000;
     const giveUpAt = Date.now() + timeoutMs;
@@ -146,12 +151,16 @@ class ChaosRun {
       await this.replaceCrashed();
       if (this.producer && !this.producer.alive && !this.producer.expectedExit) {
         this.producer.expectedExit = true; // reported once
-        this.violations.push(`the producer exited by itself (${this.producer.exitCode ?? this.producer.exitSignal}):\n${this.producer.diagnostics()}`);
+        this.violations.push(
+          `the producer exited by itself (${this.producer.exitCode ?? this.producer.exitSignal}):\n${this.producer.diagnostics()}`,
+        );
         if (!this.producedAll) break; // nobody will enqueue the rest
       }
       const status = await this.status().catch(() => undefined);
       if (status && Date.now() >= nextProgressAt) {
-        config.log(`chaos: produced ${this.producer?.produced ?? 0}, ${JSON.stringify(status.states)}, leases ${status.leases}, kills ${this.kills.length}`);
+        config.log(
+          `chaos: produced ${this.producer?.produced ?? 0}, ${JSON.stringify(status.states)}, leases ${status.leases}, kills ${this.kills.length}`,
+        );
         nextProgressAt = Date.now() + 2_000;
       }
       if (status && this.producedAll && status.finished === config.jobs && status.leases === 0) break;
@@ -159,14 +168,25 @@ class ChaosRun {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
         break;
       }
-      if (this.restart === null && config.restartAt !== null && (this.producer?.produced ?? 0) >= config.restartAt * config.jobs) {
+      if (
+        this.restart === null &&
+        config.restartAt !== null &&
+        (this.producer?.produced ?? 0) >= config.restartAt * config.jobs
+      ) {
         await this.restartPostgres();
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
       }
-      if (this.freeze === null && config.freezeAt !== null && (this.restart !== null || config.restartAt === null)
-          && (this.producer?.produced ?? 0) >= config.freezeAt * config.jobs) {
-        this.freeze = (await freezeOne(this.workers, (w) => this.proxies.get(w), this.query, config.freezeMs, config.log).catch(() => undefined)) ?? null;
+      if (
+        this.freeze === null &&
+        config.freezeAt !== null &&
+        (this.restart !== null || config.restartAt === null) &&
+        (this.producer?.produced ?? 0) >= config.freezeAt * config.jobs
+      ) {
+        this.freeze =
+          (await freezeOne(this.workers, (w) => this.proxies.get(w), this.query, config.freezeMs, config.log).catch(
+            () => undefined,
+          )) ?? null;
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
       }
@@ -231,7 +251,9 @@ class ChaosRun {
         this.bootFailures++;
         this.config.log(`chaos: worker ${worker.pid} failed to boot during the restart; replacing it`);
       } else {
-        this.violations.push(`worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`);
+        this.violations.push(
+          `worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`,
+        );
       }
       await this.spawnWorker();
     }
@@ -258,7 +280,8 @@ class ChaosRun {
         `SELECT clock_timestamp() AS at, coalesce(array_agg(l.job_id::text), '{}') AS job_ids,
                 coalesce(array_agg(l.run_lease::text), '{}') AS run_leases
            FROM awa.active_leases l JOIN chaos.instance_pids p ON p.instance_id = l.instance_id WHERE p.pid = $1`,
-        [victim.pid]);
+        [victim.pid],
+      );
     } catch {
       return false;
     }
@@ -281,7 +304,8 @@ class ChaosRun {
         const live = this.processes.filter((p) => p.alive && p.readyAt !== undefined && p.readyAt < stoppedAt).length;
         const [{ n: sessions }] = await this.query(
           `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name LIKE 'awa:%'`);
+            WHERE datname = current_database() AND application_name LIKE 'awa:%'`,
+        );
         const [{ n: leaders }] = await this.query(LEADER_HELD);
         if (sessions >= live && leaders === 1) {
           reconnectMs = Date.now() - upAt;
@@ -293,20 +317,29 @@ class ChaosRun {
     }
     this.restart = { at, downMs: upAt - stoppedAt, reconnectMs, bootFailures: 0 };
     this.restartWindow = [stoppedAt, Date.now() + 5_000];
-    if (reconnectMs === null) this.violations.push('after the PostgreSQL restart, the instances did not all reconnect (or no leader was elected) within 30 s');
-    this.config.log(`chaos: PostgreSQL back after ${upAt - stoppedAt} ms; instances reconnected ${reconnectMs ?? 'never'} ms later`);
+    if (reconnectMs === null)
+      this.violations.push(
+        'after the PostgreSQL restart, the instances did not all reconnect (or no leader was elected) within 30 s',
+      );
+    this.config.log(
+      `chaos: PostgreSQL back after ${upAt - stoppedAt} ms; instances reconnected ${reconnectMs ?? 'never'} ms later`,
+    );
   }
 
   /** SIGTERM to everyone: each must drain and exit by itself. */
   private async stopAll(): Promise<void> {
     const alive = this.processes.filter((p) => p.alive);
     alive.forEach((p) => p.kill('SIGTERM'));
-    await Promise.all(alive.map(async (p) => {
-      if (!(await p.exit(20_000))) {
-        this.violations.push(`${p.role} ${p.pid} did not exit within 20 s of SIGTERM:\n${p.tail.slice(-20).join('\n')}`);
-        p.kill('SIGKILL');
-      }
-    }));
+    await Promise.all(
+      alive.map(async (p) => {
+        if (!(await p.exit(20_000))) {
+          this.violations.push(
+            `${p.role} ${p.pid} did not exit within 20 s of SIGTERM:\n${p.tail.slice(-20).join('\n')}`,
+          );
+          p.kill('SIGKILL');
+        }
+      }),
+    );
   }
 
   private async report(): Promise<ChaosReport> {
@@ -315,9 +348,13 @@ class ChaosRun {
     const status = await this.status();
     const speed = await throughput(this.query);
     const recovery = await recoveryFigures(this.query, this.kills);
-    const errors = await errorCounts(this.query, this.kills.map((k) => k.pid));
+    const errors = await errorCounts(
+      this.query,
+      this.kills.map((k) => k.pid),
+    );
     const logs = { leaseLost: 0, leaderAcquired: 0, sessionLost: 0, writeRetries: 0 };
-    for (const p of this.processes) for (const key of Object.keys(logs) as Array<keyof typeof logs>) logs[key] += p.counts[key];
+    for (const p of this.processes)
+      for (const key of Object.keys(logs) as Array<keyof typeof logs>) logs[key] += p.counts[key];
     const report: Omit<ChaosReport, 'summary'> = {
       ok: allViolations.length === 0,
       violations: allViolations,
@@ -348,7 +385,11 @@ class ChaosRun {
 }
 
 const FLAGS: Record<string, keyof ChaosConfig> = {
-  '--jobs': 'jobs', '--rate': 'rate', '--workers': 'workers', '--down-ms': 'downMs', '--freeze-ms': 'freezeMs',
+  '--jobs': 'jobs',
+  '--rate': 'rate',
+  '--workers': 'workers',
+  '--down-ms': 'downMs',
+  '--freeze-ms': 'freezeMs',
 };
 
 function parseArgs(argv: string[]): Partial<ChaosConfig> {
@@ -356,7 +397,12 @@ function parseArgs(argv: string[]): Partial<ChaosConfig> {
   for (let i = 0; i < argv.length; i += 2) {
     const key = FLAGS[argv[i]!];
     const value = Number(argv[i + 1]);
-    if (!key || !Number.isFinite(value)) throw new Error(`usage: run-chaos [${Object.keys(FLAGS).map((f) => `${f} N`).join('] [')}]`);
+    if (!key || !Number.isFinite(value))
+      throw new Error(
+        `usage: run-chaos [${Object.keys(FLAGS)
+          .map((f) => `${f} N`)
+          .join('] [')}]`,
+      );
     config[key] = value;
   }
   return config as Partial<ChaosConfig>;

@@ -11,7 +11,12 @@ import { createTestDatabase, queryOnce, type TestDatabase } from '../support/tes
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 
 /** Long heartbeats: these tests decide when the instance row is written. */
-const OPTIONS = { ...FAST_OPTIONS, heartbeatInterval: 3_600_000, heartbeatStaleAfter: 7_200_000, maintenanceInterval: 3_600_000 };
+const OPTIONS = {
+  ...FAST_OPTIONS,
+  heartbeatInterval: 3_600_000,
+  heartbeatStaleAfter: 7_200_000,
+  maintenanceInterval: 3_600_000,
+};
 
 @Injectable()
 class Blocked {
@@ -29,8 +34,13 @@ class Blocked {
 
 /** Server backends of dedicated instance sessions (application_name awa:<id>) in this database. */
 const sessionBackends = async (url: string, id = '%') =>
-  (await queryOnce<{ n: number }>(url,
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1`, [`awa:${id}`]))[0]!.n;
+  (
+    await queryOnce<{ n: number }>(
+      url,
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1`,
+      [`awa:${id}`],
+    )
+  )[0]!.n;
 
 /** The most session backends seen at once while watching for `ms` (a "never more than" check needs a window). */
 async function mostBackendsWithin(url: string, ms: number, id?: string): Promise<number> {
@@ -72,7 +82,10 @@ describe('InstanceSession', () => {
     await db?.drop();
   });
 
-  async function start(options: object = {}, providers: Array<typeof Blocked> = []): Promise<{ app: TestingModule; session: InstanceSession }> {
+  async function start(
+    options: object = {},
+    providers: Array<typeof Blocked> = [],
+  ): Promise<{ app: TestingModule; session: InstanceSession }> {
     const app = await startTestApp({ url: TcpProxy.url(db.url, proxy), awa: { ...OPTIONS, ...options }, providers });
     apps.push(app);
     return { app, session: app.get(InstanceSession, { strict: false }) };
@@ -85,7 +98,12 @@ describe('InstanceSession', () => {
     // As NestFactory does: a failed init() leaves the app as it is (no close()), its DataSource open.
     const app = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({ type: 'postgres', url: TcpProxy.url(db.url, proxy), autoLoadEntities: true, logging: false }),
+        TypeOrmModule.forRoot({
+          type: 'postgres',
+          url: TcpProxy.url(db.url, proxy),
+          autoLoadEntities: true,
+          logging: false,
+        }),
         ScheduleModule.forRoot(),
         AwaModule.forRoot(OPTIONS),
       ],
@@ -126,11 +144,15 @@ describe('InstanceSession', () => {
     await waitFor(() => reconnects > 0 && session.connected, 15_000, 'the session to notice and reconnect');
     // Its old backend (still holding the old lock) is gone, and the lock it registered is held.
     await waitFor(async () => (await sessionBackends(db.url, session.id)) === 1, 10_000, 'one session backend');
-    const [row] = await queryOnce<{ held: boolean }>(db.url, `
+    const [row] = await queryOnce<{ held: boolean }>(
+      db.url,
+      `
       SELECT EXISTS (SELECT 1 FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
                       WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objid = i.lock_key::oid
                         AND a.application_name = 'awa:' || i.id) AS held
-        FROM awa.instances i WHERE i.id = $1`, [session.id]);
+        FROM awa.instances i WHERE i.id = $1`,
+      [session.id],
+    );
     expect(row).toEqual({ held: true });
   });
 

@@ -36,27 +36,42 @@ describe('a worker process whose session connection is reset while its pool keep
 
   it('keeps its running jobs: none is rescued, none runs twice', async () => {
     // Every connection of the worker goes through the proxy; only its session's is reset.
-    worker = new WorkerProcess(TcpProxy.url(db.url, proxy), { ...FAST_OPTIONS, queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 3 } } });
+    worker = new WorkerProcess(TcpProxy.url(db.url, proxy), {
+      ...FAST_OPTIONS,
+      queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 3 } },
+    });
     await worker.ready();
     const producer = app.get(QueueProducer);
-    const jobs = await producer.enqueueMany(Array.from({ length: 3 }, () => ({ kind: 'fixture.sleep', args: { ms: 5_000 } })));
+    const jobs = await producer.enqueueMany(
+      Array.from({ length: 3 }, () => ({ kind: 'fixture.sleep', args: { ms: 5_000 } })),
+    );
     for (const { id } of jobs) await worker.waitForLine(new RegExp(`^START ${id} 1 `));
 
     for (let reset = 0; reset < 3; reset++) {
       const opened = proxy.opened(isSession);
       expect(proxy.reset(isSession)).toBe(1);
-      await waitFor(() => proxy.opened(isSession) > opened && proxy.count(isSession) === 1, 10_000, 'the session to reconnect');
+      await waitFor(
+        () => proxy.opened(isSession) > opened && proxy.count(isSession) === 1,
+        10_000,
+        'the session to reconnect',
+      );
     }
 
     for (const { id } of jobs) await worker.waitForLine(new RegExp(`^DONE ${id}$`), 30_000);
     for (const { id } of jobs) {
-      const job = await waitFor(async () => {
-        const j = await producer.getJob(id);
-        return j?.state === 'completed' ? j : null;
-      }, 20_000, `completion of job ${id}`);
+      const job = await waitFor(
+        async () => {
+          const j = await producer.getJob(id);
+          return j?.state === 'completed' ? j : null;
+        },
+        20_000,
+        `completion of job ${id}`,
+      );
       expect(job).toMatchObject({ state: 'completed', attempt: 1, errors: [] });
     }
-    const runs = await app.get(DataSource).query('SELECT job_id::text AS id, attempt, pid FROM fixture_runs ORDER BY job_id');
+    const runs = await app
+      .get(DataSource)
+      .query('SELECT job_id::text AS id, attempt, pid FROM fixture_runs ORDER BY job_id');
     expect(runs).toEqual(jobs.map(({ id }) => ({ id, attempt: 1, pid: worker!.pid })));
     expect(worker.lines.filter((l) => l.startsWith('ABORT '))).toEqual([]);
   });

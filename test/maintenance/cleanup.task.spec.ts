@@ -27,7 +27,9 @@ describe('CleanupTask', () => {
   }
   async function remaining(exec: Exec, jobs: Record<string, string>): Promise<string[]> {
     const ids = new Set((await exec('SELECT id::text FROM awa.jobs')).map((r) => r.id as string));
-    return Object.keys(jobs).filter((name) => ids.has(jobs[name]!)).sort();
+    return Object.keys(jobs)
+      .filter((name) => ids.has(jobs[name]!))
+      .sort();
   }
 
   describe('with both retentions', () => {
@@ -43,7 +45,9 @@ describe('CleanupTask', () => {
         await exec(`INSERT INTO awa.jobs (kind, state, attempt, finalized_at)
                     SELECT 'k', 'completed', 1, now() - i * interval '1 hour' FROM generate_series(1, 12) i`);
         expect(await task().run()).toBe(10);
-        const left = await exec(`SELECT round(extract(epoch FROM now() - finalized_at) / 3600)::int AS hours FROM awa.jobs ORDER BY 1`);
+        const left = await exec(
+          `SELECT round(extract(epoch FROM now() - finalized_at) / 3600)::int AS hours FROM awa.jobs ORDER BY 1`,
+        );
         expect(left).toEqual([{ hours: 1 }, { hours: 2 }]);
         expect(await task().run()).toBe(2);
         expect(await task().run()).toBe(0);
@@ -66,7 +70,14 @@ describe('CleanupTask', () => {
       it('keeps failed and cancelled jobs forever and still deletes completed ones', async () => {
         const jobs = await seedAll(exec);
         expect(await task().run()).toBe(2);
-        expect(await remaining(exec, jobs)).toEqual(['available', 'cancelled 2h', 'cancelled 5m', 'failed 2h', 'failed 5m', 'running']);
+        expect(await remaining(exec, jobs)).toEqual([
+          'available',
+          'cancelled 2h',
+          'cancelled 5m',
+          'failed 2h',
+          'failed 5m',
+          'running',
+        ]);
       });
     });
   });

@@ -9,12 +9,15 @@ const HOUR = 3_600_000;
 describe('DeadlineRescueTask', () => {
   const ctx = useQuietApp({
     rescueBatchSize: 2,
-    queues: { default: { retryBaseDelay: 7_000, retryMaxDelay: 7_000 }, slow: { retryBaseDelay: 600_000, retryMaxDelay: 600_000 } },
+    queues: {
+      default: { retryBaseDelay: 7_000, retryMaxDelay: 7_000 },
+      slow: { retryBaseDelay: 600_000, retryMaxDelay: 600_000 },
+    },
   });
   const { exec } = ctx;
   const task = ctx.task(DeadlineRescueTask);
 
-  it('rescues leases past their hard deadline even while they heartbeat, with the queue\'s retry settings', async () => {
+  it("rescues leases past their hard deadline even while they heartbeat, with the queue's retry settings", async () => {
     const fast = await seedRunning(exec, { queue: 'default', deadlineInMs: -1, heartbeatAgeMs: 0 });
     const slow = await seedRunning(exec, { queue: 'slow', deadlineInMs: -HOUR, attempt: 3, maxAttempts: 10 });
     const notYet = await seedRunning(exec, { deadlineInMs: HOUR });
@@ -23,10 +26,18 @@ describe('DeadlineRescueTask', () => {
     expect(await task.run()).toBe(2);
 
     const a = await readJob(exec, fast.id);
-    expect(a).toMatchObject({ state: 'retryable', attempt: 1, errors: [{ attempt: 1, error: RescueErrors.deadlineExceeded }] });
+    expect(a).toMatchObject({
+      state: 'retryable',
+      attempt: 1,
+      errors: [{ attempt: 1, error: RescueErrors.deadlineExceeded }],
+    });
     expect(a!.retry_delay_ms).toBeCloseTo(7_000, 3);
     const b = await readJob(exec, slow.id);
-    expect(b).toMatchObject({ state: 'retryable', attempt: 3, errors: [{ attempt: 3, error: RescueErrors.deadlineExceeded }] });
+    expect(b).toMatchObject({
+      state: 'retryable',
+      attempt: 3,
+      errors: [{ attempt: 3, error: RescueErrors.deadlineExceeded }],
+    });
     expect(b!.retry_delay_ms).toBeCloseTo(600_000, 3);
     expect(await leasesOf(exec, fast.id)).toEqual([]);
     expect(await leasesOf(exec, slow.id)).toEqual([]);
@@ -49,7 +60,8 @@ describe('DeadlineRescueTask', () => {
 
   it('moves at most rescueBatchSize leases per run, earliest deadline first', async () => {
     const jobs = [];
-    for (const minutes of [1, 30, 10, 20]) jobs.push({ minutes, ...(await seedRunning(exec, { deadlineInMs: -minutes * 60_000 })) });
+    for (const minutes of [1, 30, 10, 20])
+      jobs.push({ minutes, ...(await seedRunning(exec, { deadlineInMs: -minutes * 60_000 })) });
     expect(await task.run()).toBe(2);
     const rescued = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'retryable' ORDER BY jobs.id`);
     expect(rescued.map((r) => r.id)).toEqual(jobs.filter((j) => j.minutes >= 20).map((j) => j.id));

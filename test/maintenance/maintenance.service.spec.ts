@@ -21,7 +21,10 @@ describe('MaintenanceService', () => {
       url: db.url,
       awa: {
         // Only the boot sweep runs by itself; the test calls sweep() and sweepOrphans().
-        heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
+        heartbeatInterval: 1_000,
+        heartbeatStaleAfter: 30_000,
+        maintenanceInterval: 3_600_000,
+        orphanSweepInterval: 3_600_000,
         // Long enough that a job rescued in a sweep is not also promoted by that sweep.
         queues: { default: { retryBaseDelay: 60_000, retryMaxDelay: 60_000 } },
       },
@@ -68,43 +71,66 @@ describe('MaintenanceService', () => {
     expect(service(follower).isLeader).toBe(false);
   });
 
-  it('the leader\'s sweep runs every task and reports what each moved; the follower\'s moves nothing', async () => {
+  it("the leader's sweep runs every task and reports what each moved; the follower's moves nothing", async () => {
     const [leader, follower] = await roles(first, second);
     const stale = await seedRunning(exec, { heartbeatAgeMs: HOUR });
     const expired = await seedRunning(exec, { deadlineInMs: -1_000 });
     const due = await seedJob(exec, { state: 'scheduled', runAtMs: -1_000 });
     const old = await seedJob(exec, { state: 'completed', attempt: 1, finalizedAtMs: -48 * HOUR }); // default retention: 24 h
     // Dead on one sweep: no lock and a stale row (a missing lock alone needs a second look; see OrphanRescueTask).
-    await exec(`INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 day')`);
+    await exec(
+      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 day')`,
+    );
     const orphan = await seedRunning(exec, { instanceId: 'dead' });
 
     expect(await service(follower).sweep()).toBeUndefined();
     expect(await service(follower).sweepOrphans()).toBeUndefined();
     expect(await exec(`SELECT count(*)::int AS n FROM awa.active_leases`)).toEqual([{ n: 3 }]);
 
-    expect(await service(leader).sweep()).toEqual({ 'heartbeat rescue': 1, 'deadline rescue': 1, promotion: 1, cleanup: 1 });
-    expect(await readJob(exec, stale.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.heartbeatStale }] });
-    expect(await readJob(exec, expired.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.deadlineExceeded }] });
+    expect(await service(leader).sweep()).toEqual({
+      'heartbeat rescue': 1,
+      'deadline rescue': 1,
+      promotion: 1,
+      cleanup: 1,
+    });
+    expect(await readJob(exec, stale.id)).toMatchObject({
+      state: 'retryable',
+      errors: [{ error: RescueErrors.heartbeatStale }],
+    });
+    expect(await readJob(exec, expired.id)).toMatchObject({
+      state: 'retryable',
+      errors: [{ error: RescueErrors.deadlineExceeded }],
+    });
     expect(await readJob(exec, due)).toMatchObject({ state: 'available' });
     expect(await readJob(exec, old)).toBeUndefined();
 
     expect(await service(leader).sweepOrphans()).toBe(1);
-    expect(await readJob(exec, orphan.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('dead') }] });
-    expect(await service(leader).sweep()).toEqual({ 'heartbeat rescue': 0, 'deadline rescue': 0, promotion: 0, cleanup: 0 });
+    expect(await readJob(exec, orphan.id)).toMatchObject({
+      state: 'retryable',
+      errors: [{ error: RescueErrors.instanceDied('dead') }],
+    });
+    expect(await service(leader).sweep()).toEqual({
+      'heartbeat rescue': 0,
+      'deadline rescue': 0,
+      promotion: 0,
+      cleanup: 0,
+    });
   });
 
   it('a leader whose session dies loses the lead, and the other instance takes it on its next sweep', async () => {
     const [leader, follower] = await roles(first, second);
     const session = leader.get(InstanceSession, { strict: false });
     const terminated = await exec(
-      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`, [`awa:${session.id}`]);
+      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`,
+      [`awa:${session.id}`],
+    );
     expect(terminated).toEqual([{ done: true }]);
     await waitFor(() => !service(leader).isLeader, 15_000, 'the old leader to notice it lost its session');
 
     expect(await service(follower).sweep()).toBeDefined();
     expect(service(follower).isLeader).toBe(true);
     // The old leader's session comes back, but the lead stays where it went.
-    await waitFor(() => session.connected, 15_000, 'the old leader\'s session to reconnect');
+    await waitFor(() => session.connected, 15_000, "the old leader's session to reconnect");
     expect(await service(leader).sweep()).toBeUndefined();
     expect(service(leader).isLeader).toBe(false);
   });

@@ -28,8 +28,11 @@ describe('OrphanRescueTask', () => {
   /** Registers a seeded instance, `ageMs` old; `live` holds its liveness lock on a session of its own. */
   async function instance(id: string, { live, ageMs = 0 }: { live: boolean; ageMs?: number }): Promise<number> {
     const key = ++nextKey;
-    await exec(`INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, heartbeat_at)
-                VALUES ($1, 'seeded', 1, '{default}', $2, now() - $3::float8 * interval '1 millisecond')`, [id, key, ageMs]);
+    await exec(
+      `INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, heartbeat_at)
+                VALUES ($1, 'seeded', 1, '{default}', $2, now() - $3::float8 * interval '1 millisecond')`,
+      [id, key, ageMs],
+    );
     if (live) await holdLock(key);
     return key;
   }
@@ -46,10 +49,13 @@ describe('OrphanRescueTask', () => {
 
   /** The app of the enclosing block, on the file's database; `exec` goes through it while the block runs. */
   function useApp(extra: object = {}): QuietApp {
-    const ctx = useQuietApp({ ...OPTIONS, ...extra }, {
-      database: db,
-      reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`),
-    });
+    const ctx = useQuietApp(
+      { ...OPTIONS, ...extra },
+      {
+        database: db,
+        reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`),
+      },
+    );
     beforeAll(() => {
       exec = ctx.exec;
     });
@@ -81,10 +87,17 @@ describe('OrphanRescueTask', () => {
       await waitFor(async () => (await task.run()) === 1, 15_000, 'the missing lock to be confirmed');
 
       const a = await readJob(exec, lost.id);
-      expect(a).toMatchObject({ state: 'retryable', errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }] });
+      expect(a).toMatchObject({
+        state: 'retryable',
+        errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }],
+      });
       expect(a!.retry_delay_ms).toBeCloseTo(9_000, 3);
-      expect(await readJob(exec, stale.id)).toMatchObject({ state: 'failed', errors: [{ attempt: 3, error: RescueErrors.instanceDied('dead-stale') }] });
-      for (const job of [alive, mine]) expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
+      expect(await readJob(exec, stale.id)).toMatchObject({
+        state: 'failed',
+        errors: [{ attempt: 3, error: RescueErrors.instanceDied('dead-stale') }],
+      });
+      for (const job of [alive, mine])
+        expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
       expect(await leasesOf(exec, alive.id)).toEqual(['1@alive']);
       expect(await leasesOf(exec, mine.id)).toEqual([`1@${self}`]);
       expect(await instanceIds()).toEqual(['alive']);
@@ -121,7 +134,10 @@ describe('OrphanRescueTask', () => {
       expect(await instanceIds()).toEqual(['reconnecting']);
       // Still missing on a later sweep, long enough after the first: dead.
       await waitFor(async () => (await task.run()) === 1, 15_000, 'the missing lock to be confirmed');
-      expect(await readJob(exec, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('reconnecting') }] });
+      expect(await readJob(exec, job.id)).toMatchObject({
+        state: 'retryable',
+        errors: [{ error: RescueErrors.instanceDied('reconnecting') }],
+      });
     });
 
     it('forgets a missing lock that is held again by the next sweep, however long after', async () => {
@@ -134,8 +150,13 @@ describe('OrphanRescueTask', () => {
       await waitFor(async () => Date.now() > firstSweep + confirmAfter, 15_000, 'the confirmation delay to pass');
       expect(await task.run()).toBe(0);
       await lockHolders.pop()!.end(); // lost again: a new suspicion, not the old one
-      await waitFor(async () => (await exec(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [key]))[0].n === 0, 15_000,
-        'the lock to be released');
+      await waitFor(
+        async () =>
+          (await exec(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, [key]))[0]
+            .n === 0,
+        15_000,
+        'the lock to be released',
+      );
       expect(await task.run()).toBe(0);
       expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
     });
@@ -149,7 +170,10 @@ describe('OrphanRescueTask', () => {
       let rescued = 0;
       await waitFor(async () => (rescued = await task.run()) > 0, 15_000, 'the closed session to count as dead');
       expect(rescued).toBe(1);
-      expect(await readJob(exec, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('mortal') }] });
+      expect(await readJob(exec, job.id)).toMatchObject({
+        state: 'retryable',
+        errors: [{ error: RescueErrors.instanceDied('mortal') }],
+      });
     });
 
     // Last in this block: it cuts the app's own session.
@@ -158,9 +182,15 @@ describe('OrphanRescueTask', () => {
       const job = await seedRunning(exec, { instanceId: 'dead' });
       const session = app.get(InstanceSession, { strict: false });
       const [{ done }] = await exec(
-        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`, [`awa:${session.id}`]);
+        `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`,
+        [`awa:${session.id}`],
+      );
       expect(done).toBe(true);
-      await waitFor(async () => session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS) && session.connected, 15_000, 'the session to reconnect');
+      await waitFor(
+        async () => session.reconnectedWithin(ORPHAN_SWEEP_GRACE_MS) && session.connected,
+        15_000,
+        'the session to reconnect',
+      );
       // run() checks the grace period synchronously, before its first await; if we are still within it
       // right after the call, so was run(). (On a very slow machine the grace may be over already.)
       const pending = task.run();
@@ -186,7 +216,10 @@ describe('OrphanRescueTask', () => {
       const stale = await seedRunning(exec, { instanceId: 'stale-with-lock' });
       expect(await task.run()).toBe(1);
       expect(await readJob(exec, fresh.id)).toMatchObject({ state: 'running' });
-      expect(await readJob(exec, stale.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.instanceDied('stale-with-lock') }] });
+      expect(await readJob(exec, stale.id)).toMatchObject({
+        state: 'retryable',
+        errors: [{ error: RescueErrors.instanceDied('stale-with-lock') }],
+      });
       expect(await instanceIds()).toEqual(['fresh-no-lock']);
     });
   });

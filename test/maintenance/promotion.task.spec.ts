@@ -41,7 +41,11 @@ describe('PromotionTask', () => {
 
   it('promotes at most rescueBatchSize jobs per run, earliest run_at first', async () => {
     const jobs = [];
-    for (const minutes of [5, 1, 4, 2, 3]) jobs.push({ minutes, id: await seedJob(exec, { state: 'retryable', attempt: 1, runLease: 1, runAtMs: -minutes * 60_000 }) });
+    for (const minutes of [5, 1, 4, 2, 3])
+      jobs.push({
+        minutes,
+        id: await seedJob(exec, { state: 'retryable', attempt: 1, runLease: 1, runAtMs: -minutes * 60_000 }),
+      });
     expect(await task.run()).toBe(3);
     const promoted = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY jobs.id`);
     expect(promoted.map((r) => r.id)).toEqual(jobs.filter((j) => j.minutes >= 3).map((j) => j.id));

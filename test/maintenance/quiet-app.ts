@@ -9,7 +9,10 @@ import { startTestApp } from '../support/test-app.js';
 
 /** Intervals under which nothing runs by itself: the test calls the task. */
 export const QUIET_OPTIONS = {
-  heartbeatInterval: 1_000, heartbeatStaleAfter: 30_000, maintenanceInterval: 3_600_000, orphanSweepInterval: 3_600_000,
+  heartbeatInterval: 1_000,
+  heartbeatStaleAfter: 30_000,
+  maintenanceInterval: 3_600_000,
+  orphanSweepInterval: 3_600_000,
 } satisfies AwaModuleOptions;
 
 type Step = () => unknown;

@@ -13,11 +13,14 @@ const HOUR = 3_600_000;
  * task's writes (here on a direct connection: the pooler itself is test/pgbouncer's business).
  */
 describe('maintenance leadership behind a transaction pooler (row lease)', () => {
-  const ctx = useQuietApp({
-    connectionMode: 'transaction-pooler',
-    // Long enough that a job rescued in a sweep is not also promoted by that sweep.
-    queues: { default: { retryBaseDelay: 60_000, retryMaxDelay: 60_000 } },
-  }, { reset: (exec) => exec('TRUNCATE awa.leader') });
+  const ctx = useQuietApp(
+    {
+      connectionMode: 'transaction-pooler',
+      // Long enough that a job rescued in a sweep is not also promoted by that sweep.
+      queues: { default: { retryBaseDelay: 60_000, retryMaxDelay: 60_000 } },
+    },
+    { reset: (exec) => exec('TRUNCATE awa.leader') },
+  );
   const { exec } = ctx;
   const leader = () => ctx.app.get<MaintenanceLeader>(MAINTENANCE_LEADER, { strict: false });
   const instanceId = () => ctx.app.get(InstanceSession, { strict: false }).id;
@@ -27,11 +30,14 @@ describe('maintenance leadership behind a transaction pooler (row lease)', () =>
     expect(await leader().ensureLeader()).toBe(true);
     expect(await exec('SELECT holder, term::int FROM awa.leader')).toEqual([{ holder: instanceId(), term: 1 }]);
     expect(await ctx.app.get(MaintenanceService).sweep()).toMatchObject({ 'heartbeat rescue': 1 });
-    expect(await readJob(exec, stale.id)).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.heartbeatStale }] });
+    expect(await readJob(exec, stale.id)).toMatchObject({
+      state: 'retryable',
+      errors: [{ error: RescueErrors.heartbeatStale }],
+    });
     await leader().resign();
   });
 
-  it('a deposed leader\'s sweep changes nothing, though it still believed it led', async () => {
+  it("a deposed leader's sweep changes nothing, though it still believed it led", async () => {
     const stale = await seedRunning(exec, { heartbeatAgeMs: HOUR });
     expect(await leader().ensureLeader()).toBe(true);
     // Another instance took the lease (say ours expired while this process was stalled).
@@ -56,10 +62,12 @@ describe('maintenance leadership behind a transaction pooler (row lease)', () =>
   it('a task that fails inside the fence rolls back its writes, and the lease stays', async () => {
     const stale = await seedRunning(exec, { heartbeatAgeMs: HOUR });
     expect(await leader().ensureLeader()).toBe(true);
-    await expect(leader().fenced(async () => {
-      await ctx.app.get(HeartbeatRescueTask).run();
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      leader().fenced(async () => {
+        await ctx.app.get(HeartbeatRescueTask).run();
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await readJob(exec, stale.id)).toMatchObject({ state: 'running' });
     expect(leader().isLeader).toBe(true);
     await leader().resign();

@@ -11,11 +11,14 @@ const HOUR = 3_600_000;
  */
 describe('MaintenanceService sweeps in batches', () => {
   // rescueBatchSize 2: rescues and promotion take 2 rows per batch, cleanup 20.
-  const ctx = useQuietApp({
-    rescueBatchSize: 2,
-    retention: { completed: HOUR, failed: HOUR },
-    queues: { default: { retryBaseDelay: HOUR, retryMaxDelay: HOUR } },
-  }, { reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`) });
+  const ctx = useQuietApp(
+    {
+      rescueBatchSize: 2,
+      retention: { completed: HOUR, failed: HOUR },
+      queues: { default: { retryBaseDelay: HOUR, retryMaxDelay: HOUR } },
+    },
+    { reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`) },
+  );
   const { exec } = ctx;
   const service = () => ctx.app.get(MaintenanceService);
   afterEach(() => {
@@ -28,26 +31,38 @@ describe('MaintenanceService sweeps in batches', () => {
       await seedRunning(run, { heartbeatAgeMs: 2 * HOUR, instanceId: 'silent' });
       await seedRunning(run, { deadlineInMs: -1_000, instanceId: 'hung' });
     }
-    await run(`INSERT INTO awa.jobs (kind, state, run_at) SELECT 'k', 'scheduled', now() - interval '1 minute' FROM generate_series(1, 5)`);
+    await run(
+      `INSERT INTO awa.jobs (kind, state, run_at) SELECT 'k', 'scheduled', now() - interval '1 minute' FROM generate_series(1, 5)`,
+    );
     await run(`INSERT INTO awa.jobs (kind, state, attempt, finalized_at)
                SELECT 'k', 'completed', 1, now() - interval '2 hours' FROM generate_series(1, 45)`);
   }
-  const counts = async () => (await exec(`
+  const counts = async () =>
+    (
+      await exec(`
     SELECT (SELECT count(*) FROM awa.active_leases)::int AS leases,
            (SELECT count(*) FROM awa.jobs WHERE state = 'scheduled')::int AS scheduled,
-           (SELECT count(*) FROM awa.jobs WHERE state = 'completed')::int AS completed`))[0];
+           (SELECT count(*) FROM awa.jobs WHERE state = 'completed')::int AS completed`)
+    )[0];
 
   it('repeats each task until a batch comes back short, so one sweep clears a backlog several batches deep', async () => {
     await seedBacklog(exec);
     expect(await service().sweep()).toEqual({ 'heartbeat rescue': 5, 'deadline rescue': 5, promotion: 5, cleanup: 45 });
     expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0 });
-    const errors = await exec(`SELECT errors -> 0 ->> 'error' AS error, count(*)::int AS n FROM awa.jobs WHERE state = 'retryable' GROUP BY 1 ORDER BY 1`);
-    expect(errors).toEqual([{ error: RescueErrors.deadlineExceeded, n: 5 }, { error: RescueErrors.heartbeatStale, n: 5 }]);
+    const errors = await exec(
+      `SELECT errors -> 0 ->> 'error' AS error, count(*)::int AS n FROM awa.jobs WHERE state = 'retryable' GROUP BY 1 ORDER BY 1`,
+    );
+    expect(errors).toEqual([
+      { error: RescueErrors.deadlineExceeded, n: 5 },
+      { error: RescueErrors.heartbeatStale, n: 5 },
+    ]);
   });
 
   it('the orphan sweep rescues every lease of a dead instance in one tick', async () => {
     // No lock and a stale row: dead on the first sweep (a missing lock alone waits for a second look).
-    await exec(`INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 hour')`);
+    await exec(
+      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 hour')`,
+    );
     for (let i = 0; i < 5; i++) await seedRunning(exec, { instanceId: 'dead' });
     expect(await service().sweepOrphans()).toBe(5);
     expect(await counts()).toMatchObject({ leases: 0 });

@@ -12,10 +12,13 @@ class MailHandlers {
 
 /** A job of a kind no live instance handles is never claimed: the leader names it, with its count. */
 describe('the leader warns of kinds that no live instance handles', () => {
-  const ctx = useQuietApp({ queues: { mail: {} }, heartbeatStaleAfter: 30_000 }, {
-    providers: [MailHandlers],
-    reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`),
-  });
+  const ctx = useQuietApp(
+    { queues: { mail: {} }, heartbeatStaleAfter: 30_000 },
+    {
+      providers: [MailHandlers],
+      reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`),
+    },
+  );
   const { exec } = ctx;
   const service = () => ctx.app.get(MaintenanceService);
   let warnings: string[] = [];
@@ -54,7 +57,9 @@ describe('the leader warns of kinds that no live instance handles', () => {
                 ('live', 'seeded', 1, 1, '{"report.render": "reports"}', now()),
                 ('stale', 'seeded', 2, 2, '{"invoice.send": "billing"}', now() - interval '1 hour')`);
     await service().sweep();
-    expect(unhandledWarnings()).toEqual([expect.stringMatching(/^1 available job\(s\) of kind "invoice\.send" in queue "billing"/)]);
+    expect(unhandledWarnings()).toEqual([
+      expect.stringMatching(/^1 available job\(s\) of kind "invoice\.send" in queue "billing"/),
+    ]);
   });
 
   it('says nothing when every available job has a live handler', async () => {

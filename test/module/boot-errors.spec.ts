@@ -3,7 +3,15 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import {
-  AwaEntities, AwaErrorCodes, AwaMigrations, AwaModule, AwaOptionError, AwaSetupError, HandlerRegistrationError, JobHandler, SchemaError,
+  AwaEntities,
+  AwaErrorCodes,
+  AwaMigrations,
+  AwaModule,
+  AwaOptionError,
+  AwaSetupError,
+  HandlerRegistrationError,
+  JobHandler,
+  SchemaError,
 } from 'nestjs-awa';
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { caught } from '../support/caught.js';
@@ -37,7 +45,9 @@ describe('boot errors', () => {
     const error = await caught(() => startTestApp({ url: db.url, awa: { migrationsRun: false } }));
     expect(error).toBeInstanceOf(SchemaError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.schema, message: AwaMessages.schemaMissing(), pending: AwaMigrations.map((m) => m.name),
+      code: AwaErrorCodes.schema,
+      message: AwaMessages.schemaMissing(),
+      pending: AwaMigrations.map((m) => m.name),
     });
   });
 
@@ -51,7 +61,8 @@ describe('boot errors', () => {
     const error = await caught(() => startTestApp({ url: db.url, autoLoadEntities: false }));
     expect(error).toBeInstanceOf(AwaSetupError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.setup, message: AwaMessages.entitiesMissing(['AwaJobEntity', 'AwaActiveLeaseEntity', 'AwaInstanceEntity']),
+      code: AwaErrorCodes.setup,
+      message: AwaMessages.entitiesMissing(['AwaJobEntity', 'AwaActiveLeaseEntity', 'AwaInstanceEntity']),
     });
   });
 
@@ -59,7 +70,8 @@ describe('boot errors', () => {
     const error = await caught(() => startTestApp({ url: db.url, providers: [FirstMailer, SecondMailer] }));
     expect(error).toBeInstanceOf(HandlerRegistrationError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.handlerRegistration, handler: 'SecondMailer.deliver',
+      code: AwaErrorCodes.handlerRegistration,
+      handler: 'SecondMailer.deliver',
       message: AwaMessages.duplicateHandler('mail.send', 'FirstMailer.send', 'SecondMailer.deliver'),
     });
   });
@@ -68,7 +80,8 @@ describe('boot errors', () => {
     const error = await caught(() => startTestApp({ url: db.url, providers: [ReportsOnUnknownQueue] }));
     expect(error).toBeInstanceOf(HandlerRegistrationError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.handlerRegistration, handler: 'ReportsOnUnknownQueue.render',
+      code: AwaErrorCodes.handlerRegistration,
+      handler: 'ReportsOnUnknownQueue.render',
       message: AwaMessages.handlerQueueUnknown('ReportsOnUnknownQueue.render', 'reports'),
     });
   });
@@ -85,7 +98,11 @@ describe('boot errors', () => {
     const moduleRef = Test.createTestingModule({ imports: [AsyncApp] });
     const error = await caught(() => moduleRef.compile());
     expect(error).toBeInstanceOf(AwaOptionError);
-    expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'heartbeatInterval', problem: 'must be greater than 0, got -1' });
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.invalidOption,
+      path: 'heartbeatInterval',
+      problem: 'must be greater than 0, got -1',
+    });
   });
 
   it('fails at boot for an unknown option returned by the forRootAsync factory, naming the nearest known one', async () => {
@@ -100,7 +117,9 @@ describe('boot errors', () => {
     const error = await caught(() => Test.createTestingModule({ imports: [AsyncApp] }).compile());
     expect(error).toBeInstanceOf(AwaOptionError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.invalidOption, path: 'queues.default.deadlineDurtion', problem: AwaMessages.unknownOption('deadlineDuration', true, []),
+      code: AwaErrorCodes.invalidOption,
+      path: 'queues.default.deadlineDurtion',
+      problem: AwaMessages.unknownOption('deadlineDuration', true, []),
     });
   });
 
@@ -109,7 +128,9 @@ describe('boot errors', () => {
       imports: [
         TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: [...AwaEntities] }),
         ScheduleModule.forRoot(),
-        AwaModule.forRootAsync({ useFactory: async () => ({ migrationsRun: true, heartbeatInterval: 500, heartbeatStaleAfter: 2_000 }) }),
+        AwaModule.forRootAsync({
+          useFactory: async () => ({ migrationsRun: true, heartbeatInterval: 500, heartbeatStaleAfter: 2_000 }),
+        }),
       ],
     })
     class AsyncApp {}

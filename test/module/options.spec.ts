@@ -10,51 +10,142 @@ describe('module options', () => {
     ['a negative interval', { maintenanceInterval: -5 }, 'maintenanceInterval', 'must be greater than 0, got -5'],
     ['NaN', { orphanSweepInterval: NaN }, 'orphanSweepInterval', 'expected a number, got NaN'],
     ['Infinity', { shutdownTimeout: Infinity }, 'shutdownTimeout', 'expected a finite number, got Infinity'],
-    ['a string number', { heartbeatInterval: '100' as unknown as number }, 'heartbeatInterval', 'expected a number, got "100"'],
-    ['stale-after not above the interval', { heartbeatInterval: 1_000, heartbeatStaleAfter: 1_000 }, 'heartbeatStaleAfter',
-      'must be greater than heartbeatInterval (1000), or every live lease would look stale; got 1000'],
-    ['concurrency 0', { queues: { default: { concurrency: 0 } } }, 'queues.default.concurrency', 'must be greater than 0, got 0'],
-    ['fractional concurrency', { queues: { q: { concurrency: 1.5 } } }, 'queues.q.concurrency', 'expected an integer, got 1.5'],
-    ['a negative deadline', { queues: { reports: { deadlineDuration: -1 } } }, 'queues.reports.deadlineDuration', 'must not be negative, got -1'],
+    [
+      'a string number',
+      { heartbeatInterval: '100' as unknown as number },
+      'heartbeatInterval',
+      'expected a number, got "100"',
+    ],
+    [
+      'stale-after not above the interval',
+      { heartbeatInterval: 1_000, heartbeatStaleAfter: 1_000 },
+      'heartbeatStaleAfter',
+      'must be greater than heartbeatInterval (1000), or every live lease would look stale; got 1000',
+    ],
+    [
+      'concurrency 0',
+      { queues: { default: { concurrency: 0 } } },
+      'queues.default.concurrency',
+      'must be greater than 0, got 0',
+    ],
+    [
+      'fractional concurrency',
+      { queues: { q: { concurrency: 1.5 } } },
+      'queues.q.concurrency',
+      'expected an integer, got 1.5',
+    ],
+    [
+      'a negative deadline',
+      { queues: { reports: { deadlineDuration: -1 } } },
+      'queues.reports.deadlineDuration',
+      'must not be negative, got -1',
+    ],
     ['maxAttempts 0', { queues: { q: { maxAttempts: 0 } } }, 'queues.q.maxAttempts', 'must be greater than 0, got 0'],
-    ['retry cap below base', { queues: { q: { retryBaseDelay: 10, retryMaxDelay: 5 } } }, 'queues.q.retryMaxDelay', 'must be at least retryBaseDelay (10)'],
-    ['a queue name with SQL', { queues: { "x'; drop table awa.jobs; --": {} } }, "queues.x'; drop table awa.jobs; --",
-      'a queue name is 1-100 characters of letters, digits, _ . : -'],
+    [
+      'retry cap below base',
+      { queues: { q: { retryBaseDelay: 10, retryMaxDelay: 5 } } },
+      'queues.q.retryMaxDelay',
+      'must be at least retryBaseDelay (10)',
+    ],
+    [
+      'a queue name with SQL',
+      { queues: { "x'; drop table awa.jobs; --": {} } },
+      "queues.x'; drop table awa.jobs; --",
+      'a queue name is 1-100 characters of letters, digits, _ . : -',
+    ],
     ['a queue given as a number', { queues: { q: 5 as unknown as object } }, 'queues.q', 'expected an object, got 5'],
-    ['queues as an array', { queues: [] as unknown as Record<string, object> }, 'queues', 'expected an object of queue name -> options, got object'],
+    [
+      'queues as an array',
+      { queues: [] as unknown as Record<string, object> },
+      'queues',
+      'expected an object of queue name -> options, got object',
+    ],
     ['a negative prefetch', { queues: { q: { prefetch: -1 } } }, 'queues.q.prefetch', 'must not be negative, got -1'],
     ['batch size 0', { rescueBatchSize: 0 }, 'rescueBatchSize', 'must be greater than 0, got 0'],
     ['heartbeat batch fractional', { heartbeatBatchSize: 2.5 }, 'heartbeatBatchSize', 'expected an integer, got 2.5'],
-    ['migrationsRun as a string', { migrationsRun: 'yes' as unknown as boolean }, 'migrationsRun', 'expected a boolean, got "yes"'],
-    ['an unknown liveness probe', { livenessProbe: 'ping' as 'session' }, 'livenessProbe', `expected 'session' or 'heartbeat', got "ping"`],
-    ['an unknown connection mode', { connectionMode: 'pgbouncer' as 'direct' }, 'connectionMode', `expected 'direct' or 'transaction-pooler', got "pgbouncer"`],
-    ['the session probe behind a transaction pooler', { connectionMode: 'transaction-pooler', livenessProbe: 'session' }, 'livenessProbe',
-      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')"],
+    [
+      'migrationsRun as a string',
+      { migrationsRun: 'yes' as unknown as boolean },
+      'migrationsRun',
+      'expected a boolean, got "yes"',
+    ],
+    [
+      'an unknown liveness probe',
+      { livenessProbe: 'ping' as 'session' },
+      'livenessProbe',
+      `expected 'session' or 'heartbeat', got "ping"`,
+    ],
+    [
+      'an unknown connection mode',
+      { connectionMode: 'pgbouncer' as 'direct' },
+      'connectionMode',
+      `expected 'direct' or 'transaction-pooler', got "pgbouncer"`,
+    ],
+    [
+      'the session probe behind a transaction pooler',
+      { connectionMode: 'transaction-pooler', livenessProbe: 'session' },
+      'livenessProbe',
+      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')",
+    ],
     ['a negative retention', { retention: { completed: -1 } }, 'retention.completed', 'must not be negative, got -1'],
     ['an empty data source name', { dataSource: '' }, 'dataSource', 'expected a DataSource name, got ""'],
     ['a negative statement timeout', { statementTimeout: -1 }, 'statementTimeout', 'must not be negative, got -1'],
     ['a fractional statement timeout', { statementTimeout: 0.5 }, 'statementTimeout', 'expected an integer, got 0.5'],
     // JavaScript users and configs read from files have no type checker: unknown keys fail too.
-    ['an option of another queue library', { queues: { default: { keyConcurrency: 2 } as object } }, 'queues.default.keyConcurrency',
-      AwaMessages.unknownOption('concurrency', true, [])],
-    ['a misspelt queue option', { queues: { reports: { deadlineDurtion: 1_000 } as object } }, 'queues.reports.deadlineDurtion',
-      AwaMessages.unknownOption('deadlineDuration', true, [])],
-    ['a misspelt module option', { heartbeatIntervall: 1_000 } as AwaModuleOptions, 'heartbeatIntervall', AwaMessages.unknownOption('heartbeatInterval', true, [])],
-    ['a misspelt retention option', { retention: { complete: 0 } as object }, 'retention.complete', AwaMessages.unknownOption('completed', true, [])],
+    [
+      'an option of another queue library',
+      { queues: { default: { keyConcurrency: 2 } as object } },
+      'queues.default.keyConcurrency',
+      AwaMessages.unknownOption('concurrency', true, []),
+    ],
+    [
+      'a misspelt queue option',
+      { queues: { reports: { deadlineDurtion: 1_000 } as object } },
+      'queues.reports.deadlineDurtion',
+      AwaMessages.unknownOption('deadlineDuration', true, []),
+    ],
+    [
+      'a misspelt module option',
+      { heartbeatIntervall: 1_000 } as AwaModuleOptions,
+      'heartbeatIntervall',
+      AwaMessages.unknownOption('heartbeatInterval', true, []),
+    ],
+    [
+      'a misspelt retention option',
+      { retention: { complete: 0 } as object },
+      'retention.complete',
+      AwaMessages.unknownOption('completed', true, []),
+    ],
   ];
 
   it.each(cases)('rejects %s, naming the option', (_what, options, path, problem) => {
     const error = caughtSync(() => AwaModule.forRoot(options));
     expect(error).toBeInstanceOf(AwaOptionError);
-    expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path, problem, message: AwaMessages.invalidOption(path, problem) });
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.invalidOption,
+      path,
+      problem,
+      message: AwaMessages.invalidOption(path, problem),
+    });
   });
 
   it('rejects an unknown queue option no known one is close to, naming the nearest and listing the known ones', () => {
-    const error = caughtSync(() => AwaModule.forRoot({ queues: { default: { rateLimit: { max: 10, duration: 1_000 } } as object } }));
+    const error = caughtSync(() =>
+      AwaModule.forRoot({ queues: { default: { rateLimit: { max: 10, duration: 1_000 } } as object } }),
+    );
     expect(error).toBeInstanceOf(AwaOptionError);
-    const queueKeys = ['concurrency', 'deadlineDuration', 'maxAttempts', 'retryBaseDelay', 'retryMaxDelay', 'pollInterval', 'prefetch'];
+    const queueKeys = [
+      'concurrency',
+      'deadlineDuration',
+      'maxAttempts',
+      'retryBaseDelay',
+      'retryMaxDelay',
+      'pollInterval',
+      'prefetch',
+    ];
     expect(error).toMatchObject({
-      code: AwaErrorCodes.invalidOption, path: 'queues.default.rateLimit',
+      code: AwaErrorCodes.invalidOption,
+      path: 'queues.default.rateLimit',
       problem: AwaMessages.unknownOption('maxAttempts', false, queueKeys),
     });
   });
@@ -62,20 +153,36 @@ describe('module options', () => {
   it('fills in the documented defaults', () => {
     const o = resolveAwaOptions({ queues: { reports: { deadlineDuration: 0 } } });
     expect(o).toMatchObject({
-      heartbeatInterval: 30_000, heartbeatStaleAfter: 90_000, maintenanceInterval: 30_000, rescueBatchSize: 500,
-      heartbeatBatchSize: 500, migrationsRun: false, shutdownTimeout: 30_000, orphanSweepInterval: 5_000,
-      livenessProbe: 'session', connectionMode: 'direct', statementTimeout: 30_000, retention: { completed: 86_400_000, failed: 604_800_000 },
+      heartbeatInterval: 30_000,
+      heartbeatStaleAfter: 90_000,
+      maintenanceInterval: 30_000,
+      rescueBatchSize: 500,
+      heartbeatBatchSize: 500,
+      migrationsRun: false,
+      shutdownTimeout: 30_000,
+      orphanSweepInterval: 5_000,
+      livenessProbe: 'session',
+      connectionMode: 'direct',
+      statementTimeout: 30_000,
+      retention: { completed: 86_400_000, failed: 604_800_000 },
     });
     expect(o.queues.get('default')).toEqual({
-      name: 'default', concurrency: 10, deadlineDuration: 300_000, maxAttempts: 25, retryBaseDelay: 1_000,
-      retryMaxDelay: 86_400_000, pollInterval: 1_000, prefetch: 0,
+      name: 'default',
+      concurrency: 10,
+      deadlineDuration: 300_000,
+      maxAttempts: 25,
+      retryBaseDelay: 1_000,
+      retryMaxDelay: 86_400_000,
+      pollInterval: 1_000,
+      prefetch: 0,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
   });
 
   it('implies the heartbeat liveness probe behind a transaction pooler', () => {
     expect(resolveAwaOptions({ connectionMode: 'transaction-pooler' })).toMatchObject({
-      connectionMode: 'transaction-pooler', livenessProbe: 'heartbeat',
+      connectionMode: 'transaction-pooler',
+      livenessProbe: 'heartbeat',
     });
   });
 
@@ -88,6 +195,10 @@ describe('module options', () => {
   it('rejects an unknown forRootAsync key, naming the nearest known one', () => {
     const error = caughtSync(() => AwaModule.forRootAsync({ useFactory: () => ({}), injects: [] } as never));
     expect(error).toBeInstanceOf(AwaOptionError);
-    expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'injects', problem: AwaMessages.unknownOption('inject', true, []) });
+    expect(error).toMatchObject({
+      code: AwaErrorCodes.invalidOption,
+      path: 'injects',
+      problem: AwaMessages.unknownOption('inject', true, []),
+    });
   });
 });

@@ -6,5 +6,10 @@ import { describePackedApp } from './packed-app.suite.js';
  * module nodenext (types from the `require` condition). `require('nestjs-awa')` loads the CommonJS build.
  */
 describe('the packed tarball in a CommonJS app on Nest 11 and TypeORM 0.3', () => {
-  describePackedApp({ name: 'cjs-nest11', ext: '.js', entry: 'dist/cjs/lib/index.js', alsoTypeCheckWith: ['tsconfig.nodenext.json'] });
+  describePackedApp({
+    name: 'cjs-nest11',
+    ext: '.js',
+    entry: 'dist/cjs/lib/index.js',
+    alsoTypeCheckWith: ['tsconfig.nodenext.json'],
+  });
 });

@@ -16,7 +16,8 @@ export async function cachedDependencies(template: string, name: string, env: Re
   const hash = createHash('sha256')
     .update(await readFile(join(template, 'package.json')))
     .update(await readFile(join(template, 'package-lock.json')))
-    .digest('hex').slice(0, 16);
+    .digest('hex')
+    .slice(0, 16);
   const dir = join(root, `${name}-${hash}`);
   if (existsSync(join(dir, '.complete'))) return dir;
 

@@ -30,8 +30,15 @@ export function run(file: string, args: string[], cwd: string, env = cleanEnv())
 
 /** `npm pack` of the already built dist/ (no prepack: other test files may be using dist/). */
 export async function packTarball(destination: string): Promise<string> {
-  for (const built of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/migrations/index.js', 'dist/cjs/lib/index.js', 'dist/cjs/package.json']) {
-    if (!existsSync(join(REPO, built))) throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
+  for (const built of [
+    'dist/lib/index.js',
+    'dist/lib/index.d.ts',
+    'dist/migrations/index.js',
+    'dist/cjs/lib/index.js',
+    'dist/cjs/package.json',
+  ]) {
+    if (!existsSync(join(REPO, built)))
+      throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
   }
   const out = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], REPO);
   const [{ filename }] = JSON.parse(out) as [{ filename: string }];
@@ -48,7 +55,11 @@ export async function createConsumer(name: string, dir: string, tarball: string)
   const cached = await cachedDependencies(template, name, cleanEnv());
   await cp(template, dir, { recursive: true });
   await copyDependencies(cached, dir, cleanEnv());
-  await run('npm', ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], dir);
+  await run(
+    'npm',
+    ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball],
+    dir,
+  );
 }
 
 /** The repo's own TypeScript compiler, on a project. */
@@ -71,10 +82,12 @@ export class ConsumerProcess {
       this.waiters.forEach((w) => w());
     });
     this.child.stderr!.on('data', (d) => (this.stderr += String(d)));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => {
-      resolve({ code, signal });
-      this.waiters.forEach((w) => w());
-    }));
+    this.exited = new Promise((resolve) =>
+      this.child.on('exit', (code, signal) => {
+        resolve({ code, signal });
+        this.waiters.forEach((w) => w());
+      }),
+    );
   }
 
   get pid(): number {
@@ -88,7 +101,8 @@ export class ConsumerProcess {
       const check = () => {
         const line = this.lines.find((l) => pattern.test(l));
         if (line !== undefined) done(undefined, line);
-        else if (this.child.exitCode !== null || this.child.signalCode !== null) done(new Error(`exited before a line matching ${pattern}`));
+        else if (this.child.exitCode !== null || this.child.signalCode !== null)
+          done(new Error(`exited before a line matching ${pattern}`));
       };
       const done = (error?: Error, line?: string) => {
         clearTimeout(timer);

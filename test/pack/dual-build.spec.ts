@@ -22,7 +22,8 @@ const DUAL_WARNING = /\[NESTJS_AWA_DUAL_PACKAGE\] Warning: nestjs-awa: both its 
 describe('the ESM and the CommonJS build', () => {
   beforeAll(() => {
     for (const built of ['dist/lib/index.js', 'dist/cjs/lib/index.js']) {
-      if (!existsSync(join(REPO, built))) throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
+      if (!existsSync(join(REPO, built)))
+        throw new Error(`${built} is missing: run \`npm run build\` first (npm test does)`);
     }
   });
 
@@ -50,14 +51,17 @@ describe('the ESM and the CommonJS build', () => {
   });
 
   it('does not warn when a process requires the CommonJS build only, even after clearing the require cache', async () => {
-    const { stdout, stderr } = await node(['-e', `
+    const { stdout, stderr } = await node([
+      '-e',
+      `
       const first = require('nestjs-awa');
       const migrations = require('nestjs-awa/migrations');
       const same = first.AwaMigrations === migrations.AwaMigrations;
       for (const key of Object.keys(require.cache)) if (key.includes('/dist/cjs/')) delete require.cache[key];
       const again = require('nestjs-awa');
       console.log(same, again.AwaModule !== first.AwaModule, require.resolve('nestjs-awa'));
-    `]);
+    `,
+    ]);
     expect(stdout.trim()).toBe(`true true ${join(REPO, 'dist/cjs/lib/index.js')}`);
     expect(stderr).not.toMatch(DUAL_WARNING);
   });

@@ -5,7 +5,16 @@ import { join } from 'node:path';
 import { AwaMigrations } from 'nestjs-awa';
 import { waitFor } from '../support/test-app.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
-import { CONSUMERS, ConsumerProcess, REPO, cleanEnv, createConsumer, packTarball, run, tsc } from './consumer-project.js';
+import {
+  CONSUMERS,
+  ConsumerProcess,
+  REPO,
+  cleanEnv,
+  createConsumer,
+  packTarball,
+  run,
+  tsc,
+} from './consumer-project.js';
 
 /** The first run installs each app's dependencies with npm ci (later runs reuse them); compiling takes a while too. */
 const INSTALL_TIMEOUT = 300_000;
@@ -38,7 +47,10 @@ export function describePackedApp(app: ConsumerApp): void {
 
   const query = <T>(sql: string, params: unknown[] = []) => queryOnce<T>(db.url, sql, params);
   const start = (script: string, env: Record<string, string> = {}) => {
-    const child = new ConsumerProcess(join(consumer, 'dist', script + app.ext), consumer, { DATABASE_URL: db.url, ...env });
+    const child = new ConsumerProcess(join(consumer, 'dist', script + app.ext), consumer, {
+      DATABASE_URL: db.url,
+      ...env,
+    });
     processes.push(child);
     return child;
   };
@@ -55,81 +67,103 @@ export function describePackedApp(app: ConsumerApp): void {
     if (work) await rm(work, { recursive: true, force: true });
   }, RUN_TIMEOUT);
 
-  it('installs from the tarball beside its locked Nest and TypeORM, and every public name type-checks', async () => {
-    const tarball = await packTarball(work);
-    await createConsumer(app.name, consumer, tarball);
+  it(
+    'installs from the tarball beside its locked Nest and TypeORM, and every public name type-checks',
+    async () => {
+      const tarball = await packTarball(work);
+      await createConsumer(app.name, consumer, tarball);
 
-    // A real copy unpacked by npm, not a link to this repo.
-    const installed = join(consumer, 'node_modules/nestjs-awa');
-    expect(lstatSync(installed).isSymbolicLink()).toBe(false);
-    expect(realpathSync(installed).startsWith(REPO)).toBe(false);
-    const { version } = await readJson<{ version: string }>(join(installed, 'package.json'));
-    expect(version).toBe((await readJson<{ version: string }>(join(REPO, 'package.json'))).version);
+      // A real copy unpacked by npm, not a link to this repo.
+      const installed = join(consumer, 'node_modules/nestjs-awa');
+      expect(lstatSync(installed).isSymbolicLink()).toBe(false);
+      expect(realpathSync(installed).startsWith(REPO)).toBe(false);
+      const { version } = await readJson<{ version: string }>(join(installed, 'package.json'));
+      expect(version).toBe((await readJson<{ version: string }>(join(REPO, 'package.json'))).version);
 
-    // The app runs exactly the versions its package.json pins (npm did not swap a peer).
-    const { dependencies } = await readJson<{ dependencies: Record<string, string> }>(join(CONSUMERS, app.name, 'package.json'));
-    for (const peer of ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', '@nestjs/typeorm', 'typeorm', 'pg']) {
-      expect(`${peer}@${(await readJson<{ version: string }>(join(consumer, 'node_modules', peer, 'package.json'))).version}`)
-        .toBe(`${peer}@${dependencies[peer]}`);
-    }
+      // The app runs exactly the versions its package.json pins (npm did not swap a peer).
+      const { dependencies } = await readJson<{ dependencies: Record<string, string> }>(
+        join(CONSUMERS, app.name, 'package.json'),
+      );
+      for (const peer of ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', '@nestjs/typeorm', 'typeorm', 'pg']) {
+        expect(
+          `${peer}@${(await readJson<{ version: string }>(join(consumer, 'node_modules', peer, 'package.json'))).version}`,
+        ).toBe(`${peer}@${dependencies[peer]}`);
+      }
 
-    // skipLibCheck is off and noEmitOnError on: the shipped declarations are checked against this
-    // app's Nest and TypeORM, and a type error leaves nothing to run. src/awa-api.check fails to
-    // compile if a name is `any`.
-    await tsc(['-p', consumer], consumer);
-    for (const tsconfig of app.alsoTypeCheckWith ?? []) await tsc(['-p', join(consumer, tsconfig)], consumer);
-    for (const script of ['awa-api.check', 'migrate.main', 'worker.main', 'enqueue.main']) {
-      expect(existsSync(join(consumer, 'dist', script + app.ext))).toBe(true);
-    }
-  }, INSTALL_TIMEOUT);
+      // skipLibCheck is off and noEmitOnError on: the shipped declarations are checked against this
+      // app's Nest and TypeORM, and a type error leaves nothing to run. src/awa-api.check fails to
+      // compile if a name is `any`.
+      await tsc(['-p', consumer], consumer);
+      for (const tsconfig of app.alsoTypeCheckWith ?? []) await tsc(['-p', join(consumer, tsconfig)], consumer);
+      for (const script of ['awa-api.check', 'migrate.main', 'worker.main', 'enqueue.main']) {
+        expect(existsSync(join(consumer, 'dist', script + app.ext))).toBe(true);
+      }
+    },
+    INSTALL_TIMEOUT,
+  );
 
-  it('migrates with TypeORM, enqueues in a transaction, handles, and survives a SIGKILLed worker with no job lost', async () => {
-    expect(existsSync(join(consumer, `dist/worker.main${app.ext}`))).toBe(true); // built by the test above
+  it(
+    'migrates with TypeORM, enqueues in a transaction, handles, and survives a SIGKILLed worker with no job lost',
+    async () => {
+      expect(existsSync(join(consumer, `dist/worker.main${app.ext}`))).toBe(true); // built by the test above
 
-    // The migrations from 'nestjs-awa/migrations', run by TypeORM's own migration runner.
-    const migrated = await run(process.execPath, [join(consumer, `dist/migrate.main${app.ext}`)], consumer, cleanEnv({ DATABASE_URL: db.url }));
-    expect(migrated.trim()).toBe(`MIGRATED ${AwaMigrations.map((M) => new M().name).join(',')}`);
+      // The migrations from 'nestjs-awa/migrations', run by TypeORM's own migration runner.
+      const migrated = await run(
+        process.execPath,
+        [join(consumer, `dist/migrate.main${app.ext}`)],
+        consumer,
+        cleanEnv({ DATABASE_URL: db.url }),
+      );
+      expect(migrated.trim()).toBe(`MIGRATED ${AwaMigrations.map((M) => new M().name).join(',')}`);
 
-    const survivor = start('worker.main');
-    const victim = start('worker.main');
-    const ready = await Promise.all([survivor.waitForLine(/^READY /), victim.waitForLine(/^READY /)]);
-    // Both load nestjs-awa from the app's node_modules (the tarball, not this repo), in the build
-    // of the app's own module system.
-    for (const line of ready) expect(line.split(' ')[3]).toBe(join(consumer, 'node_modules/nestjs-awa', app.entry));
+      const survivor = start('worker.main');
+      const victim = start('worker.main');
+      const ready = await Promise.all([survivor.waitForLine(/^READY /), victim.waitForLine(/^READY /)]);
+      // Both load nestjs-awa from the app's node_modules (the tarball, not this repo), in the build
+      // of the app's own module system.
+      for (const line of ready) expect(line.split(' ')[3]).toBe(join(consumer, 'node_modules/nestjs-awa', app.entry));
 
-    const enqueue = start('enqueue.main', { COUNT: '12', MS: '1000' });
-    const ids = (await enqueue.waitForLine(/^ENQUEUED /)).split(' ')[1]!.split(',');
-    expect(ids).toHaveLength(12);
-    expect(await enqueue.exited).toEqual({ code: 0, signal: null });
+      const enqueue = start('enqueue.main', { COUNT: '12', MS: '1000' });
+      const ids = (await enqueue.waitForLine(/^ENQUEUED /)).split(' ')[1]!.split(',');
+      expect(ids).toHaveLength(12);
+      expect(await enqueue.exited).toEqual({ code: 0, signal: null });
 
-    await victim.waitForLine(/^START /);
-    victim.kill('SIGKILL');
-    expect((await victim.exited).signal).toBe('SIGKILL');
-    const startedBy = (p: ConsumerProcess) => p.lines.filter((l) => l.startsWith('START ')).map((l) => l.split(' ')[1]!);
-    const doneBy = (p: ConsumerProcess) => p.lines.filter((l) => l.startsWith('DONE ')).map((l) => l.split(' ')[1]!);
-    const interrupted = startedBy(victim).filter((id) => !doneBy(victim).includes(id));
-    expect(interrupted.length).toBeGreaterThan(0);
+      await victim.waitForLine(/^START /);
+      victim.kill('SIGKILL');
+      expect((await victim.exited).signal).toBe('SIGKILL');
+      const startedBy = (p: ConsumerProcess) =>
+        p.lines.filter((l) => l.startsWith('START ')).map((l) => l.split(' ')[1]!);
+      const doneBy = (p: ConsumerProcess) => p.lines.filter((l) => l.startsWith('DONE ')).map((l) => l.split(' ')[1]!);
+      const interrupted = startedBy(victim).filter((id) => !doneBy(victim).includes(id));
+      expect(interrupted.length).toBeGreaterThan(0);
 
-    const rows = await waitFor(async () => {
-      const jobs = await query<{ id: string; state: string; attempt: number; errors: Array<{ error: string }> }>(
-        'SELECT id::text, state, attempt, errors FROM awa.jobs ORDER BY id');
-      return jobs.every((j) => j.state === 'completed') ? jobs : null;
-    }, 120_000, 'every job to complete');
+      const rows = await waitFor(
+        async () => {
+          const jobs = await query<{ id: string; state: string; attempt: number; errors: Array<{ error: string }> }>(
+            'SELECT id::text, state, attempt, errors FROM awa.jobs ORDER BY id',
+          );
+          return jobs.every((j) => j.state === 'completed') ? jobs : null;
+        },
+        120_000,
+        'every job to complete',
+      );
 
-    // None lost, none added: exactly the enqueued jobs, all completed.
-    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
-    // Each job the dead worker was running was rescued, and the survivor ran it to the end.
-    for (const id of interrupted) {
-      const row = rows.find((r) => r.id === id)!;
-      expect(row.attempt).toBeGreaterThanOrEqual(2);
-      expect(row.errors[0]!.error).toMatch(/^(worker instance died|heartbeat stale)/);
-      expect(doneBy(survivor)).toContain(id);
-    }
-    // Every job's handler ran to its end on one worker or the other.
-    expect(new Set([...doneBy(survivor), ...doneBy(victim)])).toEqual(new Set(ids));
+      // None lost, none added: exactly the enqueued jobs, all completed.
+      expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+      // Each job the dead worker was running was rescued, and the survivor ran it to the end.
+      for (const id of interrupted) {
+        const row = rows.find((r) => r.id === id)!;
+        expect(row.attempt).toBeGreaterThanOrEqual(2);
+        expect(row.errors[0]!.error).toMatch(/^(worker instance died|heartbeat stale)/);
+        expect(doneBy(survivor)).toContain(id);
+      }
+      // Every job's handler ran to its end on one worker or the other.
+      expect(new Set([...doneBy(survivor), ...doneBy(victim)])).toEqual(new Set(ids));
 
-    survivor.kill('SIGTERM');
-    const exit = await survivor.exited;
-    expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
-  }, RUN_TIMEOUT);
+      survivor.kill('SIGTERM');
+      const exit = await survivor.exited;
+      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+    },
+    RUN_TIMEOUT,
+  );
 }

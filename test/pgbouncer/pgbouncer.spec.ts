@@ -38,10 +38,15 @@ describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode t
     workers.push(w);
     return w;
   };
-  const completed = (producer: QueueProducer, id: string) => waitFor(async () => {
-    const job = await producer.getJob(id);
-    return job?.state === 'completed' ? job : null;
-  }, 30_000, `completion of job ${id}`);
+  const completed = (producer: QueueProducer, id: string) =>
+    waitFor(
+      async () => {
+        const job = await producer.getJob(id);
+        return job?.state === 'completed' ? job : null;
+      },
+      30_000,
+      `completion of job ${id}`,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -62,14 +67,19 @@ describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode t
     await worker().ready();
     const producer = app.get(QueueProducer);
     const one = await producer.enqueue('fixture.sleep', { ms: 1 });
-    const many = await producer.enqueueMany(Array.from({ length: 30 }, () => ({ kind: 'fixture.sleep', args: { ms: 5 } })));
+    const many = await producer.enqueueMany(
+      Array.from({ length: 30 }, () => ({ kind: 'fixture.sleep', args: { ms: 5 } })),
+    );
     for (const { id } of [one, ...many]) await completed(producer, id);
     const runs = await direct<{ n: number }>('SELECT count(*)::int AS n FROM fixture_runs GROUP BY job_id');
     expect(runs).toHaveLength(31);
     expect(runs.every((r) => r.n === 1)).toBe(true);
     // Nothing session-scoped: an advisory lock would sit on whichever server backend the pooler picked.
-    const locks = await direct(`SELECT objid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                                 WHERE l.locktype = 'advisory' AND d.datname = $1`, [db.name]);
+    const locks = await direct(
+      `SELECT objid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                                 WHERE l.locktype = 'advisory' AND d.datname = $1`,
+      [db.name],
+    );
     expect(locks).toEqual([]);
   });
 
@@ -78,7 +88,11 @@ describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode t
     await victim.ready();
     const producer = app.get(QueueProducer);
     const { id } = await producer.enqueue('fixture.sleep', { ms: 60_000 });
-    const started = await waitFor(() => workers.find((w) => w.lines.some((l) => l.startsWith(`START ${id} 1 `))), 20_000, 'the start');
+    const started = await waitFor(
+      () => workers.find((w) => w.lines.some((l) => l.startsWith(`START ${id} 1 `))),
+      20_000,
+      'the start',
+    );
     await sigkill(started); // the victim, or the first test's worker if that one took the job
     await direct(`UPDATE awa.jobs SET args = '{"ms": 10}' WHERE id = $1`, [id]);
     worker(); // a survivor, whichever was killed
@@ -87,7 +101,10 @@ describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode t
     expect(done.attempt).toBe(2);
     expect(done.errors).toEqual([expect.objectContaining({ attempt: 1 })]);
     expect(done.errors[0]!.error).toMatch(new RegExp(`^(worker instance died: |${RescueErrors.heartbeatStale})`));
-    const runs = await direct<{ attempt: number; pid: number }>('SELECT attempt, pid FROM fixture_runs WHERE job_id = $1', [id]);
+    const runs = await direct<{ attempt: number; pid: number }>(
+      'SELECT attempt, pid FROM fixture_runs WHERE job_id = $1',
+      [id],
+    );
     expect(runs).toHaveLength(1);
     expect(runs[0]!.attempt).toBe(2);
     expect(runs[0]!.pid).not.toBe(started.pid);
@@ -98,22 +115,35 @@ describeWithBouncer('behind PgBouncer in transaction mode, with connectionMode t
     while (live.length < 2) live.push(worker());
     await Promise.all(live.map((w) => w.ready()));
     type LeaderRow = { holder: string; term: string; pid: number };
-    const leaderNow = () => direct<LeaderRow>(`SELECT l.holder, l.term::text, i.pid FROM awa.leader l
+    const leaderNow = () =>
+      direct<LeaderRow>(`SELECT l.holder, l.term::text, i.pid FROM awa.leader l
                                                  JOIN awa.instances i ON i.id = l.holder WHERE l.expires_at > now()`);
-    const old = await waitFor(async () => (await leaderNow()).find((r) => live.some((w) => w.pid === r.pid)), 20_000, 'a leader');
+    const old = await waitFor(
+      async () => (await leaderNow()).find((r) => live.some((w) => w.pid === r.pid)),
+      20_000,
+      'a leader',
+    );
     const leader = live.find((w) => w.pid === old.pid)!;
     await sigkill(leader);
 
     // A lease only a sweep rescues (its heartbeat is an hour old), of a kind no worker runs.
     const { id } = await seedRunning(direct, { kind: 'nobody.runs', instanceId: 'gone', heartbeatAgeMs: 3_600_000 });
 
-    const next = await waitFor(async () => (await leaderNow()).find((r) => r.holder !== old.holder), 30_000, 'a new leader');
+    const next = await waitFor(
+      async () => (await leaderNow()).find((r) => r.holder !== old.holder),
+      30_000,
+      'a new leader',
+    );
     expect(live.map((w) => w.pid)).toContain(next.pid);
     expect(BigInt(next.term)).toBeGreaterThan(BigInt(old.term));
-    const rescued = await waitFor(async () => {
-      const job = await app.get(QueueProducer).getJob(id);
-      return job?.state === 'retryable' ? job : null;
-    }, 20_000, 'the new leader\'s sweep');
+    const rescued = await waitFor(
+      async () => {
+        const job = await app.get(QueueProducer).getJob(id);
+        return job?.state === 'retryable' ? job : null;
+      },
+      20_000,
+      "the new leader's sweep",
+    );
     expect(rescued.errors).toEqual([expect.objectContaining({ attempt: 1, error: RescueErrors.heartbeatStale })]);
   });
 });

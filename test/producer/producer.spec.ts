@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import {
-  AwaErrorCodes, EnqueueValidationError, JobHandler, QueueProducer, type EnqueueManyItem, type EnqueueOptions,
+  AwaErrorCodes,
+  EnqueueValidationError,
+  JobHandler,
+  QueueProducer,
+  type EnqueueManyItem,
+  type EnqueueOptions,
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { AwaMessages } from '../../lib/awa.messages.js';
@@ -26,7 +31,8 @@ describe('QueueProducer', () => {
     db = await createTestDatabase();
     // Workers are started (the reports handler exists) but claim nothing of kinds used here.
     app = await startTestApp({
-      url: db.url, providers: [ReportHandler],
+      url: db.url,
+      providers: [ReportHandler],
       awa: { queues: { default: {}, reports: { concurrency: 1 } }, maxArgsBytes: 1_048_576 },
     });
     producer = app.get(QueueProducer);
@@ -41,39 +47,114 @@ describe('QueueProducer', () => {
   circular.self = circular;
   const bad: Array<[string, () => Promise<unknown>, Partial<EnqueueValidationError>]> = [
     ['an empty kind', () => producer.enqueue('', {}), { field: 'kind', message: AwaMessages.enqueueKindInvalid() }],
-    ['a kind that is not a string', () => producer.enqueue(42 as unknown as string, {}), { field: 'kind', message: AwaMessages.enqueueKindInvalid() }],
-    ['an unknown queue', () => producer.enqueue('x', {}, { queue: 'nope' }),
-      { field: 'queue', message: AwaMessages.enqueueQueueUnknown('nope', ['default', 'reports']) }],
-    ['a queue name carrying SQL', () => producer.enqueue('x', {}, { queue: "default'; DROP TABLE awa.jobs; --" }), { field: 'queue' }],
+    [
+      'a kind that is not a string',
+      () => producer.enqueue(42 as unknown as string, {}),
+      { field: 'kind', message: AwaMessages.enqueueKindInvalid() },
+    ],
+    [
+      'an unknown queue',
+      () => producer.enqueue('x', {}, { queue: 'nope' }),
+      { field: 'queue', message: AwaMessages.enqueueQueueUnknown('nope', ['default', 'reports']) },
+    ],
+    [
+      'a queue name carrying SQL',
+      () => producer.enqueue('x', {}, { queue: "default'; DROP TABLE awa.jobs; --" }),
+      { field: 'queue' },
+    ],
     ['BigInt args', () => producer.enqueue('x', { n: 10n }), { field: 'args' }],
     ['circular args', () => producer.enqueue('x', circular), { field: 'args' }],
-    ['undefined args', () => producer.enqueue('x', undefined), { field: 'args', message: AwaMessages.enqueueArgsInvalid('undefined is not a JSON value') }],
-    ['a function as args', () => producer.enqueue('x', () => 1), { field: 'args', message: AwaMessages.enqueueArgsInvalid('function is not a JSON value') }],
+    [
+      'undefined args',
+      () => producer.enqueue('x', undefined),
+      { field: 'args', message: AwaMessages.enqueueArgsInvalid('undefined is not a JSON value') },
+    ],
+    [
+      'a function as args',
+      () => producer.enqueue('x', () => 1),
+      { field: 'args', message: AwaMessages.enqueueArgsInvalid('function is not a JSON value') },
+    ],
     ['a NUL character', () => producer.enqueue('x', { s: 'a\u0000b' }), { field: 'args' }],
-    ['args over the size limit', () => producer.enqueue('x', { blob: 'x'.repeat(2 * 1024 * 1024) }),
-      { field: 'args', message: AwaMessages.enqueueArgsTooLarge(2 * 1024 * 1024 + 11, 1_048_576) }],
-    ['an invalid runAt', () => producer.enqueue('x', {}, { runAt: new Date('nope') }), { field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() }],
-    ['a runAt that is not a Date', () => producer.enqueue('x', {}, { runAt: '2030-01-01' as unknown as Date }), { field: 'runAt' }],
-    ['a runAt beyond year 9999', () => producer.enqueue('x', {}, { runAt: new Date(Date.UTC(20000, 0, 1)) }), { field: 'runAt' }],
-    ['a priority out of range', () => producer.enqueue('x', {}, { priority: 40_000 }),
-      { field: 'priority', message: AwaMessages.enqueuePriorityInvalid(-32768, 32767) }],
+    [
+      'args over the size limit',
+      () => producer.enqueue('x', { blob: 'x'.repeat(2 * 1024 * 1024) }),
+      { field: 'args', message: AwaMessages.enqueueArgsTooLarge(2 * 1024 * 1024 + 11, 1_048_576) },
+    ],
+    [
+      'an invalid runAt',
+      () => producer.enqueue('x', {}, { runAt: new Date('nope') }),
+      { field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() },
+    ],
+    [
+      'a runAt that is not a Date',
+      () => producer.enqueue('x', {}, { runAt: '2030-01-01' as unknown as Date }),
+      { field: 'runAt' },
+    ],
+    [
+      'a runAt beyond year 9999',
+      () => producer.enqueue('x', {}, { runAt: new Date(Date.UTC(20000, 0, 1)) }),
+      { field: 'runAt' },
+    ],
+    [
+      'a priority out of range',
+      () => producer.enqueue('x', {}, { priority: 40_000 }),
+      { field: 'priority', message: AwaMessages.enqueuePriorityInvalid(-32768, 32767) },
+    ],
     ['a fractional priority', () => producer.enqueue('x', {}, { priority: 1.5 }), { field: 'priority' }],
-    ['maxAttempts 0', () => producer.enqueue('x', {}, { maxAttempts: 0 }), { field: 'maxAttempts', message: AwaMessages.enqueueMaxAttemptsInvalid() }],
-    ['a manager that is not an EntityManager', () => producer.enqueue('x', {}, { manager: {} as never }),
-      { field: 'manager', message: AwaMessages.enqueueManagerInvalid() }],
-    ['one bad item in a batch', () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: '', args: {} }]), { field: 'kind', index: 1 }],
-    ['enqueueMany with a non-array', () => producer.enqueueMany({ kind: 'x', args: {} } as never),
-      { field: 'items', message: AwaMessages.enqueueManyNotArray() }],
-    ['an enqueueMany item that is not an object', () => producer.enqueueMany([{ kind: 'x', args: {} }, null as never]), { field: 'item', index: 1 }],
-    ['a misspelt enqueue option', () => producer.enqueue('x', {}, { runAfter: new Date() } as EnqueueOptions),
-      { field: 'runAfter', index: undefined, message: AwaMessages.enqueueOptionUnknown('runAfter', 'runAt', true, []) }],
-    ['a misspelt option on an enqueueMany item', () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: 'x', args: {}, priorty: 1 } as EnqueueManyItem]),
-      { field: 'priorty', index: 1, message: AwaMessages.enqueueOptionUnknown('priorty', 'priority', true, []) }],
-    ['a manager on an enqueueMany item', () => producer.enqueueMany([{ kind: 'x', args: {}, manager: dataSource.manager } as EnqueueManyItem]),
-      { field: 'manager', index: 0, message: AwaMessages.enqueueManagerInItem() }],
-    ['an unknown enqueueMany option', () => producer.enqueueMany([{ kind: 'x', args: {} }], { mangaer: dataSource.manager } as never),
-      { field: 'mangaer', message: AwaMessages.enqueueOptionUnknown('mangaer', 'manager', true, []) }],
-    ['enqueue options that are not an object', () => producer.enqueue('x', {}, null as never), { field: 'options', message: AwaMessages.enqueueOptionsInvalid() }],
+    [
+      'maxAttempts 0',
+      () => producer.enqueue('x', {}, { maxAttempts: 0 }),
+      { field: 'maxAttempts', message: AwaMessages.enqueueMaxAttemptsInvalid() },
+    ],
+    [
+      'a manager that is not an EntityManager',
+      () => producer.enqueue('x', {}, { manager: {} as never }),
+      { field: 'manager', message: AwaMessages.enqueueManagerInvalid() },
+    ],
+    [
+      'one bad item in a batch',
+      () =>
+        producer.enqueueMany([
+          { kind: 'x', args: {} },
+          { kind: '', args: {} },
+        ]),
+      { field: 'kind', index: 1 },
+    ],
+    [
+      'enqueueMany with a non-array',
+      () => producer.enqueueMany({ kind: 'x', args: {} } as never),
+      { field: 'items', message: AwaMessages.enqueueManyNotArray() },
+    ],
+    [
+      'an enqueueMany item that is not an object',
+      () => producer.enqueueMany([{ kind: 'x', args: {} }, null as never]),
+      { field: 'item', index: 1 },
+    ],
+    [
+      'a misspelt enqueue option',
+      () => producer.enqueue('x', {}, { runAfter: new Date() } as EnqueueOptions),
+      { field: 'runAfter', index: undefined, message: AwaMessages.enqueueOptionUnknown('runAfter', 'runAt', true, []) },
+    ],
+    [
+      'a misspelt option on an enqueueMany item',
+      () => producer.enqueueMany([{ kind: 'x', args: {} }, { kind: 'x', args: {}, priorty: 1 } as EnqueueManyItem]),
+      { field: 'priorty', index: 1, message: AwaMessages.enqueueOptionUnknown('priorty', 'priority', true, []) },
+    ],
+    [
+      'a manager on an enqueueMany item',
+      () => producer.enqueueMany([{ kind: 'x', args: {}, manager: dataSource.manager } as EnqueueManyItem]),
+      { field: 'manager', index: 0, message: AwaMessages.enqueueManagerInItem() },
+    ],
+    [
+      'an unknown enqueueMany option',
+      () => producer.enqueueMany([{ kind: 'x', args: {} }], { mangaer: dataSource.manager } as never),
+      { field: 'mangaer', message: AwaMessages.enqueueOptionUnknown('mangaer', 'manager', true, []) },
+    ],
+    [
+      'enqueue options that are not an object',
+      () => producer.enqueue('x', {}, null as never),
+      { field: 'options', message: AwaMessages.enqueueOptionsInvalid() },
+    ],
   ];
 
   it.each(bad)('rejects %s before touching the database', async (_what, call, expected) => {
@@ -88,12 +169,22 @@ describe('QueueProducer', () => {
     const job = await producer.enqueue('x.read', { a: [1, 'two', { three: true }] }, { priority: -3, maxAttempts: 4 });
     expect(job).toEqual({ id: expect.stringMatching(/^\d+$/), kind: 'x.read', queue: 'default' });
     expect(await producer.getJob(job.id)).toMatchObject({
-      id: job.id, kind: 'x.read', queue: 'default', args: { a: [1, 'two', { three: true }] }, state: 'available',
-      priority: -3, attempt: 0, maxAttempts: 4, errors: [], runLease: '0', attemptedAt: null, finalizedAt: null,
+      id: job.id,
+      kind: 'x.read',
+      queue: 'default',
+      args: { a: [1, 'two', { three: true }] },
+      state: 'available',
+      priority: -3,
+      attempt: 0,
+      maxAttempts: 4,
+      errors: [],
+      runLease: '0',
+      attemptedAt: null,
+      finalizedAt: null,
     });
   });
 
-  it('sends a kind with a local handler to that handler\'s queue by default', async () => {
+  it("sends a kind with a local handler to that handler's queue by default", async () => {
     const job = await producer.enqueue('report.other', {});
     expect(job.queue).toBe('default');
     const local = await dataSource.query('SELECT queue FROM awa.jobs WHERE kind = $1 LIMIT 1', ['x.read']);
@@ -118,7 +209,7 @@ describe('QueueProducer', () => {
     expect(await producer.enqueueMany([])).toEqual([]);
   });
 
-  it('commits the job with the caller\'s transaction', async () => {
+  it("commits the job with the caller's transaction", async () => {
     const job = await dataSource.transaction(async (manager) => {
       const j = await producer.enqueue('x.tx', { ok: true }, { manager });
       // Not visible outside the transaction before commit.
@@ -128,20 +219,28 @@ describe('QueueProducer', () => {
     expect((await producer.getJob(job.id))?.state).toBe('available');
   });
 
-  it('loses the job with the caller\'s rolled-back transaction', async () => {
+  it("loses the job with the caller's rolled-back transaction", async () => {
     let id = '';
-    await expect(dataSource.transaction(async (manager) => {
-      const [a, b] = await producer.enqueueMany([{ kind: 'x.rb', args: {} }, { kind: 'x.rb', args: {} }], { manager });
-      id = a!.id;
-      expect(b).toBeDefined();
-      throw new Error('caller rolls back');
-    })).rejects.toThrow('caller rolls back');
+    await expect(
+      dataSource.transaction(async (manager) => {
+        const [a, b] = await producer.enqueueMany(
+          [
+            { kind: 'x.rb', args: {} },
+            { kind: 'x.rb', args: {} },
+          ],
+          { manager },
+        );
+        id = a!.id;
+        expect(b).toBeDefined();
+        throw new Error('caller rolls back');
+      }),
+    ).rejects.toThrow('caller rolls back');
     expect(id).not.toBe('');
     expect(await producer.getJob(id)).toBeNull();
   });
 
   it('getJob returns null for unknown or malformed ids', async () => {
     expect(await producer.getJob('999999999')).toBeNull();
-    expect(await producer.getJob("1; DROP TABLE awa.jobs")).toBeNull();
+    expect(await producer.getJob('1; DROP TABLE awa.jobs')).toBeNull();
   });
 });

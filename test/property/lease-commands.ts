@@ -35,8 +35,19 @@ const pick = fc.nat({ max: 20 });
 const rescueKind = fc.constantFrom<Rescue>('stale', 'deadline', 'orphan');
 
 export const commandArb: fc.Arbitrary<Command> = fc.oneof(
-  { arbitrary: fc.record({ t: fc.constant('enqueue' as const), maxAttempts: fc.integer({ min: 1, max: 3 }) }), weight: 1 },
-  { arbitrary: fc.record({ t: fc.constant('claim' as const), inst, max: fc.integer({ min: 1, max: 3 }), deadline: fc.boolean() }), weight: 4 },
+  {
+    arbitrary: fc.record({ t: fc.constant('enqueue' as const), maxAttempts: fc.integer({ min: 1, max: 3 }) }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({
+      t: fc.constant('claim' as const),
+      inst,
+      max: fc.integer({ min: 1, max: 3 }),
+      deadline: fc.boolean(),
+    }),
+    weight: 4,
+  },
   { arbitrary: fc.record({ t: fc.constant('heartbeat' as const), inst }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('complete' as const), inst, pick }), weight: 4 },
   { arbitrary: fc.record({ t: fc.constant('fail' as const), inst, pick }), weight: 2 },

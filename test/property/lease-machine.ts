@@ -33,7 +33,14 @@ export interface MachineStats {
   liveRaces: number;
 }
 
-export const newStats = (): MachineStats => ({ claimed: 0, completed: 0, staleFinishes: 0, rescued: 0, released: 0, liveRaces: 0 });
+export const newStats = (): MachineStats => ({
+  claimed: 0,
+  completed: 0,
+  staleFinishes: 0,
+  rescued: 0,
+  released: 0,
+  liveRaces: 0,
+});
 
 /**
  * Drives the real SQL of lib/sql through one scenario, with a model of what each simulated instance
@@ -51,7 +58,10 @@ export class LeaseMachine {
   private step = -1;
   private command: Command | undefined;
 
-  constructor(private readonly db: PropertyDb, private readonly stats: MachineStats = newStats()) {}
+  constructor(
+    private readonly db: PropertyDb,
+    private readonly stats: MachineStats = newStats(),
+  ) {}
 
   async start(maxAttempts: number[]): Promise<void> {
     await this.db.reset();
@@ -118,7 +128,10 @@ export class LeaseMachine {
   }
 
   private async stall(inst: number): Promise<void> {
-    await this.db.sql(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE instance_id = $1`, [this.id(inst)]);
+    await this.db.sql(
+      `UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE instance_id = $1`,
+      [this.id(inst)],
+    );
   }
 
   /** The `n`th (modulo) instance among those that believe they hold a lease, or undefined. */
@@ -136,17 +149,25 @@ export class LeaseMachine {
 
   /** Claims exactly min(max, claimable) jobs, each a claimable one, with run_lease and attempt + 1. */
   private async claim(inst: number, max: number, deadline: boolean): Promise<void> {
-    const claimable = [...this.before.jobs.values()].filter((j) => j.state === 'available' || (j.state === 'retryable' && j.due));
-    const rows = await this.db.run(workerSql.claimJobs, [
-      QUEUE, [KIND], max, this.id(inst), deadline ? 600_000 : 0,
-    ]);
-    this.expect(rows.length === Math.min(max, claimable.length),
-      () => `claimed ${rows.length} of ${claimable.length} claimable jobs with max ${max}`);
+    const claimable = [...this.before.jobs.values()].filter(
+      (j) => j.state === 'available' || (j.state === 'retryable' && j.due),
+    );
+    const rows = await this.db.run(workerSql.claimJobs, [QUEUE, [KIND], max, this.id(inst), deadline ? 600_000 : 0]);
+    this.expect(
+      rows.length === Math.min(max, claimable.length),
+      () => `claimed ${rows.length} of ${claimable.length} claimable jobs with max ${max}`,
+    );
     for (const row of rows) {
       const was = this.before.jobs.get(row.id);
-      this.expect(claimable.some((j) => j.id === row.id), () => `claimed job ${row.id}, which was ${was?.state}`);
-      this.expect(Number(row.run_lease) === was!.run_lease + 1 && row.attempt === was!.attempt + 1,
-        () => `claim of ${row.id} gave lease ${row.run_lease} attempt ${row.attempt} after ${was!.run_lease}/${was!.attempt}`);
+      this.expect(
+        claimable.some((j) => j.id === row.id),
+        () => `claimed job ${row.id}, which was ${was?.state}`,
+      );
+      this.expect(
+        Number(row.run_lease) === was!.run_lease + 1 && row.attempt === was!.attempt + 1,
+        () =>
+          `claim of ${row.id} gave lease ${row.run_lease} attempt ${row.attempt} after ${was!.run_lease}/${was!.attempt}`,
+      );
       this.beliefs[inst]!.push({ job: row.id, lease: Number(row.run_lease) });
     }
     this.stats.claimed += rows.length;
@@ -157,11 +178,18 @@ export class LeaseMachine {
     const beliefs = this.beliefs[inst]!;
     if (beliefs.length === 0) return;
     const rows = await this.db.run(workerSql.heartbeatLeases, [
-      beliefs.map((b) => b.job), beliefs.map((b) => String(b.lease)),
+      beliefs.map((b) => b.job),
+      beliefs.map((b) => String(b.lease)),
     ]);
     const lost = rows.map((r) => key(r.job_id, Number(r.run_lease))).sort();
-    const dead = beliefs.filter((b) => !isLive(this.before, b)).map((b) => key(b.job, b.lease)).sort();
-    this.expect(JSON.stringify(lost) === JSON.stringify(dead), () => `heartbeat lost ${lost}, but the dead beliefs were ${dead}`);
+    const dead = beliefs
+      .filter((b) => !isLive(this.before, b))
+      .map((b) => key(b.job, b.lease))
+      .sort();
+    this.expect(
+      JSON.stringify(lost) === JSON.stringify(dead),
+      () => `heartbeat lost ${lost}, but the dead beliefs were ${dead}`,
+    );
   }
 
   /** A live holder's complete or fail lands; a stale holder's changes nothing at all. */
@@ -171,21 +199,29 @@ export class LeaseMachine {
     const beliefs = this.beliefs[inst]!;
     const [belief] = beliefs.splice(pick % beliefs.length, 1);
     const live = isLive(this.before, belief!);
-    const rows = how === 'complete'
-      ? await this.completeOne(belief!)
-      : await this.db.run(workerSql.failJobs, [[belief!.job], [String(belief!.lease)], ['handler threw'], [0], [0]]);
-    this.expect(rows.length === (live ? 1 : 0), () => `${how} by a ${live ? 'live' : 'stale'} holder returned ${rows.length} row(s)`);
+    const rows =
+      how === 'complete'
+        ? await this.completeOne(belief!)
+        : await this.db.run(workerSql.failJobs, [[belief!.job], [String(belief!.lease)], ['handler threw'], [0], [0]]);
+    this.expect(
+      rows.length === (live ? 1 : 0),
+      () => `${how} by a ${live ? 'live' : 'stale'} holder returned ${rows.length} row(s)`,
+    );
     if (!live) this.stats.staleFinishes++;
     const after = await this.db.snapshot();
     const was = this.before.jobs.get(belief!.job)!;
     const now = after.jobs.get(belief!.job)!;
     if (!live) {
-      this.expect(sameRow(was, now) && JSON.stringify(after.leases) === JSON.stringify(this.before.leases),
-        () => `a stale ${how} changed something: ${JSON.stringify(was)} -> ${JSON.stringify(now)}`);
+      this.expect(
+        sameRow(was, now) && JSON.stringify(after.leases) === JSON.stringify(this.before.leases),
+        () => `a stale ${how} changed something: ${JSON.stringify(was)} -> ${JSON.stringify(now)}`,
+      );
     } else if (how === 'fail') {
       const state = was.attempt >= was.max_attempts ? 'failed' : 'retryable';
-      this.expect(now.state === state && now.errors === was.errors + 1 && now.last_error === 'handler threw',
-        () => `fail moved ${JSON.stringify(was)} to ${JSON.stringify(now)}; expected ${state}`);
+      this.expect(
+        now.state === state && now.errors === was.errors + 1 && now.last_error === 'handler threw',
+        () => `fail moved ${JSON.stringify(was)} to ${JSON.stringify(now)}; expected ${state}`,
+      );
     }
   }
 
@@ -201,14 +237,25 @@ export class LeaseMachine {
     const beliefs = this.beliefs[inst]!;
     if (beliefs.length > 0) {
       const rows = await this.db.run(workerSql.releaseJobs, [
-        beliefs.map((b) => b.job), beliefs.map((b) => String(b.lease)), RescueErrors.releasedOnShutdown,
-        beliefs.map(() => true), beliefs.map(() => 0), beliefs.map(() => 0),
+        beliefs.map((b) => b.job),
+        beliefs.map((b) => String(b.lease)),
+        RescueErrors.releasedOnShutdown,
+        beliefs.map(() => true),
+        beliefs.map(() => 0),
+        beliefs.map(() => 0),
       ]);
       const released = rows.map((r) => r.id).sort();
-      const live = beliefs.filter((b) => isLive(this.before, b)).map((b) => b.job).sort();
-      this.expect(JSON.stringify(released) === JSON.stringify(live), () => `released ${released}, but the live beliefs were ${live}`);
+      const live = beliefs
+        .filter((b) => isLive(this.before, b))
+        .map((b) => b.job)
+        .sort();
+      this.expect(
+        JSON.stringify(released) === JSON.stringify(live),
+        () => `released ${released}, but the live beliefs were ${live}`,
+      );
       // Only a release that gave the attempt back counts; the one at the bound spent it.
-      for (const { id } of rows.filter((r) => r.state === 'available')) this.releases.set(id, (this.releases.get(id) ?? 0) + 1);
+      for (const { id } of rows.filter((r) => r.state === 'available'))
+        this.releases.set(id, (this.releases.get(id) ?? 0) + 1);
       this.stats.released += released.length;
     }
     this.replace(inst);
@@ -220,39 +267,68 @@ export class LeaseMachine {
   }
 
   private async expireLease(job: string, lease: number): Promise<void> {
-    await this.db.sql(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1 AND run_lease = $2`, [job, lease]);
+    await this.db.sql(
+      `UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1 AND run_lease = $2`,
+      [job, lease],
+    );
   }
 
   private runRescue(kind: 'stale' | 'deadline' | 'orphan', dead: string[]): Promise<RescuedRow[]> {
-    if (kind === 'stale') return this.db.run(maintenanceSql.rescueStaleHeartbeats, [...RESCUE_PARAMS, STALE_AFTER_MS, RescueErrors.heartbeatStale]);
-    if (kind === 'deadline') return this.db.run(maintenanceSql.rescueExpiredDeadlines, [...RESCUE_PARAMS, RescueErrors.deadlineExceeded]);
+    if (kind === 'stale')
+      return this.db.run(maintenanceSql.rescueStaleHeartbeats, [
+        ...RESCUE_PARAMS,
+        STALE_AFTER_MS,
+        RescueErrors.heartbeatStale,
+      ]);
+    if (kind === 'deadline')
+      return this.db.run(maintenanceSql.rescueExpiredDeadlines, [...RESCUE_PARAMS, RescueErrors.deadlineExceeded]);
     return this.db.run(maintenanceSql.rescueOrphanedLeases, [...RESCUE_PARAMS, dead, RescueErrors.instanceDiedPrefix]);
   }
 
   private eligible(snap: Snapshot, kind: 'stale' | 'deadline' | 'orphan', dead: string[]): LeaseRow[] {
-    return snap.leases.filter((l) => (kind === 'stale' ? l.stale : kind === 'deadline' ? l.expired : dead.includes(l.instance_id)));
+    return snap.leases.filter((l) =>
+      kind === 'stale' ? l.stale : kind === 'deadline' ? l.expired : dead.includes(l.instance_id),
+    );
   }
 
   /** A rescue takes exactly the eligible leases, and moves each job through the retry/fail path. */
   private async rescue(kind: 'stale' | 'deadline' | 'orphan', dead: string[]): Promise<void> {
     const expected = this.eligible(this.before, kind, dead);
     const rows = await this.runRescue(kind, dead);
-    await this.checkRescued(kind, expected, rows.map((r) => r.id), this.before);
+    await this.checkRescued(
+      kind,
+      expected,
+      rows.map((r) => r.id),
+      this.before,
+    );
   }
 
   private async checkRescued(kind: string, expected: LeaseRow[], rescued: string[], before: Snapshot): Promise<void> {
     const want = expected.map((l) => l.job_id).sort();
-    this.expect(JSON.stringify([...rescued].sort()) === JSON.stringify(want), () => `${kind} rescue took ${rescued.sort()}, expected ${want}`);
+    this.expect(
+      JSON.stringify([...rescued].sort()) === JSON.stringify(want),
+      () => `${kind} rescue took ${rescued.sort()}, expected ${want}`,
+    );
     this.stats.rescued += rescued.length;
     const after = await this.db.snapshot();
     for (const lease of expected) {
       const was = before.jobs.get(lease.job_id)!;
       const now = after.jobs.get(lease.job_id)!;
-      const error = kind === 'stale' ? RescueErrors.heartbeatStale
-        : kind === 'deadline' ? RescueErrors.deadlineExceeded : RescueErrors.instanceDied(lease.instance_id);
+      const error =
+        kind === 'stale'
+          ? RescueErrors.heartbeatStale
+          : kind === 'deadline'
+            ? RescueErrors.deadlineExceeded
+            : RescueErrors.instanceDied(lease.instance_id);
       const state = was.attempt >= was.max_attempts ? 'failed' : 'retryable';
-      this.expect(now.state === state && now.errors === was.errors + 1 && now.last_error === error && now.run_lease === was.run_lease,
-        () => `${kind} rescue moved ${JSON.stringify(was)} to ${JSON.stringify(now)}; expected ${state} with "${error}"`);
+      this.expect(
+        now.state === state &&
+          now.errors === was.errors + 1 &&
+          now.last_error === error &&
+          now.run_lease === was.run_lease,
+        () =>
+          `${kind} rescue moved ${JSON.stringify(was)} to ${JSON.stringify(now)}; expected ${state} with "${error}"`,
+      );
     }
   }
 
@@ -267,7 +343,10 @@ export class LeaseMachine {
     const beliefs = this.beliefs[inst]!;
     const [belief] = beliefs.splice(pick % beliefs.length, 1);
     if (kind === 'stale') {
-      await this.db.sql(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE job_id = $1 AND run_lease = $2`, [belief!.job, belief!.lease]);
+      await this.db.sql(
+        `UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE job_id = $1 AND run_lease = $2`,
+        [belief!.job, belief!.lease],
+      );
     } else if (kind === 'deadline') {
       await this.expireLease(belief!.job, belief!.lease);
     }
@@ -279,8 +358,10 @@ export class LeaseMachine {
     const rescuedIds = rescued.map((r) => r.id);
     const wonByComplete = completed.length === 1;
     const wonByRescue = rescuedIds.includes(belief!.job) && mid.jobs.get(belief!.job)!.run_lease === belief!.lease;
-    this.expect(live ? wonByComplete !== wonByRescue : !wonByComplete && !wonByRescue,
-      () => `race on a ${live ? 'live' : 'stale'} lease: completed ${wonByComplete}, rescued ${wonByRescue}`);
+    this.expect(
+      live ? wonByComplete !== wonByRescue : !wonByComplete && !wonByRescue,
+      () => `race on a ${live ? 'live' : 'stale'} lease: completed ${wonByComplete}, rescued ${wonByRescue}`,
+    );
     const expected = this.eligible(mid, kind, suspects).filter((l) => !(wonByComplete && l.job_id === belief!.job));
     await this.checkRescued(kind, expected, rescuedIds, mid);
   }
@@ -291,8 +372,15 @@ export class LeaseMachine {
       const now = after.jobs.get(id);
       this.expect(now !== undefined, () => `job ${id} vanished`);
       const grew = now!.run_lease - was.run_lease;
-      this.expect(grew === 0 || (grew === 1 && c.t === 'claim'), () => `run_lease of ${id} went ${was.run_lease} -> ${now!.run_lease}`);
-      if (FINAL.has(was.state)) this.expect(sameRow(was, now), () => `finished job ${id} changed: ${JSON.stringify(was)} -> ${JSON.stringify(now)}`);
+      this.expect(
+        grew === 0 || (grew === 1 && c.t === 'claim'),
+        () => `run_lease of ${id} went ${was.run_lease} -> ${now!.run_lease}`,
+      );
+      if (FINAL.has(was.state))
+        this.expect(
+          sameRow(was, now),
+          () => `finished job ${id} changed: ${JSON.stringify(was)} -> ${JSON.stringify(now)}`,
+        );
     }
   }
 
@@ -301,24 +389,38 @@ export class LeaseMachine {
     for (const job of snap.jobs.values()) {
       const leases = snap.leases.filter((l) => l.job_id === job.id);
       if (job.state === 'running') {
-        this.expect(leases.length === 1 && leases[0]!.run_lease === job.run_lease,
-          () => `running job ${job.id} (run_lease ${job.run_lease}) has leases ${JSON.stringify(leases)}`);
+        this.expect(
+          leases.length === 1 && leases[0]!.run_lease === job.run_lease,
+          () => `running job ${job.id} (run_lease ${job.run_lease}) has leases ${JSON.stringify(leases)}`,
+        );
       } else {
         this.expect(leases.length === 0, () => `${job.state} job ${job.id} has leases ${JSON.stringify(leases)}`);
       }
       const completions = this.completions.get(job.id) ?? 0;
-      this.expect(completions === (job.state === 'completed' ? 1 : 0), () => `job ${job.id} is ${job.state} after ${completions} completion(s)`);
+      this.expect(
+        completions === (job.state === 'completed' ? 1 : 0),
+        () => `job ${job.id} is ${job.state} after ${completions} completion(s)`,
+      );
       // Each claim ends once (complete, or one error entry for fail, rescue, release); one may be running.
       const open = (job.state === 'running' ? 1 : 0) + (job.state === 'completed' ? 1 : 0);
-      this.expect(job.errors === job.run_lease - open, () => `job ${job.id} has ${job.errors} error entries after ${job.run_lease} claims (${job.state})`);
-      this.expect(job.attempt === job.run_lease - (this.releases.get(job.id) ?? 0),
-        () => `job ${job.id} attempt ${job.attempt} after ${job.run_lease} claims and ${this.releases.get(job.id) ?? 0} releases`);
+      this.expect(
+        job.errors === job.run_lease - open,
+        () => `job ${job.id} has ${job.errors} error entries after ${job.run_lease} claims (${job.state})`,
+      );
+      this.expect(
+        job.attempt === job.run_lease - (this.releases.get(job.id) ?? 0),
+        () =>
+          `job ${job.id} attempt ${job.attempt} after ${job.run_lease} claims and ${this.releases.get(job.id) ?? 0} releases`,
+      );
     }
     // No lease is held by nobody: its instance believes it holds it, or crashed.
     const believed = new Set(this.beliefs.flatMap((bs, i) => bs.map((b) => `${this.id(i)}@${key(b.job, b.lease)}`)));
     for (const lease of snap.leases) {
-      this.expect(this.dead.has(lease.instance_id) || believed.has(`${lease.instance_id}@${key(lease.job_id, lease.run_lease)}`),
-        () => `lease ${key(lease.job_id, lease.run_lease)} of ${lease.instance_id} is held by no live belief and no crashed instance`);
+      this.expect(
+        this.dead.has(lease.instance_id) || believed.has(`${lease.instance_id}@${key(lease.job_id, lease.run_lease)}`),
+        () =>
+          `lease ${key(lease.job_id, lease.run_lease)} of ${lease.instance_id} is held by no live belief and no crashed instance`,
+      );
     }
   }
 }

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import {
-  AwaErrorCodes, AwaMigrations, AwaModule, AwaOptionError, EnqueueValidationError, JobHandler, QueueProducer, type Job,
+  AwaErrorCodes,
+  AwaMigrations,
+  AwaModule,
+  AwaOptionError,
+  EnqueueValidationError,
+  JobHandler,
+  QueueProducer,
+  type Job,
 } from 'nestjs-awa';
 import { AwaInit1764400000000 } from '../../migrations/index.js';
 import pg from 'pg';
@@ -21,7 +28,12 @@ class CarelessHandlers {
   /** A hand-made thenable that "resolves" twice: only the first settlement counts. */
   @JobHandler('careless.resolves-twice')
   resolvesTwice() {
-    return { then: (resolve: (v: number) => void) => { resolve(1); resolve(2); } };
+    return {
+      then: (resolve: (v: number) => void) => {
+        resolve(1);
+        resolve(2);
+      },
+    };
   }
 
   @JobHandler('careless.never-settles', { queue: 'tight' })
@@ -67,15 +79,21 @@ describe('bad input catalogue', () => {
   let producer: QueueProducer;
   let dataSource: DataSource;
   const jobCount = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
-  const finished = (id: string) => waitFor(async () => {
-    const job = await producer.getJob(id);
-    return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
-  }, 20_000, `job ${id}`);
+  const finished = (id: string) =>
+    waitFor(
+      async () => {
+        const job = await producer.getJob(id);
+        return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
+      },
+      20_000,
+      `job ${id}`,
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({
-      url: db.url, providers: [CarelessHandlers],
+      url: db.url,
+      providers: [CarelessHandlers],
       awa: { queues: { default: { pollInterval: 100 }, tight: { deadlineDuration: 200, maxAttempts: 1 } } },
     });
     producer = app.get(QueueProducer);
@@ -95,19 +113,24 @@ describe('bad input catalogue', () => {
   it('2. a queue name carrying SQL is rejected as an unknown queue', async () => {
     const before = await jobCount();
     await expectRefused(() => producer.enqueue('x', {}, { queue: "default' OR '1'='1" }), {
-      field: 'queue', message: AwaMessages.enqueueQueueUnknown("default' OR '1'='1", ['default', 'tight']),
+      field: 'queue',
+      message: AwaMessages.enqueueQueueUnknown("default' OR '1'='1", ['default', 'tight']),
     });
     expect(await jobCount()).toBe(before);
   });
 
   it('3. a queue option name carrying SQL fails at boot, naming it', () => {
-    expectOptionRefused(() => AwaModule.forRoot({ queues: { 'a"; DROP SCHEMA awa; --': {} } }), 'queues.a"; DROP SCHEMA awa; --');
+    expectOptionRefused(
+      () => AwaModule.forRoot({ queues: { 'a"; DROP SCHEMA awa; --': {} } }),
+      'queues.a"; DROP SCHEMA awa; --',
+    );
   });
 
   it('4. a 10 MB args payload is rejected with the documented limit', async () => {
     const before = await jobCount();
     await expectRefused(() => producer.enqueue('x', { blob: 'x'.repeat(10 * 1024 * 1024) }), {
-      field: 'args', message: AwaMessages.enqueueArgsTooLarge(10 * 1024 * 1024 + 11, 1_048_576),
+      field: 'args',
+      message: AwaMessages.enqueueArgsTooLarge(10 * 1024 * 1024 + 11, 1_048_576),
     });
     expect(await jobCount()).toBe(before);
   });
@@ -120,20 +143,34 @@ describe('bad input catalogue', () => {
   it('6. a runAt far in the future is scheduled, and out-of-range years are rejected', async () => {
     const job = await producer.enqueue('x.future', {}, { runAt: new Date('9999-12-30T00:00:00Z') });
     expect((await producer.getJob(job.id))?.state).toBe('scheduled');
-    await expectRefused(() => producer.enqueue('x', {}, { runAt: new Date(8.64e15) }), { field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() });
+    await expectRefused(() => producer.enqueue('x', {}, { runAt: new Date(8.64e15) }), {
+      field: 'runAt',
+      message: AwaMessages.enqueueRunAtInvalid(),
+    });
   });
 
   it('7. NaN options fail at boot, naming the option', () => {
-    expectOptionRefused(() => AwaModule.forRoot({ queues: { default: { retryBaseDelay: NaN } } }), 'queues.default.retryBaseDelay', 'expected a number, got NaN');
+    expectOptionRefused(
+      () => AwaModule.forRoot({ queues: { default: { retryBaseDelay: NaN } } }),
+      'queues.default.retryBaseDelay',
+      'expected a number, got NaN',
+    );
   });
 
   it('8. negative options fail at boot, naming the option', () => {
-    expectOptionRefused(() => AwaModule.forRoot({ shutdownTimeout: -1 }), 'shutdownTimeout', 'must not be negative, got -1');
+    expectOptionRefused(
+      () => AwaModule.forRoot({ shutdownTimeout: -1 }),
+      'shutdownTimeout',
+      'must not be negative, got -1',
+    );
   });
 
   it('9. a handler that throws undefined fails with a readable error', async () => {
     const job = await finished((await producer.enqueue('careless.throws-undefined', {}, { maxAttempts: 1 })).id);
-    expect(job).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'a handler threw undefined' })] });
+    expect(job).toMatchObject({
+      state: 'failed',
+      errors: [expect.objectContaining({ error: 'a handler threw undefined' })],
+    });
   });
 
   it('10. a handler that rejects with null fails with a readable error', async () => {
@@ -148,7 +185,10 @@ describe('bad input catalogue', () => {
 
   it('12. a handler that never settles ends at its deadline and fails', async () => {
     const job = await finished((await producer.enqueue('careless.never-settles', {})).id);
-    expect(job).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'hard deadline exceeded' })] });
+    expect(job).toMatchObject({
+      state: 'failed',
+      errors: [expect.objectContaining({ error: 'hard deadline exceeded' })],
+    });
   });
 
   it('13. a handler returning a plain value completes', async () => {
@@ -157,14 +197,20 @@ describe('bad input catalogue', () => {
 
   it('14. a job row edited by hand into an unknown state is refused by the database', async () => {
     const { id } = await producer.enqueue('x.edit', {}, { runAt: new Date(Date.now() + 3_600_000) });
-    await expect(dataSource.query(`UPDATE awa.jobs SET state = 'zombie' WHERE id = $1`, [id])).rejects.toThrow(/jobs_state_check/);
+    await expect(dataSource.query(`UPDATE awa.jobs SET state = 'zombie' WHERE id = $1`, [id])).rejects.toThrow(
+      /jobs_state_check/,
+    );
     expect((await producer.getJob(id))?.state).toBe('scheduled');
   });
 
   it('15. a job row edited by hand to a negative attempt or zero max_attempts is refused', async () => {
     const { id } = await producer.enqueue('x.edit2', {}, { runAt: new Date(Date.now() + 3_600_000) });
-    await expect(dataSource.query(`UPDATE awa.jobs SET max_attempts = 0 WHERE id = $1`, [id])).rejects.toThrow(/check constraint/);
-    await expect(dataSource.query(`UPDATE awa.jobs SET attempt = -1 WHERE id = $1`, [id])).rejects.toThrow(/check constraint/);
+    await expect(dataSource.query(`UPDATE awa.jobs SET max_attempts = 0 WHERE id = $1`, [id])).rejects.toThrow(
+      /check constraint/,
+    );
+    await expect(dataSource.query(`UPDATE awa.jobs SET attempt = -1 WHERE id = $1`, [id])).rejects.toThrow(
+      /check constraint/,
+    );
   });
 
   it('16. the migrations run twice are a no-op', async () => {
@@ -183,14 +229,16 @@ describe('bad input catalogue', () => {
     const sources = [0, 1, 2].map(() => new DataSource({ type: 'postgres', url: fresh.url }));
     try {
       await Promise.all(sources.map((s) => s.initialize()));
-      await Promise.all(sources.map(async (s) => {
-        const queryRunner = s.createQueryRunner();
-        try {
-          await new AwaInit1764400000000().up(queryRunner);
-        } finally {
-          await queryRunner.release();
-        }
-      }));
+      await Promise.all(
+        sources.map(async (s) => {
+          const queryRunner = s.createQueryRunner();
+          try {
+            await new AwaInit1764400000000().up(queryRunner);
+          } finally {
+            await queryRunner.release();
+          }
+        }),
+      );
       const applied = await sources[0]!.query('SELECT name FROM awa.schema_migrations');
       expect(applied).toEqual([{ name: 'AwaInit1764400000000' }]);
       expect((await sources[0]!.query(`SELECT to_regclass('awa.jobs') AS t`))[0].t).toBe('awa.jobs');
@@ -201,7 +249,10 @@ describe('bad input catalogue', () => {
   });
 
   it('18. a kind longer than 200 characters is rejected', async () => {
-    await expectRefused(() => producer.enqueue('k'.repeat(201), {}), { field: 'kind', message: AwaMessages.enqueueKindInvalid() });
+    await expectRefused(() => producer.enqueue('k'.repeat(201), {}), {
+      field: 'kind',
+      message: AwaMessages.enqueueKindInvalid(),
+    });
   });
 
   it('19. a priority of NaN or Infinity is rejected', async () => {
@@ -220,7 +271,14 @@ describe('bad input catalogue', () => {
 
   it('22. a batch with one bad item inserts nothing', async () => {
     const before = await jobCount();
-    await expectRefused(() => producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { n: 1n } }]), { field: 'args', index: 1 });
+    await expectRefused(
+      () =>
+        producer.enqueueMany([
+          { kind: 'ok', args: {} },
+          { kind: 'ok', args: { n: 1n } },
+        ]),
+      { field: 'args', index: 1 },
+    );
     expect(await jobCount()).toBe(before);
   });
 
@@ -229,7 +287,9 @@ describe('bad input catalogue', () => {
     await waitFor(async () => (await producer.getJob(id))?.state === 'running');
     await dataSource.query('DELETE FROM awa.jobs WHERE id = $1', [id]);
     // At its deadline the worker's fenced write finds no job: its lease is dropped, nothing else.
-    await waitFor(async () => (await dataSource.query('SELECT 1 FROM awa.active_leases WHERE job_id = $1', [id])).length === 0);
+    await waitFor(
+      async () => (await dataSource.query('SELECT 1 FROM awa.active_leases WHERE job_id = $1', [id])).length === 0,
+    );
     expect((await finished((await producer.enqueue('careless.sync-return', {})).id)).state).toBe('completed');
   });
 
@@ -238,7 +298,8 @@ describe('bad input catalogue', () => {
     await other.initialize();
     try {
       await expectRefused(() => other.transaction((manager) => producer.enqueue('x', {}, { manager })), {
-        field: 'manager', message: AwaMessages.enqueueManagerInvalid(),
+        field: 'manager',
+        message: AwaMessages.enqueueManagerInvalid(),
       });
     } finally {
       await other.destroy();
@@ -259,10 +320,22 @@ describe('bad input catalogue', () => {
   it('26. args with a lone UTF-16 surrogate are rejected before the database, and the batch inserts nothing', async () => {
     const before = await jobCount();
     const cut = '\ud83d\ude00'.slice(0, 1); // a string cut in the middle of an emoji
-    await expectRefused(() => producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'ok', args: { s: `x${cut}` } }]), {
-      field: 'args', index: 1, message: SURROGATE_IN_ARGS,
+    await expectRefused(
+      () =>
+        producer.enqueueMany([
+          { kind: 'ok', args: {} },
+          { kind: 'ok', args: { s: `x${cut}` } },
+        ]),
+      {
+        field: 'args',
+        index: 1,
+        message: SURROGATE_IN_ARGS,
+      },
+    );
+    await expectRefused(() => producer.enqueue('x', { [`k${'\udc00'}`]: 1 }), {
+      field: 'args',
+      message: SURROGATE_IN_ARGS,
     });
-    await expectRefused(() => producer.enqueue('x', { [`k${'\udc00'}`]: 1 }), { field: 'args', message: SURROGATE_IN_ARGS });
     expect(await jobCount()).toBe(before);
   });
 
@@ -274,10 +347,22 @@ describe('bad input catalogue', () => {
 
   it('28. a kind with NUL or a lone surrogate is rejected before the database', async () => {
     const before = await jobCount();
-    await expectRefused(() => producer.enqueue('bad\u0000kind', {}), { field: 'kind', message: AwaMessages.enqueueKindUnstorable() });
-    await expectRefused(() => producer.enqueueMany([{ kind: 'ok', args: {} }, { kind: 'cut\ud83d', args: {} }]), {
-      field: 'kind', index: 1, message: AwaMessages.enqueueKindUnstorable(),
+    await expectRefused(() => producer.enqueue('bad\u0000kind', {}), {
+      field: 'kind',
+      message: AwaMessages.enqueueKindUnstorable(),
     });
+    await expectRefused(
+      () =>
+        producer.enqueueMany([
+          { kind: 'ok', args: {} },
+          { kind: 'cut\ud83d', args: {} },
+        ]),
+      {
+        field: 'kind',
+        index: 1,
+        message: AwaMessages.enqueueKindUnstorable(),
+      },
+    );
     expect(await jobCount()).toBe(before);
   });
 
@@ -300,7 +385,10 @@ describe('bad input catalogue', () => {
 
   it('31. retention and heartbeatStaleAfter so large that now() minus them leaves the timestamp range fail at boot', () => {
     expectOptionRefused(() => AwaModule.forRoot({ retention: { completed: 1e15 } }), 'retention.completed');
-    expectOptionRefused(() => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } }), 'retention.failed');
+    expectOptionRefused(
+      () => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } }),
+      'retention.failed',
+    );
     expectOptionRefused(() => AwaModule.forRoot({ heartbeatStaleAfter: 1e15 }), 'heartbeatStaleAfter');
     expect(largestAccepted('heartbeatStaleAfter')).toBeLessThan(1e15);
   });
@@ -310,7 +398,9 @@ describe('bad input catalogue', () => {
     expect(largestAccepted('retention.completed')).toBe(max);
     const { deleteFinishedJobs, rescueStaleHeartbeats } = await import('../../lib/sql/maintenance.sql.js');
     await expect(dataSource.query(deleteFinishedJobs.text, [max, max, 10])).resolves.toBeDefined();
-    await expect(dataSource.query(rescueStaleHeartbeats.text, [[], [], [], 1_000, 1_000, 10, max, 'x'])).resolves.toBeDefined();
+    await expect(
+      dataSource.query(rescueStaleHeartbeats.text, [[], [], [], 1_000, 1_000, 10, max, 'x']),
+    ).resolves.toBeDefined();
   });
 
   it('33. a handler error with NUL or a lone surrogate is stored readably, and fails no other job of its batch', async () => {
@@ -318,8 +408,14 @@ describe('bad input catalogue', () => {
       { kind: 'careless.nul-in-error', args: {}, maxAttempts: 1 },
       { kind: 'careless.surrogate-in-error', args: {}, maxAttempts: 1 },
     ]);
-    expect(await finished(nul!.id)).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'Error: bad \\0 byte' })] });
-    expect(await finished(cut!.id)).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ error: 'Cut\ufffdError: cut \ufffd here' })] });
+    expect(await finished(nul!.id)).toMatchObject({
+      state: 'failed',
+      errors: [expect.objectContaining({ error: 'Error: bad \\0 byte' })],
+    });
+    expect(await finished(cut!.id)).toMatchObject({
+      state: 'failed',
+      errors: [expect.objectContaining({ error: 'Cut\ufffdError: cut \ufffd here' })],
+    });
   });
 });
 
@@ -329,14 +425,17 @@ function largestAccepted(path: string): number {
   try {
     AwaModule.forRoot(options);
   } catch (error) {
-    const bound = error instanceof AwaOptionError && error.path === path ? /^must be at most (\d+)/.exec(error.problem) : null;
+    const bound =
+      error instanceof AwaOptionError && error.path === path ? /^must be at most (\d+)/.exec(error.problem) : null;
     if (bound) return Number(bound[1]);
   }
   throw new Error(`no upper bound reported for ${path}`);
 }
 
 const NUL_IN_ARGS = AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)');
-const SURROGATE_IN_ARGS = AwaMessages.enqueueArgsInvalid('strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)');
+const SURROGATE_IN_ARGS = AwaMessages.enqueueArgsInvalid(
+  'strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)',
+);
 
 /** `call` is refused with an EnqueueValidationError carrying `expected` (field, index, message). */
 async function expectRefused(call: () => Promise<unknown>, expected: Partial<EnqueueValidationError>): Promise<void> {
@@ -349,5 +448,9 @@ async function expectRefused(call: () => Promise<unknown>, expected: Partial<Enq
 function expectOptionRefused(run: () => unknown, path: string, problem?: string): void {
   const error = caughtSync(run);
   expect(error).toBeInstanceOf(AwaOptionError);
-  expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path, ...(problem === undefined ? {} : { problem }) });
+  expect(error).toMatchObject({
+    code: AwaErrorCodes.invalidOption,
+    path,
+    ...(problem === undefined ? {} : { problem }),
+  });
 }

@@ -39,7 +39,8 @@ describe('a worker process sent SIGTERM', () => {
     expect(await worker.waitForLine(new RegExp(`^ABORT ${long.id} shutdown timeout`))).toBeTruthy();
     expect(await producer.getJob(short.id)).toMatchObject({ state: 'completed', attempt: 1 });
     expect(await producer.getJob(long.id)).toMatchObject({
-      state: 'available', attempt: 0,
+      state: 'available',
+      attempt: 0,
       errors: [expect.objectContaining({ attempt: 1, error: RescueErrors.releasedOnShutdown })],
     });
     const dataSource = app.get(DataSource);
@@ -58,12 +59,15 @@ describe('a worker process sent SIGTERM', () => {
     await queryOnce(db.url, `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE state <> 'completed'`);
     const gate = await createStatementGate(db.url, GATE, 'INSERT', 'awa.active_leases');
     const gated = new WorkerProcess(db.url, {
-      ...FAST_OPTIONS, queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 1, prefetch: 3 } },
+      ...FAST_OPTIONS,
+      queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 1, prefetch: 3 } },
     });
     try {
       await gated.ready();
       await gate.close();
-      const jobs = await app.get(QueueProducer).enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'fixture.sleep', args: { ms: 10 } })));
+      const jobs = await app
+        .get(QueueProducer)
+        .enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'fixture.sleep', args: { ms: 10 } })));
       await waitFor(async () => (await gate.waiting()) >= 1);
 
       gated.kill('SIGTERM');
@@ -74,7 +78,9 @@ describe('a worker process sent SIGTERM', () => {
       expect(gated.lines.filter((l) => l.startsWith('START '))).toEqual([]);
       const dataSource = app.get(DataSource);
       expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
-      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1) ORDER BY id', [jobs.map((j) => j.id)]);
+      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1) ORDER BY id', [
+        jobs.map((j) => j.id),
+      ]);
       expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
     } finally {
       gated.kill('SIGKILL');

@@ -12,8 +12,12 @@ export class SampleProcess {
   private exitedYet = false;
 
   /** `env`: added to this process's environment; an undefined value removes the variable. */
-  constructor(readonly baseUrl: string, env: Record<string, string | undefined>) {
-    if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: run \`npm run build && npm run build:apps\` (npm test does)`);
+  constructor(
+    readonly baseUrl: string,
+    env: Record<string, string | undefined>,
+  ) {
+    if (!existsSync(SCRIPT))
+      throw new Error(`${SCRIPT} is missing: run \`npm run build && npm run build:apps\` (npm test does)`);
     const merged: Record<string, string | undefined> = { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', ...env };
     this.child = spawn(process.execPath, [SCRIPT], {
       env: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)),
@@ -42,7 +46,10 @@ export class SampleProcess {
     const until = Date.now() + timeoutMs;
     for (;;) {
       if (this.exitedYet) throw new Error(`the sample exited before listening:\n${this.output}`);
-      const answered = await fetch(`${this.baseUrl}/jobs/0`).then(() => true, () => false);
+      const answered = await fetch(`${this.baseUrl}/jobs/0`).then(
+        () => true,
+        () => false,
+      );
       if (answered) return;
       if (Date.now() > until) throw new Error(`the sample did not listen within ${timeoutMs} ms:\n${this.output}`);
       await new Promise((r) => setTimeout(r, 100));

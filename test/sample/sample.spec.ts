@@ -26,7 +26,9 @@ describe('the sample app', () => {
 
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${app.baseUrl}${path}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as { id: string; reportId?: string; message?: string } };
   };
@@ -35,10 +37,14 @@ describe('the sample app', () => {
     return { status: res.status, body: (await res.json()) as JobView };
   };
   const jobInState = (id: string, state: string) =>
-    waitFor(async () => {
-      const { body } = await getJob(id);
-      return body.state === state ? body : null;
-    }, 60_000, `job ${id} to be ${state}`);
+    waitFor(
+      async () => {
+        const { body } = await getJob(id);
+        return body.state === state ? body : null;
+      },
+      60_000,
+      `job ${id} to be ${state}`,
+    );
   const query = <T>(sql: string, params: unknown[] = []) => queryOnce<T>(db.url, sql, params);
 
   beforeAll(async () => {
@@ -51,62 +57,92 @@ describe('the sample app', () => {
     await db?.drop();
   }, TIMEOUT);
 
-  it('completes an email job enqueued over HTTP', async () => {
-    const created = await post('/jobs/email', { to: 'ada@example.com', subject: 'hello' });
-    expect(created.status).toBe(202);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^\d+$/) });
+  it(
+    'completes an email job enqueued over HTTP',
+    async () => {
+      const created = await post('/jobs/email', { to: 'ada@example.com', subject: 'hello' });
+      expect(created.status).toBe(202);
+      expect(created.body).toEqual({ id: expect.stringMatching(/^\d+$/) });
 
-    const done = await jobInState(created.body.id, 'completed');
-    expect(done).toMatchObject({ kind: 'email.send', queue: 'emails', attempt: 1, errors: [] });
-  }, TIMEOUT);
+      const done = await jobInState(created.body.id, 'completed');
+      expect(done).toMatchObject({ kind: 'email.send', queue: 'emails', attempt: 1, errors: [] });
+    },
+    TIMEOUT,
+  );
 
-  it('commits a report row and its job together, and the handler renders it', async () => {
-    const created = await post('/jobs/report', { title: 'Q3', pages: 2 });
-    expect(created.status).toBe(202);
-    const { id, reportId } = created.body;
+  it(
+    'commits a report row and its job together, and the handler renders it',
+    async () => {
+      const created = await post('/jobs/report', { title: 'Q3', pages: 2 });
+      expect(created.status).toBe(202);
+      const { id, reportId } = created.body;
 
-    const done = await jobInState(id, 'completed');
-    expect(done).toMatchObject({ kind: 'report.render', queue: 'reports', attempt: 1 });
-    const [report] = await query<{ status: string }>('SELECT status FROM sample_reports WHERE id = $1', [reportId]);
-    expect(report).toEqual({ status: 'rendered' });
-  }, TIMEOUT);
+      const done = await jobInState(id, 'completed');
+      expect(done).toMatchObject({ kind: 'report.render', queue: 'reports', attempt: 1 });
+      const [report] = await query<{ status: string }>('SELECT status FROM sample_reports WHERE id = $1', [reportId]);
+      expect(report).toEqual({ status: 'rendered' });
+    },
+    TIMEOUT,
+  );
 
-  it('shows the error of each failed attempt', async () => {
-    const created = await post('/jobs/email', { to: 'nobody@fail.test', subject: 'bounce' });
-    const failed = await jobInState(created.body.id, 'failed');
-    expect(failed.attempt).toBe(3);
-    expect(failed.errors.map((e) => e.attempt)).toEqual([1, 2, 3]);
-    expect(failed.errors[0]!.error).toContain('mailbox nobody@fail.test unavailable');
-  }, TIMEOUT);
+  it(
+    'shows the error of each failed attempt',
+    async () => {
+      const created = await post('/jobs/email', { to: 'nobody@fail.test', subject: 'bounce' });
+      const failed = await jobInState(created.body.id, 'failed');
+      expect(failed.attempt).toBe(3);
+      expect(failed.errors.map((e) => e.attempt)).toEqual([1, 2, 3]);
+      expect(failed.errors[0]!.error).toContain('mailbox nobody@fail.test unavailable');
+    },
+    TIMEOUT,
+  );
 
-  it('answers 400 with the library message, code and field for bad input, and rolls the report row back', async () => {
-    const badPriority = await post('/jobs/email', { to: 'ada@example.com', subject: 'hi', priority: 99_999 });
-    expect(badPriority.status).toBe(400);
-    expect(badPriority.body).toMatchObject({
-      code: AwaErrorCodes.enqueueValidation, field: 'priority', message: AwaMessages.enqueuePriorityInvalid(PRIORITY_MIN, PRIORITY_MAX),
-    });
+  it(
+    'answers 400 with the library message, code and field for bad input, and rolls the report row back',
+    async () => {
+      const badPriority = await post('/jobs/email', { to: 'ada@example.com', subject: 'hi', priority: 99_999 });
+      expect(badPriority.status).toBe(400);
+      expect(badPriority.body).toMatchObject({
+        code: AwaErrorCodes.enqueueValidation,
+        field: 'priority',
+        message: AwaMessages.enqueuePriorityInvalid(PRIORITY_MIN, PRIORITY_MAX),
+      });
 
-    const badRunAt = await post('/jobs/report', { title: 'never', runAt: 'not a date' });
-    expect(badRunAt.status).toBe(400);
-    expect(badRunAt.body).toMatchObject({ code: AwaErrorCodes.enqueueValidation, field: 'runAt', message: AwaMessages.enqueueRunAtInvalid() });
-    expect(await query('SELECT 1 FROM sample_reports WHERE title = $1', ['never'])).toEqual([]);
+      const badRunAt = await post('/jobs/report', { title: 'never', runAt: 'not a date' });
+      expect(badRunAt.status).toBe(400);
+      expect(badRunAt.body).toMatchObject({
+        code: AwaErrorCodes.enqueueValidation,
+        field: 'runAt',
+        message: AwaMessages.enqueueRunAtInvalid(),
+      });
+      expect(await query('SELECT 1 FROM sample_reports WHERE title = $1', ['never'])).toEqual([]);
 
-    const missing = await post('/jobs/email', { subject: 'no recipient' });
-    expect(missing.status).toBe(400);
-  }, TIMEOUT);
+      const missing = await post('/jobs/email', { subject: 'no recipient' });
+      expect(missing.status).toBe(400);
+    },
+    TIMEOUT,
+  );
 
-  it('answers 404 for an unknown job', async () => {
-    expect((await getJob('987654321')).status).toBe(404);
-    expect((await getJob('not-an-id')).status).toBe(404);
-  }, TIMEOUT);
+  it(
+    'answers 404 for an unknown job',
+    async () => {
+      expect((await getJob('987654321')).status).toBe(404);
+      expect((await getJob('not-an-id')).status).toBe(404);
+    },
+    TIMEOUT,
+  );
 
-  it('stops by itself on SIGTERM', async () => {
-    app.kill('SIGTERM');
-    const { code, signal } = await app.exited;
-    // Nest re-raises the signal once it has closed the app.
-    expect(code === 0 || signal === 'SIGTERM').toBe(true);
-    expect(app.output).not.toMatch(/\bERROR\b/);
-  }, TIMEOUT);
+  it(
+    'stops by itself on SIGTERM',
+    async () => {
+      app.kill('SIGTERM');
+      const { code, signal } = await app.exited;
+      // Nest re-raises the signal once it has closed the app.
+      expect(code === 0 || signal === 'SIGTERM').toBe(true);
+      expect(app.output).not.toMatch(/\bERROR\b/);
+    },
+    TIMEOUT,
+  );
 });
 
 /** `npm run sample` on a fresh clone: no DATABASE_URL, so the sample runs its own PostgreSQL. */
@@ -121,31 +157,42 @@ describe('the sample app without DATABASE_URL', () => {
     await app?.exited;
   }, TIMEOUT);
 
-  it('completes a job, and on Ctrl-C finishes a running job, then stops its embedded PostgreSQL', async () => {
-    const [, port, directory] = /embedded PostgreSQL on port (\d+), data in (\S+)/.exec(app.output) ?? [];
-    expect(port).toBeDefined();
-    expect(existsSync(directory!)).toBe(true);
+  it(
+    'completes a job, and on Ctrl-C finishes a running job, then stops its embedded PostgreSQL',
+    async () => {
+      const [, port, directory] = /embedded PostgreSQL on port (\d+), data in (\S+)/.exec(app.output) ?? [];
+      expect(port).toBeDefined();
+      expect(existsSync(directory!)).toBe(true);
 
-    const post = (path: string, body: unknown) => fetch(`${app.baseUrl}${path}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-    }).then((res) => res.json() as Promise<{ id: string }>);
-    const state = (id: string) => fetch(`${app.baseUrl}/jobs/${id}`).then(async (res) => ((await res.json()) as JobView).state);
+      const post = (path: string, body: unknown) =>
+        fetch(`${app.baseUrl}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((res) => res.json() as Promise<{ id: string }>);
+      const state = (id: string) =>
+        fetch(`${app.baseUrl}/jobs/${id}`).then(async (res) => ((await res.json()) as JobView).state);
 
-    const email = await post('/jobs/email', { to: 'ada@example.com', subject: 'hello' });
-    await waitFor(async () => (await state(email.id)) === 'completed', 60_000, 'the email job');
+      const email = await post('/jobs/email', { to: 'ada@example.com', subject: 'hello' });
+      await waitFor(async () => (await state(email.id)) === 'completed', 60_000, 'the email job');
 
-    // A report of 8 pages takes 2 s; interrupt it once it runs.
-    const report = await post('/jobs/report', { title: 'interrupted', pages: 8 });
-    await waitFor(async () => (await state(report.id)) === 'running', 60_000, 'the report job to run');
-    app.interrupt();
-    const { code, signal } = await app.exited;
-    expect(code === 0 || signal === 'SIGINT').toBe(true);
-    expect(app.output).toMatch(/rendered report "interrupted"/);
-    expect(app.output).not.toMatch(/\b(ERROR|WARN)\b/);
+      // A report of 8 pages takes 2 s; interrupt it once it runs.
+      const report = await post('/jobs/report', { title: 'interrupted', pages: 8 });
+      await waitFor(async () => (await state(report.id)) === 'running', 60_000, 'the report job to run');
+      app.interrupt();
+      const { code, signal } = await app.exited;
+      expect(code === 0 || signal === 'SIGINT').toBe(true);
+      expect(app.output).toMatch(/rendered report "interrupted"/);
+      expect(app.output).not.toMatch(/\b(ERROR|WARN)\b/);
 
-    expect(existsSync(directory!)).toBe(false);
-    const client = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` });
-    const refused = await client.connect().then(() => client.end().then(() => false), () => true);
-    expect(refused).toBe(true);
-  }, TIMEOUT);
+      expect(existsSync(directory!)).toBe(false);
+      const client = new pg.Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` });
+      const refused = await client.connect().then(
+        () => client.end().then(() => false),
+        () => true,
+      );
+      expect(refused).toBe(true);
+    },
+    TIMEOUT,
+  );
 });

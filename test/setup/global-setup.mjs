@@ -14,11 +14,14 @@ export default async function globalSetup() {
     return;
   }
   if (!existsSync(EMBEDDED_SERVER)) {
-    throw new Error(`${EMBEDDED_SERVER.pathname} is missing: run \`npm run build && npm run build:apps\` (npm test does), or set DATABASE_URL`);
+    throw new Error(
+      `${EMBEDDED_SERVER.pathname} is missing: run \`npm run build && npm run build:apps\` (npm test does), or set DATABASE_URL`,
+    );
   }
   const { startEmbeddedServer } = await import(EMBEDDED_SERVER.href);
   const server = await startEmbeddedServer({
-    dirPrefix: 'awa-test-pg-', flags: ['-c', 'max_connections=300', '-c', 'fsync=off'],
+    dirPrefix: 'awa-test-pg-',
+    flags: ['-c', 'max_connections=300', '-c', 'fsync=off'],
   });
   globalThis.__AWA_EMBEDDED_PG__ = server;
   process.env.AWA_TEST_ADMIN_URL = server.adminUrl;

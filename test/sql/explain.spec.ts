@@ -8,7 +8,7 @@ import { useSqlFixture } from './sql-fixture.js';
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
-  'Schema'?: string;
+  Schema?: string;
   'Index Name'?: string;
   Plans?: PlanNode[];
   [key: string]: unknown;
@@ -30,12 +30,19 @@ function scans(plan: PlanNode): string[] {
 }
 
 function indexesUsed(plan: PlanNode): string[] {
-  return [...new Set(nodes(plan).map((n) => n['Index Name']).filter((i): i is string => typeof i === 'string'))].sort();
+  return [
+    ...new Set(
+      nodes(plan)
+        .map((n) => n['Index Name'])
+        .filter((i): i is string => typeof i === 'string'),
+    ),
+  ].sort();
 }
 
 function literal(value: unknown): string {
   if (value === null) return 'NULL';
-  if (Array.isArray(value)) return literal(`{${value.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
+  if (Array.isArray(value))
+    return literal(`{${value.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}`);
   return `'${String(value).replace(/'/g, "''")}'`;
 }
 
@@ -72,7 +79,12 @@ describe('query plans', () => {
    * as a prepared statement's first executions are; 'generic': the parameter-independent plan
    * PostgreSQL may switch a prepared statement to after a few executions.
    */
-  async function explain<P extends unknown[]>(statement: SqlStatement<P, unknown>, values: NoInfer<P>, mode: 'custom' | 'generic' = 'custom', before?: string): Promise<PlanNode> {
+  async function explain<P extends unknown[]>(
+    statement: SqlStatement<P, unknown>,
+    values: NoInfer<P>,
+    mode: 'custom' | 'generic' = 'custom',
+    before?: string,
+  ): Promise<PlanNode> {
     await client.query('BEGIN');
     try {
       await client.query('SET LOCAL enable_seqscan = off');
@@ -94,50 +106,128 @@ describe('query plans', () => {
   }
 
   /** A statement with values its parameters type-check against, and the indexes its plan must use. */
-  const planCase = <P extends unknown[]>(name: string, statement: SqlStatement<P, unknown>, values: NoInfer<P>, expected: string[]) =>
-    [name, statement as SqlStatement, values as unknown[], expected] as const;
+  const planCase = <P extends unknown[]>(
+    name: string,
+    statement: SqlStatement<P, unknown>,
+    values: NoInfer<P>,
+    expected: string[],
+  ) => [name, statement as SqlStatement, values as unknown[], expected] as const;
 
   const cases = [
-    planCase('claimJobs', workerSql.claimJobs, ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000], ['jobs_claim_kind_idx', 'jobs_due_kind_idx']),
-    planCase('rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], ['active_leases_claimed_idx']),
-    planCase('rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline'], ['active_leases_deadline_idx']),
-    planCase('rescueOrphanedLeases', maintenanceSql.rescueOrphanedLeases, [...RESCUE, ['instance-1', 'instance-2'], RescueErrors.instanceDiedPrefix], ['active_leases_instance_idx']),
+    planCase(
+      'claimJobs',
+      workerSql.claimJobs,
+      ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000],
+      ['jobs_claim_kind_idx', 'jobs_due_kind_idx'],
+    ),
+    planCase(
+      'rescueStaleHeartbeats',
+      maintenanceSql.rescueStaleHeartbeats,
+      [...RESCUE, 90_000, 'stale'],
+      ['active_leases_claimed_idx'],
+    ),
+    planCase(
+      'rescueExpiredDeadlines',
+      maintenanceSql.rescueExpiredDeadlines,
+      [...RESCUE, 'deadline'],
+      ['active_leases_deadline_idx'],
+    ),
+    planCase(
+      'rescueOrphanedLeases',
+      maintenanceSql.rescueOrphanedLeases,
+      [...RESCUE, ['instance-1', 'instance-2'], RescueErrors.instanceDiedPrefix],
+      ['active_leases_instance_idx'],
+    ),
     planCase('promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']),
-    planCase('deleteFinishedJobs', maintenanceSql.deleteFinishedJobs, [86_400_000, 604_800_000, 5_000], ['jobs_finalized_idx']),
+    planCase(
+      'deleteFinishedJobs',
+      maintenanceSql.deleteFinishedJobs,
+      [86_400_000, 604_800_000, 5_000],
+      ['jobs_finalized_idx'],
+    ),
     planCase('findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.
-    planCase('completeJobs', workerSql.completeJobs, [['1', '2'], ['1', '1']], ['active_leases_pkey', 'jobs_pkey']),
-    planCase('failJobs', workerSql.failJobs, [['1'], ['1'], ['boom'], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']),
-    planCase('releaseJobs', workerSql.releaseJobs, [['1'], ['1'], 'released', [true], [1_000], [2_000]], ['active_leases_pkey', 'jobs_pkey']),
-    planCase('heartbeatLeases', workerSql.heartbeatLeases, [['1', '2'], ['1', '1']], ['active_leases_pkey']),
-    planCase('startLeases', workerSql.startLeases, [['1', '2'], ['1', '1'], [1_000, 1_000]], ['active_leases_pkey']),
+    planCase(
+      'completeJobs',
+      workerSql.completeJobs,
+      [
+        ['1', '2'],
+        ['1', '1'],
+      ],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
+    planCase(
+      'failJobs',
+      workerSql.failJobs,
+      [['1'], ['1'], ['boom'], [1_000], [2_000]],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
+    planCase(
+      'releaseJobs',
+      workerSql.releaseJobs,
+      [['1'], ['1'], 'released', [true], [1_000], [2_000]],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
+    planCase(
+      'heartbeatLeases',
+      workerSql.heartbeatLeases,
+      [
+        ['1', '2'],
+        ['1', '1'],
+      ],
+      ['active_leases_pkey'],
+    ),
+    planCase(
+      'startLeases',
+      workerSql.startLeases,
+      [
+        ['1', '2'],
+        ['1', '1'],
+        [1_000, 1_000],
+      ],
+      ['active_leases_pkey'],
+    ),
   ];
 
   const modes = ['custom', 'generic'] as const;
   it.each(cases.flatMap(([name, ...rest]) => modes.map((mode) => [name, mode, ...rest] as const)))(
-    '%s (%s plan) scans awa tables by index only, using the expected ones', async (_name, mode, statement, values, expected) => {
-    const plan = await explain(statement, values, mode);
-    const found = scans(plan);
-    expect(found.length).toBeGreaterThan(0);
-    // Lists any Seq Scan (or other non-index scan) of an awa table, so a failure names it.
-    expect(found.filter((scan) => !INDEX_SCANS.has(scan.split(' on ')[0]!))).toEqual([]);
-    expect(indexesUsed(plan)).toEqual(expect.arrayContaining(expected));
-  });
+    '%s (%s plan) scans awa tables by index only, using the expected ones',
+    async (_name, mode, statement, values, expected) => {
+      const plan = await explain(statement, values, mode);
+      const found = scans(plan);
+      expect(found.length).toBeGreaterThan(0);
+      // Lists any Seq Scan (or other non-index scan) of an awa table, so a failure names it.
+      expect(found.filter((scan) => !INDEX_SCANS.has(scan.split(' on ')[0]!))).toEqual([]);
+      expect(indexesUsed(plan)).toEqual(expect.arrayContaining(expected));
+    },
+  );
 
-  it.each(modes)('the claim (%s plan) takes available jobs from jobs_claim_kind_idx and due ones from jobs_due_kind_idx', async (mode) => {
-    const plan = await explain(workerSql.claimJobs, ['q1', ['k1'], 10, 'instance-0', 0], mode);
-    const ctes = nodes(plan).filter((n) => typeof n['Subplan Name'] === 'string' && String(n['Subplan Name']).startsWith('CTE '));
-    const indexOf = (cte: string) => indexesUsed(ctes.find((n) => n['Subplan Name'] === `CTE ${cte}`)!);
-    expect(indexOf('available')).toEqual(['jobs_claim_kind_idx']);
-    expect(indexOf('due')).toEqual(['jobs_due_kind_idx']);
-  });
+  it.each(modes)(
+    'the claim (%s plan) takes available jobs from jobs_claim_kind_idx and due ones from jobs_due_kind_idx',
+    async (mode) => {
+      const plan = await explain(workerSql.claimJobs, ['q1', ['k1'], 10, 'instance-0', 0], mode);
+      const ctes = nodes(plan).filter(
+        (n) => typeof n['Subplan Name'] === 'string' && String(n['Subplan Name']).startsWith('CTE '),
+      );
+      const indexOf = (cte: string) => indexesUsed(ctes.find((n) => n['Subplan Name'] === `CTE ${cte}`)!);
+      expect(indexOf('available')).toEqual(['jobs_claim_kind_idx']);
+      expect(indexOf('due')).toEqual(['jobs_due_kind_idx']);
+    },
+  );
 
   it('would see a missing index: without active_leases_claimed_idx the stale scan is a Seq Scan', async () => {
     // DDL is transactional: the index is back after the ROLLBACK.
-    const plan = await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale'], 'custom', 'DROP INDEX awa.active_leases_claimed_idx');
+    const plan = await explain(
+      maintenanceSql.rescueStaleHeartbeats,
+      [...RESCUE, 90_000, 'stale'],
+      'custom',
+      'DROP INDEX awa.active_leases_claimed_idx',
+    );
     expect(scans(plan)).toContain('Seq Scan on active_leases');
-    expect(indexesUsed(await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']))).toContain('active_leases_claimed_idx');
+    expect(indexesUsed(await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']))).toContain(
+      'active_leases_claimed_idx',
+    );
   });
 });
 
@@ -160,7 +250,9 @@ describe('the claim beside a backlog it cannot take', () => {
                  SELECT 'nobody.handles.this', 'q1', 'available', now() - interval '1 hour' FROM generate_series(1, ${BACKLOG})`);
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, run_at)
                  SELECT 'k1', 'q2', 'scheduled', now() - interval '1 hour' FROM generate_series(1, ${BACKLOG})`);
-    await f.sql(`INSERT INTO awa.jobs (kind, queue, state, run_at) SELECT 'k1', 'q1', 'available', now() FROM generate_series(1, 20)`);
+    await f.sql(
+      `INSERT INTO awa.jobs (kind, queue, state, run_at) SELECT 'k1', 'q1', 'available', now() FROM generate_series(1, 20)`,
+    );
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at)
                  SELECT 'k2', 'q1', 'retryable', 1, 1, now() - interval '1 minute' FROM generate_series(1, 5)`);
     await f.sql('VACUUM ANALYZE awa.jobs');
@@ -186,18 +278,22 @@ describe('the claim beside a backlog it cannot take', () => {
   }
 
   it.each(['custom', 'generic'] as const)(
-    'the claim (%s plan) reads only the rows of the kinds it handles, from the (queue, kind) indexes', async (mode) => {
-    const { plan, claimed } = await analyze(mode);
-    expect(claimed).toBe(10);
-    // Every node that threw rows away, with how many: none may have touched the backlog.
-    const discarding = nodes(plan)
-      .map((n) => ({ node: `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
-        removed: Number(n['Rows Removed by Filter'] ?? 0) + Number(n['Rows Removed by Index Recheck'] ?? 0) }))
-      .filter((n) => n.removed > 100);
-    expect(discarding).toEqual([]);
-    expect(scans(plan).filter((scan) => !INDEX_SCANS.has(scan.split(' on ')[0]!))).toEqual([]);
-    expect(indexesUsed(plan)).toEqual(expect.arrayContaining(['jobs_claim_kind_idx', 'jobs_due_kind_idx']));
-  });
+    'the claim (%s plan) reads only the rows of the kinds it handles, from the (queue, kind) indexes',
+    async (mode) => {
+      const { plan, claimed } = await analyze(mode);
+      expect(claimed).toBe(10);
+      // Every node that threw rows away, with how many: none may have touched the backlog.
+      const discarding = nodes(plan)
+        .map((n) => ({
+          node: `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
+          removed: Number(n['Rows Removed by Filter'] ?? 0) + Number(n['Rows Removed by Index Recheck'] ?? 0),
+        }))
+        .filter((n) => n.removed > 100);
+      expect(discarding).toEqual([]);
+      expect(scans(plan).filter((scan) => !INDEX_SCANS.has(scan.split(' on ')[0]!))).toEqual([]);
+      expect(indexesUsed(plan)).toEqual(expect.arrayContaining(['jobs_claim_kind_idx', 'jobs_due_kind_idx']));
+    },
+  );
 });
 
 /**
@@ -217,7 +313,9 @@ describe('the prepared claim on a fresh database', () => {
       await client.query('ROLLBACK');
     }
     const { rows } = await client.query(
-      `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1`, [workerSql.claimJobs.name]);
+      `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1`,
+      [workerSql.claimJobs.name],
+    );
     expect(rows).toEqual([{ generic: 5, custom: 5 }]);
   });
 });

@@ -6,7 +6,10 @@ import { seedRunning } from '../support/job-factory.js';
 import { waitFor } from '../support/wait-for.js';
 
 const HOUR = 3_600_000;
-const SETTINGS = JSON.stringify({ heartbeatStaleAfter: 90_000, queues: { default: { retryBaseDelay: 1_000, retryMaxDelay: 60_000 } } });
+const SETTINGS = JSON.stringify({
+  heartbeatStaleAfter: 90_000,
+  queues: { default: { retryBaseDelay: 1_000, retryMaxDelay: 60_000 } },
+});
 
 /** The instance registry and the two liveness probes of the orphan sweep. */
 describe('instances.sql', () => {
@@ -17,7 +20,11 @@ describe('instances.sql', () => {
   async function register(id: string, ageMs = 0): Promise<number> {
     const key = ++nextKey;
     await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key, '{}', '{}']);
-    if (ageMs > 0) await f.sql(`UPDATE awa.instances SET heartbeat_at = now() - $2::float8 * interval '1 millisecond' WHERE id = $1`, [id, ageMs]);
+    if (ageMs > 0)
+      await f.sql(
+        `UPDATE awa.instances SET heartbeat_at = now() - $2::float8 * interval '1 millisecond' WHERE id = $1`,
+        [id, ageMs],
+      );
     return key;
   }
   /** A session holding `key`'s liveness lock, as a running instance's session does. */
@@ -39,7 +46,11 @@ describe('instances.sql', () => {
       expect(await f.run(instancesSql.acquireLivenessLock, [78], b)).toEqual([{ acquired: true }]);
       await a.end();
       const c = await f.client();
-      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0]!.acquired === true, 15_000, 'the ended session\'s lock to be freed');
+      await waitFor(
+        async () => (await f.run(instancesSql.acquireLivenessLock, [77], c))[0]!.acquired === true,
+        15_000,
+        "the ended session's lock to be freed",
+      );
     });
   });
 
@@ -47,25 +58,61 @@ describe('instances.sql', () => {
     it('registers an instance with started_at = heartbeat_at = now()', async () => {
       const tx = await f.client();
       await tx.query('BEGIN');
-      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS, '{"report.render":"reports"}'], tx);
+      await f.run(
+        instancesSql.upsertInstance,
+        ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS, '{"report.render":"reports"}'],
+        tx,
+      );
       const rows = await execOn(tx)(
-        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`);
+        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`,
+      );
       await tx.query('COMMIT');
-      expect(rows).toEqual([{
-        id: 'i-1', hostname: 'box', pid: 123, queues: ['default', 'reports'], lock_key: 99, settings: JSON.parse(SETTINGS), handlers: { 'report.render': 'reports' }, started_now: true, beat_now: true,
-      }]);
+      expect(rows).toEqual([
+        {
+          id: 'i-1',
+          hostname: 'box',
+          pid: 123,
+          queues: ['default', 'reports'],
+          lock_key: 99,
+          settings: JSON.parse(SETTINGS),
+          handlers: { 'report.render': 'reports' },
+          started_now: true,
+          beat_now: true,
+        },
+      ]);
     });
 
     it('refreshes heartbeat_at, queues, lock_key, settings and handlers of a known instance and keeps its started_at', async () => {
       await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS, '{"a":"default"}']);
-      await f.sql(`UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`);
-      await f.run(instancesSql.upsertInstance, ['i-1', 'other-box', 456, ['reports'], 100, '{"heartbeatStaleAfter":5000}', '{"b":"reports"}']);
+      await f.sql(
+        `UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`,
+      );
+      await f.run(instancesSql.upsertInstance, [
+        'i-1',
+        'other-box',
+        456,
+        ['reports'],
+        100,
+        '{"heartbeatStaleAfter":5000}',
+        '{"b":"reports"}',
+      ]);
       const rows = await f.sql(
         `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at < now() - interval '59 minutes' AS kept_start,
-                heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`);
-      expect(rows).toEqual([{
-        id: 'i-1', hostname: 'box', pid: 123, queues: ['reports'], lock_key: 100, settings: { heartbeatStaleAfter: 5_000 }, handlers: { b: 'reports' }, kept_start: true, refreshed: true,
-      }]);
+                heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`,
+      );
+      expect(rows).toEqual([
+        {
+          id: 'i-1',
+          hostname: 'box',
+          pid: 123,
+          queues: ['reports'],
+          lock_key: 100,
+          settings: { heartbeatStaleAfter: 5_000 },
+          handlers: { b: 'reports' },
+          kept_start: true,
+          refreshed: true,
+        },
+      ]);
     });
   });
 
@@ -96,7 +143,7 @@ describe('instances.sql', () => {
       expect(await dead('self', 10_000, false)).toEqual(['slightly-old', 'stale']);
     });
 
-    it('judges a row\'s age by the heartbeatStaleAfter in its own settings, by $2 only without one', async () => {
+    it("judges a row's age by the heartbeatStaleAfter in its own settings, by $2 only without one", async () => {
       await register('patient', 30 * 60_000);
       await f.sql(`UPDATE awa.instances SET settings = '{"heartbeatStaleAfter": 3600000}' WHERE id = 'patient'`);
       await register('hasty', 20_000);
@@ -109,7 +156,11 @@ describe('instances.sql', () => {
       const session = await holdLock(await register('mortal'));
       expect(await dead('self', 60_000, true)).toEqual([]);
       await session.end();
-      await waitFor(async () => (await dead('self', 60_000, true)).includes('mortal'), 15_000, 'the closed session to count as dead');
+      await waitFor(
+        async () => (await dead('self', 60_000, true)).includes('mortal'),
+        15_000,
+        'the closed session to count as dead',
+      );
     });
 
     it('does not count a lock on the same key held in another database', async () => {
@@ -129,7 +180,10 @@ describe('instances.sql', () => {
       await register('no-lock');
       await register('stale', HOUR);
       const rows = await f.run(instancesSql.findDeadInstances, ['self', 60_000, true]);
-      expect(rows.sort((a, b) => a.id.localeCompare(b.id))).toEqual([{ id: 'no-lock', stale: false }, { id: 'stale', stale: true }]);
+      expect(rows.sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+        { id: 'no-lock', stale: false },
+        { id: 'stale', stale: true },
+      ]);
     });
 
     it('never reports the caller itself', async () => {
@@ -156,7 +210,11 @@ describe('instances.sql', () => {
       const fresh = await f.client();
       expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:someone-else'], fresh)).toEqual([]);
       expect(await f.run(instancesSql.terminateStaleSession, [pid, 'awa:me'], fresh)).toEqual([{ terminated: true }]);
-      await waitFor(async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0]!.acquired === true, 15_000, 'the old lock to be freed');
+      await waitFor(
+        async () => (await f.run(instancesSql.acquireLivenessLock, [4242], fresh))[0]!.acquired === true,
+        15_000,
+        'the old lock to be freed',
+      );
       await old.end().catch(() => undefined);
     });
 
@@ -183,6 +241,10 @@ describe('instances.sql', () => {
   });
 
   it('ran every statement of instances.sql', () => {
-    expect(statementsOf(instancesSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(instancesSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

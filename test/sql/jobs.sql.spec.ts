@@ -8,7 +8,15 @@ describe('jobs.sql', () => {
 
   const insert = (jobs: object[]) =>
     f.run(jobsSql.insertJobs, [JSON.stringify(jobs)]).then((rows) => rows.map((r) => r.id));
-  const job = (kind: string, extra: object = {}) => ({ kind, queue: 'default', args: { kind }, priority: 0, max_attempts: 3, run_at: null, ...extra });
+  const job = (kind: string, extra: object = {}) => ({
+    kind,
+    queue: 'default',
+    args: { kind },
+    priority: 0,
+    max_attempts: 3,
+    run_at: null,
+    ...extra,
+  });
 
   describe('insertJobs', () => {
     it('returns the ids in input order', async () => {
@@ -32,10 +40,22 @@ describe('jobs.sql', () => {
       const [row] = await f.sql(
         `SELECT kind, queue, args, state, priority, attempt, max_attempts, run_lease::text, errors,
                 attempted_at, finalized_at, abs(extract(epoch FROM run_at - created_at)) < 1 AS run_at_is_creation
-           FROM awa.jobs WHERE id = $1`, [now]);
+           FROM awa.jobs WHERE id = $1`,
+        [now],
+      );
       expect(row).toEqual({
-        kind: 'now', queue: 'q1', args: { x: [1, 'two'] }, state: 'available', priority: -4, attempt: 0, max_attempts: 7,
-        run_lease: '0', errors: [], attempted_at: null, finalized_at: null, run_at_is_creation: true,
+        kind: 'now',
+        queue: 'q1',
+        args: { x: [1, 'two'] },
+        state: 'available',
+        priority: -4,
+        attempt: 0,
+        max_attempts: 7,
+        run_lease: '0',
+        errors: [],
+        attempted_at: null,
+        finalized_at: null,
+        run_at_is_creation: true,
       });
       const states = await f.sql(`SELECT id::text, state, run_at FROM awa.jobs WHERE id IN ($1, $2)`, [later, earlier]);
       const byId = new Map(states.map((s) => [s.id, s]));
@@ -44,8 +64,13 @@ describe('jobs.sql', () => {
     });
 
     it('stores null args as JSON null', async () => {
-      const [id] = await insert([{ kind: 'nullargs', queue: 'default', args: null, priority: 0, max_attempts: 1, run_at: null }]);
-      const [row] = await f.sql(`SELECT args IS NULL AS sql_null, jsonb_typeof(args) AS type FROM awa.jobs WHERE id = $1`, [id]);
+      const [id] = await insert([
+        { kind: 'nullargs', queue: 'default', args: null, priority: 0, max_attempts: 1, run_at: null },
+      ]);
+      const [row] = await f.sql(
+        `SELECT args IS NULL AS sql_null, jsonb_typeof(args) AS type FROM awa.jobs WHERE id = $1`,
+        [id],
+      );
       expect(row).toEqual({ sql_null: false, type: 'null' });
     });
 
@@ -53,8 +78,11 @@ describe('jobs.sql', () => {
       const notes = await listen(await f.client(), 'awa_jobs');
       const future = new Date(Date.now() + 3_600_000).toISOString();
       await insert([
-        job('a1', { queue: 'alpha' }), job('b1', { queue: 'beta' }), job('a2', { queue: 'alpha' }),
-        job('g1', { queue: 'gamma', run_at: future }), job('a3', { queue: 'alpha' }),
+        job('a1', { queue: 'alpha' }),
+        job('b1', { queue: 'beta' }),
+        job('a2', { queue: 'alpha' }),
+        job('g1', { queue: 'gamma', run_at: future }),
+        job('a3', { queue: 'alpha' }),
       ]);
       expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
       await insert([job('g2', { queue: 'gamma', run_at: future })]);
@@ -80,19 +108,53 @@ describe('jobs.sql', () => {
 
   describe('getJob', () => {
     it('reads every column, with bigint ids and leases as strings', async () => {
-      const id = await seedJob(f.sql, { kind: 'read', queue: 'q', state: 'retryable', priority: 3, attempt: 2, maxAttempts: 9, runLease: 5, args: { a: 1 } });
-      await f.sql(`UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "boom"}]' WHERE id = $1`, [id]);
+      const id = await seedJob(f.sql, {
+        kind: 'read',
+        queue: 'q',
+        state: 'retryable',
+        priority: 3,
+        attempt: 2,
+        maxAttempts: 9,
+        runLease: 5,
+        args: { a: 1 },
+      });
+      await f.sql(
+        `UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "boom"}]' WHERE id = $1`,
+        [id],
+      );
       const [row] = await f.run(jobsSql.getJob, [id]);
       if (!row) throw new Error(`job ${id} not found`);
       expect(row).toMatchObject({
-        id, kind: 'read', queue: 'q', args: { a: 1 }, state: 'retryable', priority: 3, attempt: 2, max_attempts: 9,
-        errors: [{ at: '2020-01-01T00:00:00Z', attempt: 2, error: 'boom' }], run_lease: '5', attempted_at: null, finalized_at: null,
+        id,
+        kind: 'read',
+        queue: 'q',
+        args: { a: 1 },
+        state: 'retryable',
+        priority: 3,
+        attempt: 2,
+        max_attempts: 9,
+        errors: [{ at: '2020-01-01T00:00:00Z', attempt: 2, error: 'boom' }],
+        run_lease: '5',
+        attempted_at: null,
+        finalized_at: null,
       });
       expect(row.run_at).toBeInstanceOf(Date);
       expect(row.created_at).toBeInstanceOf(Date);
       expect(Object.keys(row).sort()).toEqual([
-        'args', 'attempt', 'attempted_at', 'created_at', 'errors', 'finalized_at', 'id', 'kind', 'max_attempts',
-        'priority', 'queue', 'run_at', 'run_lease', 'state',
+        'args',
+        'attempt',
+        'attempted_at',
+        'created_at',
+        'errors',
+        'finalized_at',
+        'id',
+        'kind',
+        'max_attempts',
+        'priority',
+        'queue',
+        'run_at',
+        'run_lease',
+        'state',
       ]);
     });
 
@@ -105,21 +167,31 @@ describe('jobs.sql', () => {
   });
 
   describe('cancelWaitingJob', () => {
-    it.each(['scheduled', 'available', 'retryable'])('cancels a %s job and returns its previous state', async (state) => {
-      const id = await seedJob(f.sql, { state, attempt: 1 });
-      expect(await f.run(jobsSql.cancelWaitingJob, [id, 'cancelled by test'])).toEqual([{ previous_state: state }]);
-      const row = await readJob(f.sql, id);
-      expect(row).toMatchObject({ state: 'cancelled', attempt: 1, errors: [{ attempt: 1, error: 'cancelled by test' }] });
-      expect(row!.finalized_at).toBeInstanceOf(Date);
-    });
+    it.each(['scheduled', 'available', 'retryable'])(
+      'cancels a %s job and returns its previous state',
+      async (state) => {
+        const id = await seedJob(f.sql, { state, attempt: 1 });
+        expect(await f.run(jobsSql.cancelWaitingJob, [id, 'cancelled by test'])).toEqual([{ previous_state: state }]);
+        const row = await readJob(f.sql, id);
+        expect(row).toMatchObject({
+          state: 'cancelled',
+          attempt: 1,
+          errors: [{ attempt: 1, error: 'cancelled by test' }],
+        });
+        expect(row!.finalized_at).toBeInstanceOf(Date);
+      },
+    );
 
-    it.each(['running', 'completed', 'failed', 'cancelled'])('leaves a %s job alone and returns nothing', async (state) => {
-      const id = await seedJob(f.sql, { state, attempt: 1 });
-      const before = await readJob(f.sql, id);
-      expect(await f.run(jobsSql.cancelWaitingJob, [id, 'cancelled by test'])).toEqual([]);
-      const after = await readJob(f.sql, id);
-      expect({ ...after, run_at_in_ms: 0 }).toEqual({ ...before, run_at_in_ms: 0 });
-    });
+    it.each(['running', 'completed', 'failed', 'cancelled'])(
+      'leaves a %s job alone and returns nothing',
+      async (state) => {
+        const id = await seedJob(f.sql, { state, attempt: 1 });
+        const before = await readJob(f.sql, id);
+        expect(await f.run(jobsSql.cancelWaitingJob, [id, 'cancelled by test'])).toEqual([]);
+        const after = await readJob(f.sql, id);
+        expect({ ...after, run_at_in_ms: 0 }).toEqual({ ...before, run_at_in_ms: 0 });
+      },
+    );
 
     it('returns nothing for an unknown id', async () => {
       expect(await f.run(jobsSql.cancelWaitingJob, ['777', 'cancelled by test'])).toEqual([]);
@@ -135,8 +207,10 @@ describe('jobs.sql', () => {
       expect(await notes.take(f.sql)).toEqual([id]);
       // The job row is left to the transition that ends the attempt: it reads the request there.
       expect(await readJob(f.sql, id)).toMatchObject({ state: 'running', errors: [] });
-      expect(await f.sql('SELECT job_id::text, cancel_requested FROM awa.active_leases ORDER BY job_id'))
-        .toEqual([{ job_id: id, cancel_requested: true }, { job_id: other.id, cancel_requested: false }]);
+      expect(await f.sql('SELECT job_id::text, cancel_requested FROM awa.active_leases ORDER BY job_id')).toEqual([
+        { job_id: id, cancel_requested: true },
+        { job_id: other.id, cancel_requested: false },
+      ]);
     });
 
     it('returns the state of any other job, unflagged and without a notification, and nothing for an unknown id', async () => {
@@ -151,6 +225,10 @@ describe('jobs.sql', () => {
   });
 
   it('ran every statement of jobs.sql', () => {
-    expect(statementsOf(jobsSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(jobsSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

@@ -35,7 +35,11 @@ describe('leader.sql', () => {
       expect(await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ acquired: false }]);
       // A leader that dies without releasing: PostgreSQL frees the lock with its session.
       await b.end();
-      await waitFor(async () => (await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0]!.acquired, 15_000, 'the dead leader\'s lock to be freed');
+      await waitFor(
+        async () => (await f.run(leaderSql.tryMaintenanceLock, [MAINTENANCE_LOCK_KEY], a))[0]!.acquired,
+        15_000,
+        "the dead leader's lock to be freed",
+      );
       expect(await f.run(leaderSql.releaseMaintenanceLock, [MAINTENANCE_LOCK_KEY], a)).toEqual([{ released: true }]);
     });
   });
@@ -91,7 +95,9 @@ describe('leader.sql', () => {
       expect(await claim('a', null)).toBe('1');
       await leader.query('BEGIN');
       expect(await fence(leader, 'a', '1')).toBe('1');
-      await execOn(leader)(`INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ('written-by-a', 'h', 1, 1)`);
+      await execOn(leader)(
+        `INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ('written-by-a', 'h', 1, 1)`,
+      );
 
       // Expiring the lease, or taking it over, must wait for the fence.
       const rivalPid = (await rival.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
@@ -99,8 +105,13 @@ describe('leader.sql', () => {
         await rival.query(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
         return claim('b', null, MINUTE, rival);
       })();
-      await waitFor(async () => (await f.sql(
-        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid])).length === 1, 15_000, 'the takeover to wait');
+      await waitFor(
+        async () =>
+          (await f.sql(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid]))
+            .length === 1,
+        15_000,
+        'the takeover to wait',
+      );
       await leader.query('COMMIT');
       expect(await takeover).toBe('2');
       // The fenced write committed before the takeover; the old term fences nothing any more.
@@ -110,7 +121,7 @@ describe('leader.sql', () => {
   });
 
   describe('resignLeadership', () => {
-    it('frees the lease at once for the next claimant, and only the holder\'s current term can', async () => {
+    it("frees the lease at once for the next claimant, and only the holder's current term can", async () => {
       expect(await claim('a', null)).toBe('1');
       expect(await f.execute(leaderSql.resignLeadership, [LEASE, 'b', '1'])).toBe(0);
       expect(await f.execute(leaderSql.resignLeadership, [LEASE, 'a', '7'])).toBe(0);
@@ -121,6 +132,10 @@ describe('leader.sql', () => {
   });
 
   it('ran every statement of leader.sql', () => {
-    expect(statementsOf(leaderSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(leaderSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

@@ -17,8 +17,7 @@ const rescueParams = (batch = 500): RescueParams => [['fast'], [10_000], [10_000
 describe('maintenance.sql', () => {
   const f = useSqlFixture();
 
-  const byId = (rows: Array<{ id: string; state: string }>) =>
-    Object.fromEntries(rows.map((r) => [r.id, r.state]));
+  const byId = (rows: Array<{ id: string; state: string }>) => Object.fromEntries(rows.map((r) => [r.id, r.state]));
   const staleRescue = (batch = 500, staleAfterMs = 60_000) =>
     f.run(maintenanceSql.rescueStaleHeartbeats, [...rescueParams(batch), staleAfterMs, 'heartbeat stale: test']);
   const deadlineRescue = (batch = 500) =>
@@ -29,16 +28,31 @@ describe('maintenance.sql', () => {
   describe('rescueStaleHeartbeats', () => {
     it('rescues leases older than the threshold: lease deleted, error appended, retry per queue settings', async () => {
       const fast = await seedRunning(f.sql, { queue: 'fast', heartbeatAgeMs: HOUR, maxAttempts: 5 });
-      const other = await seedRunning(f.sql, { queue: 'unknown', heartbeatAgeMs: HOUR, attempt: 2, runLease: 4, maxAttempts: 5 });
+      const other = await seedRunning(f.sql, {
+        queue: 'unknown',
+        heartbeatAgeMs: HOUR,
+        attempt: 2,
+        runLease: 4,
+        maxAttempts: 5,
+      });
       const fresh = await seedRunning(f.sql, { heartbeatAgeMs: 30_000 });
       const rows = await staleRescue();
       expect(byId(rows)).toEqual({ [fast.id]: 'retryable', [other.id]: 'retryable' });
 
       const a = await readJob(f.sql, fast.id);
-      expect(a).toMatchObject({ state: 'retryable', attempt: 1, run_lease: '1', errors: [{ attempt: 1, error: 'heartbeat stale: test' }] });
+      expect(a).toMatchObject({
+        state: 'retryable',
+        attempt: 1,
+        run_lease: '1',
+        errors: [{ attempt: 1, error: 'heartbeat stale: test' }],
+      });
       expect(a!.retry_delay_ms).toBeCloseTo(10_000, 3);
       const b = await readJob(f.sql, other.id);
-      expect(b).toMatchObject({ state: 'retryable', attempt: 2, errors: [{ attempt: 2, error: 'heartbeat stale: test' }] });
+      expect(b).toMatchObject({
+        state: 'retryable',
+        attempt: 2,
+        errors: [{ attempt: 2, error: 'heartbeat stale: test' }],
+      });
       expect(b!.retry_delay_ms).toBeCloseTo(60_000, 3);
       expect(await leasesOf(f.sql, fast.id)).toEqual([]);
       expect(await leasesOf(f.sql, other.id)).toEqual([]);
@@ -58,7 +72,8 @@ describe('maintenance.sql', () => {
 
     it('takes at most the batch size per call, oldest heartbeat first', async () => {
       const jobs = [];
-      for (const hours of [3, 5, 1, 4, 2]) jobs.push({ hours, ...(await seedRunning(f.sql, { heartbeatAgeMs: hours * HOUR })) });
+      for (const hours of [3, 5, 1, 4, 2])
+        jobs.push({ hours, ...(await seedRunning(f.sql, { heartbeatAgeMs: hours * HOUR })) });
       const oldestFirst = [...jobs].sort((x, y) => y.hours - x.hours).map((j) => j.id);
       expect(Object.keys(byId(await staleRescue(2))).sort()).toEqual(oldestFirst.slice(0, 2).sort());
       expect(Object.keys(byId(await staleRescue(2))).sort()).toEqual(oldestFirst.slice(2, 4).sort());
@@ -85,7 +100,10 @@ describe('maintenance.sql', () => {
       const row = await readJob(f.sql, expired.id);
       expect(row).toMatchObject({ errors: [{ attempt: 1, error: 'deadline: test' }] });
       expect(row!.retry_delay_ms).toBeCloseTo(10_000, 3);
-      expect(await readJob(f.sql, last.id)).toMatchObject({ state: 'failed', errors: [{ attempt: 2, error: 'deadline: test' }] });
+      expect(await readJob(f.sql, last.id)).toMatchObject({
+        state: 'failed',
+        errors: [{ attempt: 2, error: 'deadline: test' }],
+      });
       for (const job of [future, none]) {
         expect(await readJob(f.sql, job.id)).toMatchObject({ state: 'running', errors: [] });
         expect(await leasesOf(f.sql, job.id)).toEqual(['1@instance-a']);
@@ -94,7 +112,8 @@ describe('maintenance.sql', () => {
 
     it('takes at most the batch size per call, earliest deadline first', async () => {
       const jobs = [];
-      for (const minutes of [2, 9, 4, 7]) jobs.push({ minutes, ...(await seedRunning(f.sql, { deadlineInMs: -minutes * 60_000 })) });
+      for (const minutes of [2, 9, 4, 7])
+        jobs.push({ minutes, ...(await seedRunning(f.sql, { deadlineInMs: -minutes * 60_000 })) });
       const earliestFirst = [...jobs].sort((x, y) => y.minutes - x.minutes).map((j) => j.id);
       expect(Object.keys(byId(await deadlineRescue(3))).sort()).toEqual(earliestFirst.slice(0, 3).sort());
       expect(Object.keys(byId(await deadlineRescue(3)))).toEqual(earliestFirst.slice(3));
@@ -107,12 +126,21 @@ describe('maintenance.sql', () => {
       const a2 = await seedRunning(f.sql, { instanceId: 'dead-1', attempt: 4, maxAttempts: 4 });
       const b = await seedRunning(f.sql, { instanceId: 'dead-2' });
       const live = await seedRunning(f.sql, { instanceId: 'live-1', heartbeatAgeMs: HOUR, deadlineInMs: -1_000 });
-      expect(byId(await orphanRescue(['dead-1', 'dead-2', 'never-seen'])))
-        .toEqual({ [a1.id]: 'retryable', [a2.id]: 'failed', [b.id]: 'retryable' });
-      expect(await readJob(f.sql, a1.id)).toMatchObject({ errors: [{ attempt: 1, error: 'worker instance died: dead-1' }] });
+      expect(byId(await orphanRescue(['dead-1', 'dead-2', 'never-seen']))).toEqual({
+        [a1.id]: 'retryable',
+        [a2.id]: 'failed',
+        [b.id]: 'retryable',
+      });
+      expect(await readJob(f.sql, a1.id)).toMatchObject({
+        errors: [{ attempt: 1, error: 'worker instance died: dead-1' }],
+      });
       expect((await readJob(f.sql, a1.id))!.retry_delay_ms).toBeCloseTo(10_000, 3);
-      expect(await readJob(f.sql, a2.id)).toMatchObject({ errors: [{ attempt: 4, error: 'worker instance died: dead-1' }] });
-      expect(await readJob(f.sql, b.id)).toMatchObject({ errors: [{ attempt: 1, error: 'worker instance died: dead-2' }] });
+      expect(await readJob(f.sql, a2.id)).toMatchObject({
+        errors: [{ attempt: 4, error: 'worker instance died: dead-1' }],
+      });
+      expect(await readJob(f.sql, b.id)).toMatchObject({
+        errors: [{ attempt: 1, error: 'worker instance died: dead-2' }],
+      });
       // A live instance's lease is not this statement's business, however stale it looks.
       expect(await readJob(f.sql, live.id)).toMatchObject({ state: 'running', errors: [] });
       expect(await f.sql(`SELECT instance_id FROM awa.active_leases`)).toEqual([{ instance_id: 'live-1' }]);
@@ -160,15 +188,26 @@ describe('maintenance.sql', () => {
       const completer = await f.client();
       const completerPid = (await completer.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
       await rescuer.query('BEGIN');
-      const rescued = await f.run(maintenanceSql.rescueStaleHeartbeats, [...rescueParams(), 60_000, 'heartbeat stale: test'], rescuer);
+      const rescued = await f.run(
+        maintenanceSql.rescueStaleHeartbeats,
+        [...rescueParams(), 60_000, 'heartbeat stale: test'],
+        rescuer,
+      );
       expect(rescued).toHaveLength(1);
       const late = complete(job, completer);
-      await waitFor(async () => (await f.sql(
-        `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [completerPid])).length > 0, 15_000,
-      'the completion to wait on the rescue\'s row lock');
+      await waitFor(
+        async () =>
+          (await f.sql(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [completerPid]))
+            .length > 0,
+        15_000,
+        "the completion to wait on the rescue's row lock",
+      );
       await rescuer.query('COMMIT');
       expect(await late).toEqual([]);
-      expect(await readJob(f.sql, job.id)).toMatchObject({ state: 'retryable', errors: [{ error: 'heartbeat stale: test' }] });
+      expect(await readJob(f.sql, job.id)).toMatchObject({
+        state: 'retryable',
+        errors: [{ error: 'heartbeat stale: test' }],
+      });
     });
 
     it('a rescue running while a completion is uncommitted skips the lease, and the completion stands', async () => {
@@ -193,7 +232,9 @@ describe('maintenance.sql', () => {
       expect(a).toHaveLength(4);
       expect(b).toHaveLength(2);
       expect(new Set([...a, ...b].map((r) => r.id)).size).toBe(6);
-      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE jsonb_array_length(errors) = 1`)).toEqual([{ n: 6 }]);
+      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE jsonb_array_length(errors) = 1`)).toEqual([
+        { n: 6 },
+      ]);
     });
   });
 
@@ -209,8 +250,11 @@ describe('maintenance.sql', () => {
         await seedJob(f.sql, { state: 'scheduled', queue: 'gamma', runAtMs: HOUR }),
         await seedJob(f.sql, { state: 'retryable', queue: 'gamma', runAtMs: HOUR, attempt: 1, runLease: 1 }),
       ];
-      const others = await Promise.all(['available', 'running', 'completed', 'failed', 'cancelled'].map((state) =>
-        seedJob(f.sql, { state, queue: 'delta', runAtMs: -HOUR })));
+      const others = await Promise.all(
+        ['available', 'running', 'completed', 'failed', 'cancelled'].map((state) =>
+          seedJob(f.sql, { state, queue: 'delta', runAtMs: -HOUR }),
+        ),
+      );
       await notes.take(f.sql); // the insert trigger's own notification for the available seed
       expect(await f.run(maintenanceSql.promoteDueJobs, [100])).toEqual([{ promoted: 3, queues: 2 }]);
       expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
@@ -226,7 +270,8 @@ describe('maintenance.sql', () => {
 
     it('promotes at most the limit per call, earliest run_at first', async () => {
       const jobs = [];
-      for (const minutes of [3, 1, 5, 2, 4]) jobs.push({ minutes, id: await seedJob(f.sql, { state: 'scheduled', runAtMs: -minutes * 60_000 }) });
+      for (const minutes of [3, 1, 5, 2, 4])
+        jobs.push({ minutes, id: await seedJob(f.sql, { state: 'scheduled', runAtMs: -minutes * 60_000 }) });
       const earliestFirst = [...jobs].sort((x, y) => y.minutes - x.minutes).map((j) => j.id);
       expect(await f.run(maintenanceSql.promoteDueJobs, [2])).toEqual([{ promoted: 2, queues: 1 }]);
       const available = await f.sql(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY jobs.id`);
@@ -250,13 +295,23 @@ describe('maintenance.sql', () => {
     }
     const left = async (jobs: Record<string, string>) => {
       const ids = new Set((await f.sql('SELECT id::text FROM awa.jobs')).map((r) => r.id as string));
-      return Object.keys(jobs).filter((k) => ids.has(jobs[k]!)).sort();
+      return Object.keys(jobs)
+        .filter((k) => ids.has(jobs[k]!))
+        .sort();
     };
 
     it('deletes completed jobs past the completed retention and failed or cancelled ones past the failed retention', async () => {
       const jobs = await seedFinished();
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [HOUR, 3 * HOUR, 100])).toBe(1);
-      expect(await left(jobs)).toEqual(['cancelled 2h', 'cancelled 30m', 'completed 30m', 'failed 2h', 'failed 30m', 'retryable', 'running']);
+      expect(await left(jobs)).toEqual([
+        'cancelled 2h',
+        'cancelled 30m',
+        'completed 30m',
+        'failed 2h',
+        'failed 30m',
+        'retryable',
+        'running',
+      ]);
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [3 * HOUR, 10 * 60_000, 100])).toBe(4);
       expect(await left(jobs)).toEqual(['completed 30m', 'retryable', 'running']);
     });
@@ -264,13 +319,27 @@ describe('maintenance.sql', () => {
     it('keeps completed jobs forever when their retention is NULL', async () => {
       const jobs = await seedFinished();
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [null, HOUR, 100])).toBe(2);
-      expect(await left(jobs)).toEqual(['cancelled 30m', 'completed 2h', 'completed 30m', 'failed 30m', 'retryable', 'running']);
+      expect(await left(jobs)).toEqual([
+        'cancelled 30m',
+        'completed 2h',
+        'completed 30m',
+        'failed 30m',
+        'retryable',
+        'running',
+      ]);
     });
 
     it('keeps failed and cancelled jobs forever when their retention is NULL', async () => {
       const jobs = await seedFinished();
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [60_000, null, 100])).toBe(2);
-      expect(await left(jobs)).toEqual(['cancelled 2h', 'cancelled 30m', 'failed 2h', 'failed 30m', 'retryable', 'running']);
+      expect(await left(jobs)).toEqual([
+        'cancelled 2h',
+        'cancelled 30m',
+        'failed 2h',
+        'failed 30m',
+        'retryable',
+        'running',
+      ]);
     });
 
     it('keeps everything when both retentions are NULL', async () => {
@@ -281,10 +350,16 @@ describe('maintenance.sql', () => {
 
     it('deletes at most the limit per call, oldest first', async () => {
       const ids = [];
-      for (const minutes of [50, 10, 40, 20, 30]) ids.push({ minutes, id: await seedJob(f.sql, { state: 'completed', finalizedAtMs: -minutes * 60_000 }) });
+      for (const minutes of [50, 10, 40, 20, 30])
+        ids.push({ minutes, id: await seedJob(f.sql, { state: 'completed', finalizedAtMs: -minutes * 60_000 }) });
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [60_000, 60_000, 2])).toBe(2);
       const remaining = (await f.sql('SELECT id::text FROM awa.jobs')).map((r) => r.id).sort();
-      expect(remaining).toEqual(ids.filter((j) => j.minutes <= 30).map((j) => j.id).sort());
+      expect(remaining).toEqual(
+        ids
+          .filter((j) => j.minutes <= 30)
+          .map((j) => j.id)
+          .sort(),
+      );
     });
   });
 
@@ -299,7 +374,11 @@ describe('maintenance.sql', () => {
       expect(byId(await deadlineRescue())).toEqual({ [late.id]: 'cancelled' });
       expect(byId(await orphanRescue(['dead-1']))).toEqual({ [orphan.id]: 'cancelled', [plain.id]: 'retryable' });
       const job = await readJob(f.sql, orphan.id);
-      expect(job).toMatchObject({ state: 'cancelled', attempt: 1, errors: [{ attempt: 1, error: 'worker instance died: dead-1' }] });
+      expect(job).toMatchObject({
+        state: 'cancelled',
+        attempt: 1,
+        errors: [{ attempt: 1, error: 'worker instance died: dead-1' }],
+      });
       expect(job!.finalized_at).toBeInstanceOf(Date);
     });
   });
@@ -307,14 +386,23 @@ describe('maintenance.sql', () => {
   describe('findUnhandledKinds', () => {
     const unhandled = (limit = 50) => f.run(maintenanceSql.findUnhandledKinds, [60_000, limit]);
     async function instance(id: string, handlers: Record<string, string>, ageMs: number): Promise<void> {
-      await f.sql(`INSERT INTO awa.instances (id, hostname, pid, lock_key, handlers, heartbeat_at)
-                   VALUES ($1, 'h', 1, 1, $2::jsonb, now() - $3::float8 * interval '1 millisecond')`, [id, JSON.stringify(handlers), ageMs]);
+      await f.sql(
+        `INSERT INTO awa.instances (id, hostname, pid, lock_key, handlers, heartbeat_at)
+                   VALUES ($1, 'h', 1, 1, $2::jsonb, now() - $3::float8 * interval '1 millisecond')`,
+        [id, JSON.stringify(handlers), ageMs],
+      );
     }
 
     it('counts the available jobs of each (queue, kind) that no fresh instance row handles in that queue', async () => {
       await instance('fresh', { a: 'q1', b: 'q2' }, 0);
       await instance('stale', { c: 'q1' }, HOUR);
-      for (const [kind, queue, n] of [['a', 'q1', 3], ['a', 'q2', 2], ['b', 'q2', 1], ['c', 'q1', 4], ['d', 'q1', 1]] as const) {
+      for (const [kind, queue, n] of [
+        ['a', 'q1', 3],
+        ['a', 'q2', 2],
+        ['b', 'q2', 1],
+        ['c', 'q1', 4],
+        ['d', 'q1', 1],
+      ] as const) {
         for (let i = 0; i < n; i++) await seedJob(f.sql, { kind, queue });
       }
       // Not available: not counted, and not reported on their own.
@@ -335,6 +423,10 @@ describe('maintenance.sql', () => {
   });
 
   it('ran every statement of maintenance.sql', () => {
-    expect(statementsOf(maintenanceSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(maintenanceSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

@@ -36,7 +36,9 @@ describe('migrations.sql', () => {
       await emptyClient.query('BEGIN');
       try {
         await emptyClient.query('CREATE SCHEMA awa');
-        await emptyClient.query('CREATE TABLE awa.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+        await emptyClient.query(
+          'CREATE TABLE awa.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+        );
         expect(await f.run(migrationsSql.appliedMigrations, [], emptyClient)).toEqual([{ names: [] }]);
       } finally {
         await emptyClient.query('ROLLBACK');
@@ -44,11 +46,17 @@ describe('migrations.sql', () => {
     });
 
     it('needs the schema: without it the statement fails, so callers check schemaExists first', async () => {
-      await expect(emptyClient.query({ text: migrationsSql.appliedMigrations.text })).rejects.toThrow(/awa\.schema_migrations" does not exist/);
+      await expect(emptyClient.query({ text: migrationsSql.appliedMigrations.text })).rejects.toThrow(
+        /awa\.schema_migrations" does not exist/,
+      );
     });
   });
 
   it('ran every statement of migrations.sql', () => {
-    expect(statementsOf(migrationsSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(migrationsSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

@@ -31,8 +31,14 @@ describe('session.sql', () => {
       await victim.query('BEGIN');
       await victim.query(`SELECT pg_advisory_xact_lock(4242)`);
       expect(await f.run(sessionSql.terminateBackend, [pid])).toEqual([{ terminated: true }]);
-      await waitFor(async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0, 15_000, 'the backend to end');
-      expect(await f.sql('SELECT pg_try_advisory_lock(4242) AS free, pg_advisory_unlock(4242)')).toEqual([{ free: true, pg_advisory_unlock: true }]);
+      await waitFor(
+        async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0,
+        15_000,
+        'the backend to end',
+      );
+      expect(await f.sql('SELECT pg_try_advisory_lock(4242) AS free, pg_advisory_unlock(4242)')).toEqual([
+        { free: true, pg_advisory_unlock: true },
+      ]);
     });
   });
 
@@ -40,7 +46,9 @@ describe('session.sql', () => {
     it('sets statement_timeout until the transaction ends, and stops a statement that outlives it', async () => {
       const client = await f.client();
       await client.query('BEGIN');
-      expect(await f.run(sessionSql.setLocalStatementTimeout, ['250'], client)).toEqual([{ statement_timeout: '250ms' }]);
+      expect(await f.run(sessionSql.setLocalStatementTimeout, ['250'], client)).toEqual([
+        { statement_timeout: '250ms' },
+      ]);
       await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
       await client.query('ROLLBACK');
       expect((await client.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '0' }]);
@@ -48,6 +56,10 @@ describe('session.sql', () => {
   });
 
   it('ran every statement of session.sql', () => {
-    expect(statementsOf(sessionSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(sessionSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

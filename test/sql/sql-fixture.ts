@@ -32,7 +32,10 @@ export interface SqlFixture {
 }
 
 /** Exec on one client, e.g. to read rows inside its open transaction (where now() stands still). */
-export const execOn = (client: pg.ClientBase): Exec => async (text, values) => (await client.query(text, values)).rows;
+export const execOn =
+  (client: pg.ClientBase): Exec =>
+  async (text, values) =>
+    (await client.query(text, values)).rows;
 
 export async function createSqlFixture(): Promise<SqlFixture> {
   const db = await createTestDatabase();
@@ -97,9 +100,15 @@ export function useSqlFixture({ reset = true }: { reset?: boolean } = {}): SqlFi
     });
   }
   return {
-    get url() { return current().url; },
-    get pool() { return current().pool; },
-    get executed() { return current().executed; },
+    get url() {
+      return current().url;
+    },
+    get pool() {
+      return current().pool;
+    },
+    get executed() {
+      return current().executed;
+    },
     sql: (text, values) => current().sql(text, values),
     run: (statement, ...args) => current().run(statement, ...args),
     execute: (statement, ...values) => current().execute(statement, ...values),
@@ -188,7 +197,10 @@ export async function listen(client: pg.Client, channel: string): Promise<{ take
     take: async (exec) => {
       const marker = `__marker_${++markers}`;
       const seen = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no marker notification within 15 s; got ${JSON.stringify(payloads)}`)), 15_000);
+        const timer = setTimeout(
+          () => reject(new Error(`no marker notification within 15 s; got ${JSON.stringify(payloads)}`)),
+          15_000,
+        );
         waiter = () => {
           if (!payloads.includes(marker)) return;
           clearTimeout(timer);

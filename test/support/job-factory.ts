@@ -31,9 +31,17 @@ export async function seedJob(exec: Exec, seed: JobSeed = {}): Promise<string> {
              CASE WHEN $9::float8 IS NULL THEN NULL ELSE now() + $9::float8 * interval '1 millisecond' END, $10::jsonb)
      RETURNING id::text`,
     [
-      seed.kind ?? 'k', seed.queue ?? 'default', seed.state ?? 'available', seed.priority ?? 0, seed.attempt ?? 0,
-      seed.maxAttempts ?? 25, seed.runLease ?? 0, seed.runAtMs ?? 0, seed.finalizedAtMs ?? null,
-      JSON.stringify(seed.args ?? {}), seed.runAt ?? null,
+      seed.kind ?? 'k',
+      seed.queue ?? 'default',
+      seed.state ?? 'available',
+      seed.priority ?? 0,
+      seed.attempt ?? 0,
+      seed.maxAttempts ?? 25,
+      seed.runLease ?? 0,
+      seed.runAtMs ?? 0,
+      seed.finalizedAtMs ?? null,
+      JSON.stringify(seed.args ?? {}),
+      seed.runAt ?? null,
     ],
   );
   return row.id;
@@ -57,7 +65,9 @@ export async function seedRunning(exec: Exec, seed: RunningSeed = {}): Promise<{
 }
 
 export async function seedLease(
-  exec: Exec, jobId: string, runLease: number | string,
+  exec: Exec,
+  jobId: string,
+  runLease: number | string,
   seed: Pick<RunningSeed, 'instanceId' | 'heartbeatAgeMs' | 'deadlineInMs'> = {},
 ): Promise<void> {
   await exec(

@@ -48,22 +48,27 @@ export class PgBouncer {
     const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
     await writeFile(join(dir, 'userlist.txt'), `${quote(user)} ${quote(password)}\n`, { mode: 0o644 });
     const backend = [`host=${server.hostname}`, `port=${server.port || 5432}`, `user=${user}`]
-      .concat(password ? [`password=${password}`] : []).join(' ');
-    await writeFile(join(dir, 'pgbouncer.ini'), [
-      '[databases]',
-      `* = ${backend}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      'max_client_conn = 500',
-      'default_pool_size = 20',
-      'ignore_startup_parameters = extra_float_digits',
-      '',
-    ].join('\n'), { mode: 0o644 });
+      .concat(password ? [`password=${password}`] : [])
+      .join(' ');
+    await writeFile(
+      join(dir, 'pgbouncer.ini'),
+      [
+        '[databases]',
+        `* = ${backend}`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${port}`,
+        'unix_socket_dir =',
+        'auth_type = trust',
+        `auth_file = ${join(dir, 'userlist.txt')}`,
+        'pool_mode = transaction',
+        'max_client_conn = 500',
+        'default_pool_size = 20',
+        'ignore_startup_parameters = extra_float_digits',
+        '',
+      ].join('\n'),
+      { mode: 0o644 },
+    );
     const args = [join(dir, 'pgbouncer.ini')];
     if (root) args.unshift('-u', 'nobody');
     const child = spawn(PGBOUNCER_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -89,7 +94,8 @@ export class PgBouncer {
         return;
       } catch (error) {
         await client.end().catch(() => undefined);
-        if (Date.now() > until) throw new Error(`pgbouncer did not accept connections: ${String(error)}\n${this.output()}`, { cause: error });
+        if (Date.now() > until)
+          throw new Error(`pgbouncer did not accept connections: ${String(error)}\n${this.output()}`, { cause: error });
         await new Promise((r) => setTimeout(r, 50));
       }
     }

@@ -18,22 +18,34 @@ export interface StatementGate {
 }
 
 export async function createStatementGate(
-  url: string, key: number, event: 'INSERT' | 'UPDATE' | 'DELETE', table: string,
+  url: string,
+  key: number,
+  event: 'INSERT' | 'UPDATE' | 'DELETE',
+  table: string,
 ): Promise<StatementGate> {
   const name = `gate_${key}`;
-  await queryOnce(url, `
+  await queryOnce(
+    url,
+    `
     CREATE FUNCTION public.${name}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_advisory_lock_shared(${key}); PERFORM pg_advisory_unlock_shared(${key}); RETURN NULL; END $$;
-    CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.${name}()`);
+    CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.${name}()`,
+  );
   const holder = new pg.Client({ connectionString: url });
   await holder.connect();
   return {
     close: async () => void (await holder.query('SELECT pg_advisory_lock($1)', [key])),
     open: async () => void (await holder.query('SELECT pg_advisory_unlock_all()')),
-    waiting: async () => (await queryOnce<{ n: number }>(url,
-      `SELECT count(*)::int AS n FROM pg_locks
+    waiting: async () =>
+      (
+        await queryOnce<{ n: number }>(
+          url,
+          `SELECT count(*)::int AS n FROM pg_locks
         WHERE locktype = 'advisory' AND objid = $1 AND NOT granted
-          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, [key]))[0]!.n,
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          [key],
+        )
+      )[0]!.n,
     remove: async () => {
       await holder.end();
       await queryOnce(url, `DROP TRIGGER ${name} ON ${table}; DROP FUNCTION public.${name}()`);

@@ -31,7 +31,10 @@ export class TcpProxy {
   private freezeNew: ConnectionFilter | undefined;
   private refuseNew: ConnectionFilter | undefined;
 
-  private constructor(private readonly server: Server, private readonly target: { host: string; port: number }) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly target: { host: string; port: number },
+  ) {}
 
   /** Starts a proxy on a free port of 127.0.0.1. */
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -101,7 +104,16 @@ export class TcpProxy {
 
   private accept(client: Socket): void {
     const upstream = connect(this.target.port, this.target.host);
-    const link: Link = { client, upstream, first: '', frozen: false, toUpstream: [], toClient: [], clientEnded: false, upstreamEnded: false };
+    const link: Link = {
+      client,
+      upstream,
+      first: '',
+      frozen: false,
+      toUpstream: [],
+      toClient: [],
+      clientEnded: false,
+      upstreamEnded: false,
+    };
     this.links.add(link);
     client.on('data', (data: Buffer) => {
       if (link.first === '') {

@@ -32,7 +32,10 @@ export async function startTestApp(options: TestAppOptions): Promise<TestingModu
   const moduleRef = await Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot({
-        type: 'postgres', url: options.url, autoLoadEntities: options.autoLoadEntities ?? true, logging: false,
+        type: 'postgres',
+        url: options.url,
+        autoLoadEntities: options.autoLoadEntities ?? true,
+        logging: false,
       }),
       ...(options.withoutSchedule ? [] : [ScheduleModule.forRoot()]),
       AwaModule.forRoot({ ...(options.defaultOptions ? {} : FAST_OPTIONS), ...options.awa }),

@@ -6,7 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * fixed sleep.
  */
 export async function waitFor<T>(
-  check: () => Promise<T> | T, timeoutMs = 15_000, what = 'condition', everyMs = 25,
+  check: () => Promise<T> | T,
+  timeoutMs = 15_000,
+  what = 'condition',
+  everyMs = 25,
 ): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   for (;;) {

@@ -14,7 +14,8 @@ export class WorkerProcess {
   stderr = '';
 
   constructor(url: string, options: AwaModuleOptions) {
-    if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: run \`npm run build && npm run build:apps\` (npm test does)`);
+    if (!existsSync(SCRIPT))
+      throw new Error(`${SCRIPT} is missing: run \`npm run build && npm run build:apps\` (npm test does)`);
     this.child = spawn(process.execPath, [SCRIPT], {
       env: { ...process.env, NODE_OPTIONS: '', AWA_URL: url, AWA_OPTIONS: JSON.stringify(options) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,7 +37,11 @@ export class WorkerProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== check);
-        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; got:\n${this.lines.join('\n')}\nstderr:\n${this.stderr}`));
+        reject(
+          new Error(
+            `no line matching ${pattern} within ${timeoutMs} ms; got:\n${this.lines.join('\n')}\nstderr:\n${this.stderr}`,
+          ),
+        );
       }, timeoutMs);
       const check = () => {
         const line = this.lines.find((l) => pattern.test(l));

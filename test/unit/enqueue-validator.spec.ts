@@ -27,14 +27,40 @@ describe('encodeJob', () => {
     ['fractional maxAttempts', { maxAttempts: 2.5 }, 'maxAttempts', AwaMessages.enqueueMaxAttemptsInvalid()],
     ['an invalid runAt', { runAt: new Date('nope') }, 'runAt', AwaMessages.enqueueRunAtInvalid()],
     ['a runAt that is a string', { runAt: '2030-01-01' }, 'runAt', AwaMessages.enqueueRunAtInvalid()],
-    ['a runAt beyond year 9999', { runAt: new Date(Date.UTC(20000, 0, 1)) }, 'runAt', AwaMessages.enqueueRunAtInvalid()],
+    [
+      'a runAt beyond year 9999',
+      { runAt: new Date(Date.UTC(20000, 0, 1)) },
+      'runAt',
+      AwaMessages.enqueueRunAtInvalid(),
+    ],
     ['undefined args', { args: undefined }, 'args', AwaMessages.enqueueArgsInvalid('undefined is not a JSON value')],
     ['a function as args', { args: () => 1 }, 'args', AwaMessages.enqueueArgsInvalid('function is not a JSON value')],
-    ['args with NUL', { args: { s: 'a\u0000b' } }, 'args', AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)')],
+    [
+      'args with NUL',
+      { args: { s: 'a\u0000b' } },
+      'args',
+      AwaMessages.enqueueArgsInvalid('strings must not contain the NUL character (\\u0000)'),
+    ],
     ['args over maxArgsBytes', { args: { s: 'x'.repeat(200) } }, 'args', AwaMessages.enqueueArgsTooLarge(208, 100)],
-    ['a misspelt option', { runAfter: new Date() }, 'runAfter', AwaMessages.enqueueOptionUnknown('runAfter', 'runAt', true, [])],
-    ['a misspelt option far from any', { delay: 5 }, 'delay', AwaMessages.enqueueOptionUnknown('delay', 'runAt', false,
-      ['kind', 'args', 'queue', 'priority', 'runAt', 'maxAttempts'])],
+    [
+      'a misspelt option',
+      { runAfter: new Date() },
+      'runAfter',
+      AwaMessages.enqueueOptionUnknown('runAfter', 'runAt', true, []),
+    ],
+    [
+      'a misspelt option far from any',
+      { delay: 5 },
+      'delay',
+      AwaMessages.enqueueOptionUnknown('delay', 'runAt', false, [
+        'kind',
+        'args',
+        'queue',
+        'priority',
+        'runAt',
+        'maxAttempts',
+      ]),
+    ],
     ['a manager in an item', { manager: {} }, 'manager', AwaMessages.enqueueManagerInItem()],
   ])('refuses %s', (_what, item, field, message) => {
     const error = caughtSync(() => encode(item));
@@ -50,7 +76,7 @@ describe('encodeJob', () => {
     }
   });
 
-  it('carries the item\'s index in enqueueMany, and refuses an item that is not an object', () => {
+  it("carries the item's index in enqueueMany, and refuses an item that is not an object", () => {
     expect(caughtSync(() => encode({ priority: 1.5 }, 3))).toMatchObject({ field: 'priority', index: 3 });
     const error = caughtSync(() => encodeJob(null as never, options, toDefault, 7));
     expect(error).toBeInstanceOf(EnqueueValidationError);
@@ -59,11 +85,24 @@ describe('encodeJob', () => {
 
   it('encodes a valid job as one element of the insert statement', () => {
     const runAt = new Date('2030-01-02T03:04:05.000Z');
-    expect(encodeJob({ kind: 'r', args: { a: 1 }, queue: 'reports', priority: -2, maxAttempts: 3, runAt }, options, toDefault)).toEqual({
+    expect(
+      encodeJob(
+        { kind: 'r', args: { a: 1 }, queue: 'reports', priority: -2, maxAttempts: 3, runAt },
+        options,
+        toDefault,
+      ),
+    ).toEqual({
       queue: 'reports',
       json: '{"kind":"r","queue":"reports","args":{"a":1},"priority":-2,"max_attempts":3,"run_at":"2030-01-02T03:04:05.000Z"}',
     });
-    expect(JSON.parse(encode({}).json)).toEqual({ kind: 'x', queue: 'default', args: {}, priority: 0, max_attempts: 25, run_at: null });
+    expect(JSON.parse(encode({}).json)).toEqual({
+      kind: 'x',
+      queue: 'default',
+      args: {},
+      priority: 0,
+      max_attempts: 25,
+      run_at: null,
+    });
   });
 });
 
@@ -78,13 +117,18 @@ describe('checkEnqueueOptions', () => {
     const error = caughtSync(() => checkEnqueueOptions({ priorty: 1 }, ENQUEUE_OPTION_KEYS));
     expect(error).toBeInstanceOf(EnqueueValidationError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.enqueueValidation, field: 'priorty',
+      code: AwaErrorCodes.enqueueValidation,
+      field: 'priorty',
       message: AwaMessages.enqueueOptionUnknown('priorty', 'priority', true, ENQUEUE_OPTION_KEYS),
     });
   });
 
   it('accepts every documented enqueue option', () => {
-    expect(() => checkEnqueueOptions({ queue: 'q', priority: 1, runAt: new Date(), maxAttempts: 2, manager: undefined }, ENQUEUE_OPTION_KEYS))
-      .not.toThrow();
+    expect(() =>
+      checkEnqueueOptions(
+        { queue: 'q', priority: 1, runAt: new Date(), maxAttempts: 2, manager: undefined },
+        ENQUEUE_OPTION_KEYS,
+      ),
+    ).not.toThrow();
   });
 });

@@ -2,7 +2,15 @@ import { jest } from '@jest/globals';
 import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from '../../lib/worker/in-flight-job.js';
 
 const row = (id = '1'): ClaimedJobRow => ({
-  id, kind: 'unit.kind', queue: 'default', args: { n: 1 }, attempt: 1, max_attempts: 3, priority: 0, run_lease: '7', created_ms: 0,
+  id,
+  kind: 'unit.kind',
+  queue: 'default',
+  args: { n: 1 },
+  attempt: 1,
+  max_attempts: 3,
+  priority: 0,
+  run_lease: '7',
+  created_ms: 0,
 });
 
 /** A handler whose promise the test settles by hand. */
@@ -72,11 +80,22 @@ describe('InFlightJob', () => {
 
   it('reports a synchronous throw and a rejection as threw', async () => {
     const error = new Error('sync');
-    await expect(new InFlightJob(row()).run(() => {
-      throw error;
-    }, 1_000, () => undefined)).resolves.toEqual({ kind: 'threw', error });
-    await expect(new InFlightJob(row()).run(() => Promise.reject('async'), 1_000, () => undefined))
-      .resolves.toEqual({ kind: 'threw', error: 'async' });
+    await expect(
+      new InFlightJob(row()).run(
+        () => {
+          throw error;
+        },
+        1_000,
+        () => undefined,
+      ),
+    ).resolves.toEqual({ kind: 'threw', error });
+    await expect(
+      new InFlightJob(row()).run(
+        () => Promise.reject('async'),
+        1_000,
+        () => undefined,
+      ),
+    ).resolves.toEqual({ kind: 'threw', error: 'async' });
     expect(jest.getTimerCount()).toBe(0);
   });
 
@@ -134,13 +153,21 @@ describe('InFlightJob', () => {
   it('gives the handler the claimed row as a Job, createdAt from the row', () => {
     const job = new InFlightJob({ ...row('42'), created_ms: Date.UTC(2026, 0, 2) });
     expect(job.key).toBe('42:7');
-    expect(job.job).toMatchObject({ id: '42', kind: 'unit.kind', queue: 'default', args: { n: 1 }, attempt: 1, maxAttempts: 3, runLease: '7' });
+    expect(job.job).toMatchObject({
+      id: '42',
+      kind: 'unit.kind',
+      queue: 'default',
+      args: { n: 1 },
+      attempt: 1,
+      maxAttempts: 3,
+      runLease: '7',
+    });
     expect(job.job.createdAt.toISOString()).toBe('2026-01-02T00:00:00.000Z');
     expect(job.job.signal.aborted).toBe(false);
   });
 });
 
-describe('an attempt\'s local deadline, on the real clock', () => {
+describe("an attempt's local deadline, on the real clock", () => {
   afterEach(() => {
     jest.restoreAllMocks();
   });
@@ -150,7 +177,11 @@ describe('an attempt\'s local deadline, on the real clock', () => {
     // The wall clock jumps an hour ahead between the claim and the start (NTP step, VM resume).
     const later = Date.now() + 3_600_000;
     jest.spyOn(Date, 'now').mockReturnValue(later);
-    const outcome = await job.run(() => new Promise((resolve) => setTimeout(resolve, 20)), 10_000, () => undefined);
+    const outcome = await job.run(
+      () => new Promise((resolve) => setTimeout(resolve, 20)),
+      10_000,
+      () => undefined,
+    );
     expect(outcome).toEqual({ kind: 'returned' });
   });
 });

@@ -17,7 +17,15 @@ describe('levenshtein', () => {
 });
 
 describe('nearestName', () => {
-  const queueKeys = ['concurrency', 'deadlineDuration', 'maxAttempts', 'retryBaseDelay', 'retryMaxDelay', 'pollInterval', 'prefetch'];
+  const queueKeys = [
+    'concurrency',
+    'deadlineDuration',
+    'maxAttempts',
+    'retryBaseDelay',
+    'retryMaxDelay',
+    'pollInterval',
+    'prefetch',
+  ];
 
   it('names the closest candidate of a typo and calls it close', () => {
     expect(nearestName('deadlineDurtion', queueKeys)).toEqual({ nearest: 'deadlineDuration', close: true });
@@ -42,8 +50,13 @@ describe('nearestName', () => {
 
 describe('findUnknownKey', () => {
   it('returns the first own key not known, with its nearest known key', () => {
-    expect(findUnknownKey({ concurrency: 1, deadlineDurtion: 5, prefetchh: 2 }, ['concurrency', 'deadlineDuration', 'prefetch']))
-      .toEqual({ key: 'deadlineDurtion', nearest: 'deadlineDuration', close: true });
+    expect(
+      findUnknownKey({ concurrency: 1, deadlineDurtion: 5, prefetchh: 2 }, [
+        'concurrency',
+        'deadlineDuration',
+        'prefetch',
+      ]),
+    ).toEqual({ key: 'deadlineDurtion', nearest: 'deadlineDuration', close: true });
   });
 
   it('counts a key whose value is undefined: a typo is a typo', () => {

@@ -5,7 +5,15 @@ import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from '../..
 import { nearestName } from '../../lib/util/nearest-name.js';
 import { caughtSync } from '../support/caught.js';
 
-const QUEUE_KEYS = ['concurrency', 'deadlineDuration', 'maxAttempts', 'retryBaseDelay', 'retryMaxDelay', 'pollInterval', 'prefetch'];
+const QUEUE_KEYS = [
+  'concurrency',
+  'deadlineDuration',
+  'maxAttempts',
+  'retryBaseDelay',
+  'retryMaxDelay',
+  'pollInterval',
+  'prefetch',
+];
 
 /** The resolver refuses unknown keys and bad values with an AwaOptionError naming the option's path. */
 describe('options resolver', () => {
@@ -13,15 +21,26 @@ describe('options resolver', () => {
 
   it.each<[string, unknown, string, string]>([
     ['a misspelt module option', { heartbeatIntreval: 1_000 }, 'heartbeatIntreval', 'heartbeatInterval'],
-    ['a misspelt queue option', { queues: { reports: { deadlineDurtion: 0 } } }, 'queues.reports.deadlineDurtion', 'deadlineDuration'],
-    ['a queue option of another library', { queues: { default: { keyConcurrency: 2 } } }, 'queues.default.keyConcurrency', 'concurrency'],
+    [
+      'a misspelt queue option',
+      { queues: { reports: { deadlineDurtion: 0 } } },
+      'queues.reports.deadlineDurtion',
+      'deadlineDuration',
+    ],
+    [
+      'a queue option of another library',
+      { queues: { default: { keyConcurrency: 2 } } },
+      'queues.default.keyConcurrency',
+      'concurrency',
+    ],
     ['a misspelt retention option', { retention: { complete: 0 } }, 'retention.complete', 'completed'],
     ['a differently cased option', { MigrationsRun: true }, 'MigrationsRun', 'migrationsRun'],
   ])('refuses %s, naming it and the nearest known option', (_what, options, path, nearest) => {
     const error = refusal(options);
     expect(error).toBeInstanceOf(AwaOptionError);
     expect(error).toMatchObject({
-      code: AwaErrorCodes.invalidOption, path,
+      code: AwaErrorCodes.invalidOption,
+      path,
       message: AwaMessages.invalidOption(path, `unknown option (did you mean \`${nearest}\`?)`),
     });
   });
@@ -31,22 +50,53 @@ describe('options resolver', () => {
     expect(error).toBeInstanceOf(AwaOptionError);
     const nearest = nearestName('rateLimit', QUEUE_KEYS)!;
     expect(nearest.close).toBe(false);
-    expect(error).toMatchObject({ path: 'queues.default.rateLimit', problem: AwaMessages.unknownOption(nearest.nearest, false, QUEUE_KEYS) });
+    expect(error).toMatchObject({
+      path: 'queues.default.rateLimit',
+      problem: AwaMessages.unknownOption(nearest.nearest, false, QUEUE_KEYS),
+    });
     expect((error as AwaOptionError).problem).toContain(`known: ${QUEUE_KEYS.join(', ')})`);
   });
 
   it('refuses an unknown key even when its value is undefined', () => {
-    expect(refusal({ shutdownTimout: undefined })).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'shutdownTimout' });
+    expect(refusal({ shutdownTimout: undefined })).toMatchObject({
+      code: AwaErrorCodes.invalidOption,
+      path: 'shutdownTimout',
+    });
   });
 
   it('accepts every documented key', () => {
     const every: Required<AwaModuleOptions> = {
-      dataSource: 'main', queues: { default: { concurrency: 2, deadlineDuration: 0, maxAttempts: 3, retryBaseDelay: 10, retryMaxDelay: 20, pollInterval: 50, prefetch: 1 } },
-      heartbeatInterval: 1_000, heartbeatStaleAfter: 3_000, maintenanceInterval: 1_000, rescueBatchSize: 10, heartbeatBatchSize: 10,
-      migrationsRun: true, shutdownTimeout: 0, maxArgsBytes: 1_000, orphanSweepInterval: 1_000, livenessProbe: 'heartbeat',
-      connectionMode: 'direct', statementTimeout: 0, retention: { completed: 0, failed: 0 },
+      dataSource: 'main',
+      queues: {
+        default: {
+          concurrency: 2,
+          deadlineDuration: 0,
+          maxAttempts: 3,
+          retryBaseDelay: 10,
+          retryMaxDelay: 20,
+          pollInterval: 50,
+          prefetch: 1,
+        },
+      },
+      heartbeatInterval: 1_000,
+      heartbeatStaleAfter: 3_000,
+      maintenanceInterval: 1_000,
+      rescueBatchSize: 10,
+      heartbeatBatchSize: 10,
+      migrationsRun: true,
+      shutdownTimeout: 0,
+      maxArgsBytes: 1_000,
+      orphanSweepInterval: 1_000,
+      livenessProbe: 'heartbeat',
+      connectionMode: 'direct',
+      statementTimeout: 0,
+      retention: { completed: 0, failed: 0 },
     };
-    expect(resolveAwaOptions(every)).toMatchObject({ dataSource: 'main', livenessProbe: 'heartbeat', retention: { completed: 0, failed: 0 } });
+    expect(resolveAwaOptions(every)).toMatchObject({
+      dataSource: 'main',
+      livenessProbe: 'heartbeat',
+      retention: { completed: 0, failed: 0 },
+    });
   });
 
   it.each<[string, unknown, string]>([
@@ -68,16 +118,27 @@ describe('options resolver', () => {
     const error = caughtSync(() => resolveAsyncOptions({ dataSource: 'other' }, 'main'));
     expect(error).toBeInstanceOf(AwaOptionError);
     expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'dataSource' });
-    expect(caughtSync(() => resolveAsyncOptions(5 as never, 'main'))).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'options' });
-    expect(resolveAsyncOptions({ migrationsRun: true }, 'main')).toMatchObject({ dataSource: 'main', migrationsRun: true });
+    expect(caughtSync(() => resolveAsyncOptions(5 as never, 'main'))).toMatchObject({
+      code: AwaErrorCodes.invalidOption,
+      path: 'options',
+    });
+    expect(resolveAsyncOptions({ migrationsRun: true }, 'main')).toMatchObject({
+      dataSource: 'main',
+      migrationsRun: true,
+    });
     expect(resolveAsyncOptions(undefined, undefined)).toMatchObject({ dataSource: undefined, migrationsRun: false });
   });
 
   it('refuses forRootAsync options without a factory, or with an unknown key', () => {
-    expect(caughtSync(() => checkAsyncOptions({} as never))).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'useFactory' });
+    expect(caughtSync(() => checkAsyncOptions({} as never))).toMatchObject({
+      code: AwaErrorCodes.invalidOption,
+      path: 'useFactory',
+    });
     const error = caughtSync(() => checkAsyncOptions({ useFactory: () => ({}), injects: [] } as never));
     expect(error).toBeInstanceOf(AwaOptionError);
     expect(error).toMatchObject({ path: 'injects', problem: 'unknown option (did you mean `inject`?)' });
-    expect(() => checkAsyncOptions({ useFactory: () => ({}), inject: [], imports: [], dataSource: 'main' })).not.toThrow();
+    expect(() =>
+      checkAsyncOptions({ useFactory: () => ({}), inject: [], imports: [], dataSource: 'main' }),
+    ).not.toThrow();
   });
 });

@@ -46,7 +46,10 @@ describe('a stored cancel request', () => {
     const worker = await startTestApp({ url: db.url, providers: [CancelHandlers] });
     try {
       // The worker's session drops every awa_cancel notification, as if it had been down.
-      (worker.get(InstanceSession) as unknown as { channels: Map<string, unknown[]> }).channels.set(AWA_CANCEL_CHANNEL, []);
+      (worker.get(InstanceSession) as unknown as { channels: Map<string, unknown[]> }).channels.set(
+        AWA_CANCEL_CHANNEL,
+        [],
+      );
       const producer = producerApp.get(QueueProducer);
       const { id } = await producer.enqueue('until.aborted', {});
       await waitFor(async () => (await stateOf(id)) === 'running');
@@ -60,16 +63,26 @@ describe('a stored cancel request', () => {
 
   it('never starts a buffered job that was cancelled', async () => {
     const worker = await startTestApp({
-      url: db.url, providers: [CancelHandlers], awa: { queues: { default: { concurrency: 1, prefetch: 1, pollInterval: 200 } } },
+      url: db.url,
+      providers: [CancelHandlers],
+      awa: { queues: { default: { concurrency: 1, prefetch: 1, pollInterval: 200 } } },
     });
     try {
       const producer = producerApp.get(QueueProducer);
-      const [holder, buffered] = await producer.enqueueMany([{ kind: 'until.aborted', args: {} }, { kind: 'until.aborted', args: {} }]);
-      await waitFor(async () => (await queryOnce<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM awa.active_leases'))[0]!.n === 2);
+      const [holder, buffered] = await producer.enqueueMany([
+        { kind: 'until.aborted', args: {} },
+        { kind: 'until.aborted', args: {} },
+      ]);
+      await waitFor(
+        async () =>
+          (await queryOnce<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM awa.active_leases'))[0]!.n === 2,
+      );
       expect(worker.get(CancelHandlers).started).toEqual([holder!.id]);
       expect(await producer.cancel(buffered!.id)).toEqual({ outcome: 'signalled', previousState: 'running' });
       expect(await producer.cancel(holder!.id)).toEqual({ outcome: 'signalled', previousState: 'running' });
-      await waitFor(async () => (await stateOf(holder!.id)) === 'cancelled' && (await stateOf(buffered!.id)) === 'cancelled');
+      await waitFor(
+        async () => (await stateOf(holder!.id)) === 'cancelled' && (await stateOf(buffered!.id)) === 'cancelled',
+      );
       expect(worker.get(CancelHandlers).started).toEqual([holder!.id]);
     } finally {
       await worker.close();

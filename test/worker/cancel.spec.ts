@@ -36,7 +36,10 @@ describe('cancellation', () => {
     const producer = producerApp.get(QueueProducer);
     const { id } = await producer.enqueue('cooperative', {}, { runAt: new Date(Date.now() + 3_600_000) });
     expect(await producer.cancel(id)).toEqual({ outcome: 'cancelled', previousState: 'scheduled' });
-    expect(await producer.getJob(id)).toMatchObject({ state: 'cancelled', errors: [expect.objectContaining({ error: RescueErrors.cancelled })] });
+    expect(await producer.getJob(id)).toMatchObject({
+      state: 'cancelled',
+      errors: [expect.objectContaining({ error: RescueErrors.cancelled })],
+    });
   });
 
   it('aborts a job running on another instance, which then ends cancelled', async () => {

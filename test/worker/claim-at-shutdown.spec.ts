@@ -34,13 +34,17 @@ describe('a claim in flight at shutdown', () => {
 
   it('gives every claimed row back at once, starts no handler, and leaves no lease', async () => {
     const app: TestingModule = await startTestApp({
-      url: db.url, providers: [Tracked], awa: { queues: { default: { concurrency: 1, prefetch: 3, pollInterval: 60_000 } } },
+      url: db.url,
+      providers: [Tracked],
+      awa: { queues: { default: { concurrency: 1, prefetch: 3, pollInterval: 60_000 } } },
     });
     let closed = false;
     try {
       gate = await createStatementGate(db.url, GATE, 'INSERT', 'awa.active_leases'); // claims insert leases
       await gate.close();
-      const jobs = await app.get(QueueProducer).enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'tracked', args: {} })));
+      const jobs = await app
+        .get(QueueProducer)
+        .enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'tracked', args: {} })));
       await waitFor(async () => (await gate.waiting()) === 1, 15_000, 'the claim to wait at the gate');
 
       // Shutdown begins (stopClaiming has run once stop() returned its promise), then the claim returns.
@@ -61,7 +65,11 @@ describe('a claim in flight at shutdown', () => {
 
       expect(app.get(Tracked).started).toEqual([]);
       expect(await queryOnce(db.url, 'SELECT job_id FROM awa.active_leases')).toEqual([]);
-      const rows = await queryOnce(db.url, `SELECT state, attempt FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [jobs.map((j) => j.id)]);
+      const rows = await queryOnce(
+        db.url,
+        `SELECT state, attempt FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+        [jobs.map((j) => j.id)],
+      );
       expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
     } finally {
       await gate?.remove();

@@ -34,7 +34,9 @@ describe('claims while results are waiting to be written', () => {
 
   it('stop once unwritten results reach the size of the slots and buffer, and go on when they are written', async () => {
     const app: TestingModule = await startTestApp({
-      url: db.url, providers: [Quick], awa: { queues: { default: { concurrency: 2, prefetch: 0, pollInterval: 20 } } },
+      url: db.url,
+      providers: [Quick],
+      awa: { queues: { default: { concurrency: 2, prefetch: 0, pollInterval: 20 } } },
     });
     // Every result write (it deletes the lease) waits at the gate; claims insert leases and pass.
     const gate = await createStatementGate(db.url, GATE, 'DELETE', 'awa.active_leases');
@@ -50,8 +52,14 @@ describe('claims while results are waiting to be written', () => {
       expect(await queryOnce(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases')).toEqual([{ leased: 4 }]);
 
       await gate.open();
-      await waitFor(async () => (await queryOnce<{ n: number }>(db.url,
-        `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`))[0]!.n === 30, 30_000, 'all 30 jobs to complete');
+      await waitFor(
+        async () =>
+          (
+            await queryOnce<{ n: number }>(db.url, `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`)
+          )[0]!.n === 30,
+        30_000,
+        'all 30 jobs to complete',
+      );
       expect(new Set(quick.started).size).toBe(30);
     } finally {
       await gate.remove();

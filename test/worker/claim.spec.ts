@@ -41,8 +41,15 @@ describe('claiming', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({
-      url: db.url, providers: [Recorder],
-      awa: { queues: { default: { pollInterval: 100 }, serial: { concurrency: 1, pollInterval: 100 }, wide: { concurrency: 3, prefetch: 5 } } },
+      url: db.url,
+      providers: [Recorder],
+      awa: {
+        queues: {
+          default: { pollInterval: 100 },
+          serial: { concurrency: 1, pollInterval: 100 },
+          wide: { concurrency: 3, prefetch: 5 },
+        },
+      },
     });
     producer = app.get(QueueProducer);
     recorder = app.get(Recorder);
@@ -58,9 +65,16 @@ describe('claiming', () => {
     // One transaction, so no job is claimed before all exist.
     const priorities = [5, -2, 0, 5, -2, 3, 0, 0];
     const jobs = await app.get(DataSource).transaction((manager) =>
-      producer.enqueueMany(priorities.map((p, n) => ({ kind: 'ordered', args: { n }, priority: p })), { manager }));
+      producer.enqueueMany(
+        priorities.map((p, n) => ({ kind: 'ordered', args: { n }, priority: p })),
+        { manager },
+      ),
+    );
     await waitFor(async () => (await Promise.all(jobs.map((j) => state(j.id)))).every((s) => s === 'completed'));
-    const expected = priorities.map((p, n) => ({ p, n })).sort((a, b) => a.p - b.p || a.n - b.n).map((x) => x.n);
+    const expected = priorities
+      .map((p, n) => ({ p, n }))
+      .sort((a, b) => a.p - b.p || a.n - b.n)
+      .map((x) => x.n);
     expect(recorder.order).toEqual(expected);
   });
 
@@ -87,6 +101,11 @@ describe('claiming', () => {
     // Once a later job of the same queue has run, the workers have polled past the unknown kind.
     await waitFor(async () => (await state(marker.id)) === 'completed');
     await sleep(300); // a fixed window on purpose: it proves nothing happens, as more polls pass the job by
-    expect(await producer.getJob(orphan.id)).toMatchObject({ state: 'available', attempt: 0, runLease: '0', errors: [] });
+    expect(await producer.getJob(orphan.id)).toMatchObject({
+      state: 'available',
+      attempt: 0,
+      runLease: '0',
+      errors: [],
+    });
   });
 });

@@ -26,9 +26,15 @@ describe('HeartbeatService', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({
-      url: db.url, providers: [Blocked],
+      url: db.url,
+      providers: [Blocked],
       // Long interval: this test drives tick() itself.
-      awa: { heartbeatInterval: 3_600_000, heartbeatStaleAfter: 7_200_000, heartbeatBatchSize: 2, queues: { default: { concurrency: 5 } } },
+      awa: {
+        heartbeatInterval: 3_600_000,
+        heartbeatStaleAfter: 7_200_000,
+        heartbeatBatchSize: 2,
+        queues: { default: { concurrency: 5 } },
+      },
     });
   });
   afterAll(async () => {
@@ -40,12 +46,16 @@ describe('HeartbeatService', () => {
   it('refreshes every in-flight lease in batches, and moves heartbeat_at forward', async () => {
     const dataSource = app.get(DataSource);
     await app.get(QueueProducer).enqueueMany(Array.from({ length: 5 }, () => ({ kind: 'blocked', args: {} })));
-    await waitFor(async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.active_leases'))[0].n) === 5);
+    await waitFor(
+      async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.active_leases'))[0].n) === 5,
+    );
     await dataSource.query(`UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 minute'`);
 
     const report = await app.get(HeartbeatService).tick();
     expect(report).toEqual({ refreshed: 5, lost: 0, statements: 3 });
-    const stale = await dataSource.query(`SELECT count(*) AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '30 seconds'`);
+    const stale = await dataSource.query(
+      `SELECT count(*) AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '30 seconds'`,
+    );
     expect(Number(stale[0].n)).toBe(0);
   });
 

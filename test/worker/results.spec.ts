@@ -51,7 +51,8 @@ describe('handler results', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({
-      url: db.url, providers: [Handlers],
+      url: db.url,
+      providers: [Handlers],
       awa: {
         queues: {
           default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 },
@@ -67,10 +68,15 @@ describe('handler results', () => {
     await db?.drop();
   });
 
-  const final = (id: string) => waitFor(async () => {
-    const job = await producer.getJob(id);
-    return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
-  }, 20_000, `job ${id} to finish`);
+  const final = (id: string) =>
+    waitFor(
+      async () => {
+        const job = await producer.getJob(id);
+        return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
+      },
+      20_000,
+      `job ${id} to finish`,
+    );
 
   it('retries a throwing handler with backoff, then fails it with one error entry per attempt', async () => {
     const { id } = await producer.enqueue('always.fails', {}, { maxAttempts: 3 });
@@ -78,7 +84,11 @@ describe('handler results', () => {
     expect(job.state).toBe('failed');
     expect(job.attempt).toBe(3);
     expect(job.finalizedAt).toBeInstanceOf(Date);
-    expect(job.errors.map((e) => [e.attempt, e.error])).toEqual([[1, 'Error: boom'], [2, 'Error: boom'], [3, 'Error: boom']]);
+    expect(job.errors.map((e) => [e.attempt, e.error])).toEqual([
+      [1, 'Error: boom'],
+      [2, 'Error: boom'],
+      [3, 'Error: boom'],
+    ]);
     for (const e of job.errors) expect(Number.isNaN(Date.parse(e.at))).toBe(false);
   });
 
@@ -109,7 +119,9 @@ describe('handler results', () => {
     const dataSource = app.get(DataSource);
     await waitFor(async () => (await producer.getJob(id))?.state === 'running');
     // Expire the deadline and let the rescue take the lease while the handler still runs.
-    await dataSource.query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
+    await dataSource.query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [
+      id,
+    ]);
     expect(await app.get(DeadlineRescueTask).run()).toBe(1);
     // The next heartbeat finds the lease gone and aborts attempt 1, which then returns.
     await waitFor(() => handlers.reasons.get(`${id}:1`), 10_000, 'the lease-lost abort');

@@ -35,10 +35,14 @@ describe('shutdown releases of one job', () => {
     for (let round = 1; round <= SHUTDOWN_RELEASE_LIMIT; round++) {
       const worker = await startTestApp({ url: db.url, providers: [Stubborn], awa: { shutdownTimeout: 200 } });
       try {
-        await waitFor(async () => {
-          const job = await producer.getJob(id);
-          return job?.state === 'running' && job.runLease === String(round);
-        }, 15_000, `claim ${round}`);
+        await waitFor(
+          async () => {
+            const job = await producer.getJob(id);
+            return job?.state === 'running' && job.runLease === String(round);
+          },
+          15_000,
+          `claim ${round}`,
+        );
       } finally {
         await worker.close();
       }
@@ -50,7 +54,9 @@ describe('shutdown releases of one job', () => {
       { state: 'retryable', attempt: 1 },
     ]);
     const job = await producer.getJob(id);
-    expect(job?.errors.map((e) => e.error)).toEqual(Array(SHUTDOWN_RELEASE_LIMIT).fill(RescueErrors.releasedOnShutdown));
+    expect(job?.errors.map((e) => e.error)).toEqual(
+      Array(SHUTDOWN_RELEASE_LIMIT).fill(RescueErrors.releasedOnShutdown),
+    );
     // Out of play for good: no worker is left, but keep the next test file's apps from meeting it.
     await producer.cancel(id);
   });

@@ -43,41 +43,62 @@ describe('shutdown', () => {
       const producer = observer.get(QueueProducer);
       const quick = await producer.enqueue('quick.finish', {});
       const stuck = await producer.enqueue('stuck', {});
-      await waitFor(async () => (await producer.getJob(quick.id))?.state === 'running' && (await producer.getJob(stuck.id))?.state === 'running');
+      await waitFor(
+        async () =>
+          (await producer.getJob(quick.id))?.state === 'running' &&
+          (await producer.getJob(stuck.id))?.state === 'running',
+      );
       await app.close();
 
       expect(await producer.getJob(quick.id)).toMatchObject({ state: 'completed', attempt: 1 });
       expect(await producer.getJob(stuck.id)).toMatchObject({
-        state: 'available', attempt: 0, runLease: '1',
+        state: 'available',
+        attempt: 0,
+        runLease: '1',
         errors: [expect.objectContaining({ attempt: 1, error: RescueErrors.releasedOnShutdown })],
       });
       const instances = await observer.get(DataSource).query('SELECT count(*)::int AS n FROM awa.instances');
       expect(instances[0].n).toBe(1); // only the observer is left registered
     } finally {
       // Released 'stuck' jobs would hang the next test's app: take them out of play.
-      await observer.get(DataSource).query(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`);
+      await observer
+        .get(DataSource)
+        .query(
+          `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`,
+        );
       await observer.close();
     }
   });
 
   it('gives back prefetched jobs that never started at once, with the running ones', async () => {
     const app = await startTestApp({
-      url: db.url, providers: [SlowAndStuck],
+      url: db.url,
+      providers: [SlowAndStuck],
       awa: { shutdownTimeout: 500, queues: { default: { concurrency: 1, prefetch: 4 } } },
     });
     const observer = await startTestApp({ url: db.url });
     try {
       const dataSource = observer.get(DataSource);
-      const jobs = await observer.get(QueueProducer).enqueueMany(Array.from({ length: 5 }, () => ({ kind: 'stuck', args: {} })));
+      const jobs = await observer
+        .get(QueueProducer)
+        .enqueueMany(Array.from({ length: 5 }, () => ({ kind: 'stuck', args: {} })));
       // One runs, four wait in the buffer: all five are leased (and heartbeated).
-      await waitFor(async () => (await dataSource.query('SELECT count(*)::int AS n FROM awa.active_leases'))[0].n === 5);
+      await waitFor(
+        async () => (await dataSource.query('SELECT count(*)::int AS n FROM awa.active_leases'))[0].n === 5,
+      );
       await app.close();
-      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1)', [jobs.map((j) => j.id)]);
+      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1)', [
+        jobs.map((j) => j.id),
+      ]);
       expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'available', attempt: 0 })));
       expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
     } finally {
       // Released 'stuck' jobs would hang the next test's app: take them out of play.
-      await observer.get(DataSource).query(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`);
+      await observer
+        .get(DataSource)
+        .query(
+          `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`,
+        );
       await observer.close();
     }
   });
@@ -95,7 +116,11 @@ describe('shutdown', () => {
       expect(followUps).toEqual([{ args: { after: id } }]);
     } finally {
       // Released 'stuck' jobs would hang the next test's app: take them out of play.
-      await observer.get(DataSource).query(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`);
+      await observer
+        .get(DataSource)
+        .query(
+          `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE kind = 'stuck' AND state = 'available'`,
+        );
       await observer.close();
     }
   });

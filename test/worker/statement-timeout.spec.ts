@@ -31,14 +31,18 @@ describe('statementTimeout', () => {
   let app: TestingModule;
   let locker: pg.Client;
   /** The app's backends waiting on a lock (the test's own session excluded). */
-  const waitingOnLock = async () => queryOnce<{ query: string }>(db.url,
-    `SELECT query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
-    [(locker as unknown as { processID: number }).processID]);
+  const waitingOnLock = async () =>
+    queryOnce<{ query: string }>(
+      db.url,
+      `SELECT query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+      [(locker as unknown as { processID: number }).processID],
+    );
 
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startTestApp({
-      url: db.url, providers: [Gated],
+      url: db.url,
+      providers: [Gated],
       // Long intervals: the test drives heartbeat ticks itself.
       awa: { statementTimeout: TIMEOUT_MS, heartbeatInterval: 3_600_000, heartbeatStaleAfter: 7_200_000 },
     });
@@ -62,7 +66,9 @@ describe('statementTimeout', () => {
       const error = await caught(() => app.get(AwaDatabase).query(jobsSql.cancelWaitingJob, [id, 'test cancel']));
       expect(error).toBeInstanceOf(StatementTimeoutError);
       expect(error).toMatchObject({
-        code: AwaErrorCodes.statementTimeout, statement: jobsSql.cancelWaitingJob.name, timeoutMs: TIMEOUT_MS,
+        code: AwaErrorCodes.statementTimeout,
+        statement: jobsSql.cancelWaitingJob.name,
+        timeoutMs: TIMEOUT_MS,
         message: AwaMessages.statementTimedOut(jobsSql.cancelWaitingJob.name, TIMEOUT_MS),
       });
       await waitFor(async () => (await waitingOnLock()).length === 0, 10_000, 'the timed-out backend to be gone');
@@ -81,7 +87,11 @@ describe('statementTimeout', () => {
     await locker.query('SELECT 1 FROM awa.active_leases WHERE job_id = $1 FOR UPDATE', [id]);
     try {
       app.get(Gated).release(); // its completion now waits for the lease row the test holds
-      await waitFor(async () => (await waitingOnLock()).some((r) => r.query.includes('awa.active_leases')), 10_000, 'the completion to wait on the lock');
+      await waitFor(
+        async () => (await waitingOnLock()).some((r) => r.query.includes('awa.active_leases')),
+        10_000,
+        'the completion to wait on the lock',
+      );
       // The heartbeat goes through the same lane as the completion; it must come back, though the
       // lease row is still locked (its own statement times out too, so it reports a failed tick).
       expect(await app.get(HeartbeatService).tick()).toBeUndefined();
@@ -89,10 +99,14 @@ describe('statementTimeout', () => {
     } finally {
       await locker.query('COMMIT');
     }
-    const done = await waitFor(async () => {
-      const job = await producer.getJob(id);
-      return job?.state === 'completed' ? job : null;
-    }, 15_000, 'the completion to land');
+    const done = await waitFor(
+      async () => {
+        const job = await producer.getJob(id);
+        return job?.state === 'completed' ? job : null;
+      },
+      15_000,
+      'the completion to land',
+    );
     expect(done).toMatchObject({ attempt: 1, errors: [] });
     expect(await queryOnce(db.url, 'SELECT 1 FROM awa.active_leases WHERE job_id = $1', [id])).toEqual([]);
   });

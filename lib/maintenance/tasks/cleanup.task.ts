@@ -10,7 +10,10 @@ import type { MaintenanceTask } from './maintenance-task.js';
 export class CleanupTask implements MaintenanceTask {
   readonly name = 'cleanup';
 
-  constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
 
   get batchSize(): number {
     return this.options.rescueBatchSize * 10;

@@ -11,7 +11,10 @@ import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
 export class DeadlineRescueTask implements MaintenanceTask {
   readonly name = 'deadline rescue';
 
-  constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
 
   get batchSize(): number {
     return this.options.rescueBatchSize;
@@ -19,7 +22,8 @@ export class DeadlineRescueTask implements MaintenanceTask {
 
   async run(): Promise<number> {
     const rows = await this.db.query(maintenanceSql.rescueExpiredDeadlines, [
-      ...rescueParams(this.options), RescueErrors.deadlineExceeded,
+      ...rescueParams(this.options),
+      RescueErrors.deadlineExceeded,
     ]);
     return rows.length;
   }

@@ -11,7 +11,10 @@ import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
 export class HeartbeatRescueTask implements MaintenanceTask {
   readonly name = 'heartbeat rescue';
 
-  constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
 
   get batchSize(): number {
     return this.options.rescueBatchSize;
@@ -19,7 +22,9 @@ export class HeartbeatRescueTask implements MaintenanceTask {
 
   async run(): Promise<number> {
     const rows = await this.db.query(maintenanceSql.rescueStaleHeartbeats, [
-      ...rescueParams(this.options), this.options.heartbeatStaleAfter, RescueErrors.heartbeatStale,
+      ...rescueParams(this.options),
+      this.options.heartbeatStaleAfter,
+      RescueErrors.heartbeatStale,
     ]);
     return rows.length;
   }

@@ -51,11 +51,17 @@ export class OrphanRescueTask implements MaintenanceTask {
       return 0;
     }
     const found = await this.db.query(instancesSql.findDeadInstances, [
-      this.session.id, this.options.heartbeatStaleAfter, this.options.livenessProbe === 'session',
+      this.session.id,
+      this.options.heartbeatStaleAfter,
+      this.options.livenessProbe === 'session',
     ]);
     const ids = this.confirm(found);
     if (ids.length === 0) return 0;
-    const rows = await this.db.query(maintenanceSql.rescueOrphanedLeases, [...rescueParams(this.options), ids, RescueErrors.instanceDiedPrefix]);
+    const rows = await this.db.query(maintenanceSql.rescueOrphanedLeases, [
+      ...rescueParams(this.options),
+      ids,
+      RescueErrors.instanceDiedPrefix,
+    ]);
     await this.db.query(instancesSql.forgetDeadInstances, [ids]);
     return rows.length;
   }

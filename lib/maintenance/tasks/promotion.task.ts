@@ -13,7 +13,10 @@ import type { MaintenanceTask } from './maintenance-task.js';
 export class PromotionTask implements MaintenanceTask {
   readonly name = 'promotion';
 
-  constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
 
   get batchSize(): number {
     return this.options.rescueBatchSize;

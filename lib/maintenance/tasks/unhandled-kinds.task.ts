@@ -22,7 +22,10 @@ export class UnhandledKindsTask implements MaintenanceTask {
   readonly batchSize = Number.POSITIVE_INFINITY;
   private readonly logger = new Logger('AwaMaintenance');
 
-  constructor(private readonly db: AwaDatabase, @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions) {}
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
 
   /** The (queue, kind) pairs with available jobs and no live handler. */
   async find(): Promise<UnhandledKindRow[]> {
@@ -30,7 +33,8 @@ export class UnhandledKindsTask implements MaintenanceTask {
   }
 
   async run(): Promise<number> {
-    for (const { queue, kind, count } of await this.find()) this.logger.warn(AwaMessages.unhandledKind(queue, kind, count));
+    for (const { queue, kind, count } of await this.find())
+      this.logger.warn(AwaMessages.unhandledKind(queue, kind, count));
     return 0;
   }
 }

@@ -22,7 +22,12 @@ export const awaOptions: AwaModuleOptions = {
   orphanSweepInterval: 200,
   shutdownTimeout: 2_000,
   queues: {
-    pack: { concurrency: Number(process.env.CONCURRENCY ?? 2), pollInterval: 200, retryBaseDelay: 50, retryMaxDelay: 200 },
+    pack: {
+      concurrency: Number(process.env.CONCURRENCY ?? 2),
+      pollInterval: 200,
+      retryBaseDelay: 50,
+      retryMaxDelay: 200,
+    },
   },
 };
 

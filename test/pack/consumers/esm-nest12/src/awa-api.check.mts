@@ -3,9 +3,23 @@
 // `true satisfies NotAny<any>` (that is, `true satisfies false`) does not compile.
 import type { MigrationInterface } from 'typeorm';
 import {
-  AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity, AwaMigrations as AwaMigrationsFromIndex,
-  AwaModule, HeartbeatService, JobHandler, MaintenanceService, QueueProducer,
-  type AwaModuleOptions, type EnqueuedJob, type HeartbeatReport, type Job, type JobRecord, type JobState, type SweepReport,
+  AwaActiveLeaseEntity,
+  AwaEntities,
+  AwaInstanceEntity,
+  AwaJobEntity,
+  AwaMigrations as AwaMigrationsFromIndex,
+  AwaModule,
+  HeartbeatService,
+  JobHandler,
+  MaintenanceService,
+  QueueProducer,
+  type AwaModuleOptions,
+  type EnqueuedJob,
+  type HeartbeatReport,
+  type Job,
+  type JobRecord,
+  type JobState,
+  type SweepReport,
 } from 'nestjs-awa';
 import type * as Awa from 'nestjs-awa';
 import { AwaInit1764400000000, AwaMigrations } from 'nestjs-awa/migrations';
@@ -42,12 +56,19 @@ export const checks = [
 // The types say what users rely on.
 export const migrations: ReadonlyArray<new () => MigrationInterface> = [...AwaMigrations, ...AwaMigrationsFromIndex];
 export const firstMigration: MigrationInterface = new AwaInit1764400000000();
-export const options: AwaModuleOptions = { queues: { pack: { concurrency: 2, deadlineDuration: 60_000 } }, migrationsRun: false };
+export const options: AwaModuleOptions = {
+  queues: { pack: { concurrency: 2, deadlineDuration: 60_000 } },
+  migrationsRun: false,
+};
 export const dynamicModule: { module: unknown } = AwaModule.forRoot(options);
 export const entityClasses: Function[] = [...AwaEntities, AwaJobEntity, AwaActiveLeaseEntity, AwaInstanceEntity];
 
 export async function usesTheProducer(producer: QueueProducer): Promise<JobState | undefined> {
-  const one: EnqueuedJob = await producer.enqueue('pack.work', { ms: 1 }, { queue: 'pack', priority: 1, runAt: new Date() });
+  const one: EnqueuedJob = await producer.enqueue(
+    'pack.work',
+    { ms: 1 },
+    { queue: 'pack', priority: 1, runAt: new Date() },
+  );
   const many: EnqueuedJob[] = await producer.enqueueMany([{ kind: 'pack.work', args: { ms: 1 } }]);
   const record: JobRecord<{ ms: number }> | null = await producer.getJob<{ ms: number }>(many[0]?.id ?? one.id);
   const ms: number | undefined = record?.args.ms;

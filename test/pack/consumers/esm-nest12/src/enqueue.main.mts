@@ -8,13 +8,19 @@ import { AwaModule, QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { awaOptions, dataSourceOptions, say } from './consumer.options.mjs';
 
-@Module({ imports: [TypeOrmModule.forRoot(dataSourceOptions), ScheduleModule.forRoot(), AwaModule.forRoot(awaOptions)] })
+@Module({
+  imports: [TypeOrmModule.forRoot(dataSourceOptions), ScheduleModule.forRoot(), AwaModule.forRoot(awaOptions)],
+})
 class ProducerModule {}
 
 const app = await NestFactory.createApplicationContext(ProducerModule, { logger: ['error', 'warn'] });
 try {
   const producer = app.get(QueueProducer);
-  const items = Array.from({ length: Number(process.env.COUNT) }, () => ({ kind: 'pack.work', args: { ms: Number(process.env.MS) }, queue: 'pack' }));
+  const items = Array.from({ length: Number(process.env.COUNT) }, () => ({
+    kind: 'pack.work',
+    args: { ms: Number(process.env.MS) },
+    queue: 'pack',
+  }));
   // In a transaction of the app's own: the jobs exist, and workers wake, once it commits.
   const jobs = await app.get(DataSource).transaction((manager) => producer.enqueueMany(items, { manager }));
   say(`ENQUEUED ${jobs.map((j) => j.id).join(',')}`);
