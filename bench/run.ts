@@ -113,7 +113,8 @@ async function main(): Promise<void> {
       bench: { ...config, only: config.only ?? 'all' },
     };
     progress(
-      `nestjs-awa ${version} on ${server.label}, N=${config.n}, queue profiles ${config.profiles.map(profileLabel).join(' | ')}`,
+      `nestjs-awa ${version} on ${server.label}, N=${config.n}, queue profiles ` +
+        `${config.profiles.map(profileLabel).join(' | ')}`,
     );
     const selected = scenarios(config).filter((s) => !config.only || config.only.some((o) => s.id.startsWith(o)));
     for (const [i, scenario] of selected.entries()) {
@@ -130,17 +131,34 @@ async function main(): Promise<void> {
   env.loadavg_end = r2(loadavg()[0]!);
   const out = process.stdout;
   out.write(
-    `\nnestjs-awa ${version}: ${String(env.server)}, node ${process.version}, ${String(env.cpus)} cpus, N=${config.n}, ` +
+    `\nnestjs-awa ${version}: ${String(env.server)}, node ` +
+      `${process.version}, ${String(env.cpus)} cpus, N=${config.n}, ` +
       `load average ${String(env.loadavg_start)} at start, ${String(env.loadavg_end)} at end\n\n`,
   );
   out.write(`${humanTable(figures, failures)}\n\n`);
   out.write(
-    `${JSON.stringify({ system: '_env', version: null, metric: 'env', value: null, n: null, config: env, ts: ts.toISOString() })}\n`,
+    `${JSON.stringify({
+      system: '_env',
+      version: null,
+      metric: 'env',
+      value: null,
+      n: null,
+      config: env,
+      ts: ts.toISOString(),
+    })}\n`,
   );
   for (const figure of figures) out.write(`${jsonLine(version, figure, ts)}\n`);
   for (const failure of failures) {
     out.write(
-      `${JSON.stringify({ system: 'nestjs-awa', version, metric: 'error', value: null, n: null, config: { label: `FAILED: ${failure.scenario}`, ...failure }, ts: ts.toISOString() })}\n`,
+      `${JSON.stringify({
+        system: 'nestjs-awa',
+        version,
+        metric: 'error',
+        value: null,
+        n: null,
+        config: { label: `FAILED: ${failure.scenario}`, ...failure },
+        ts: ts.toISOString(),
+      })}\n`,
     );
   }
 }

@@ -18,7 +18,8 @@ export const AwaMessages = {
     'Set `autoLoadEntities: true` in TypeOrmModule.forRoot(...), or add `...AwaEntities` to its `entities`.',
   schemaMissing: () =>
     'nestjs-awa: the "awa" schema is missing from the database: its migrations were not run. ' +
-    'Add `...AwaMigrations` to your DataSource `migrations` and run them, or set the AwaModule option `migrationsRun: true`.',
+    'Add `...AwaMigrations` to your DataSource `migrations` and run them, or ' +
+    'set the AwaModule option `migrationsRun: true`.',
   schemaOutdated: (missing: string[]) =>
     `nestjs-awa: the "awa" schema is out of date; migrations not applied: ${missing.join(', ')}. ` +
     'Run your migrations, or set the AwaModule option `migrationsRun: true`.',
@@ -49,7 +50,8 @@ export const AwaMessages = {
     `nestjs-awa: cannot enqueue into unknown queue "${queue}"; configured queues: ${known.join(', ')}.`,
   enqueueArgsInvalid: (reason: string) => `nestjs-awa: job args cannot be stored as JSON: ${reason}.`,
   enqueueArgsTooLarge: (bytes: number, limit: number) =>
-    `nestjs-awa: job args are ${bytes} bytes as JSON; the limit is ${limit} bytes (option maxArgsBytes). Store large payloads elsewhere and pass a reference.`,
+    `nestjs-awa: job args are ${bytes} bytes as JSON; the limit is ${limit} bytes (option ` +
+    `maxArgsBytes). Store large payloads elsewhere and pass a reference.`,
   enqueueRunAtInvalid: () => 'nestjs-awa: `runAt` must be a valid Date.',
   enqueuePriorityInvalid: (min: number, max: number) =>
     `nestjs-awa: \`priority\` must be an integer from ${min} to ${max} (lower runs first).`,
@@ -61,7 +63,8 @@ export const AwaMessages = {
     `nestjs-awa: statement ${name} did not finish within statementTimeout (${ms} ms); it was stopped on the server.`,
 
   leaseLost: (id: string, kind: string, lease: string) =>
-    `job ${id} (${kind}) finished, but its lease ${lease} was no longer held: it had been rescued. The result was discarded.`,
+    `job ${id} (${kind}) finished, but its lease ${lease} was no longer ` +
+    `held: it had been rescued. The result was discarded.`,
   handlerThrew: (id: string, kind: string, attempt: number, error: string) =>
     `job ${id} (${kind}) attempt ${attempt} failed: ${error}`,
   noHandlerForKind: (kind: string) => `no handler registered for kind "${kind}" on the instance that claimed it`,
@@ -74,9 +77,11 @@ export const AwaMessages = {
   operationFailed: (what: string, error: string) => `${what} failed: ${error}`,
   sessionLost: (why: string) => `instance session lost (${why}); reconnecting`,
   sessionLostTooLong: (ms: number, count: number) =>
-    `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ${count} handler(s), whose leases may have been rescued`,
+    `instance session lost for over ${ms} ms (heartbeatStaleAfter): aborting ` +
+    `${count} handler(s), whose leases may have been rescued`,
   unhandledKind: (queue: string, kind: string, count: number) =>
-    `${count} available job(s) of kind "${kind}" in queue "${queue}", and no live instance has a handler for that kind ` +
+    `${count} available job(s) of kind "${kind}" in queue "${queue}", and ` +
+    `no live instance has a handler for that kind ` +
     "in that queue: they wait until one starts. Check the kind's spelling and the queue of its @JobHandler.",
   shutdownTimeout: (count: number, ms: number) =>
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,

@@ -14,7 +14,8 @@ export async function applyOnce(queryRunner: QueryRunner, name: string, statemen
     await queryRunner.query(`SELECT pg_advisory_xact_lock(${AWA_MIGRATION_LOCK_KEY})`);
     await queryRunner.query('CREATE SCHEMA IF NOT EXISTS awa');
     await queryRunner.query(
-      'CREATE TABLE IF NOT EXISTS awa.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      'CREATE TABLE IF NOT EXISTS awa.schema_migrations ' +
+        '(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
     );
     const done = await queryRunner.query('SELECT 1 FROM awa.schema_migrations WHERE name = $1', [name]);
     if (done.length > 0) return;

@@ -16,7 +16,8 @@ async function seedFinishedJobs(observer: DbObserver, rows: number): Promise<Rec
   const t0 = now();
   await observer.query(
     `
-    INSERT INTO awa.jobs (kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at, finalized_at, run_lease)
+    INSERT INTO awa.jobs (kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at,
+      finalized_at, run_lease)
     SELECT 'bench.noop', 'default', jsonb_build_object('i', g), 'completed', 1, 25, t, t, t, t + interval '2 ms', 1
       FROM generate_series(1, $1::int) AS g,
            LATERAL (SELECT now() - interval '1 hour' + (g % 3000000) * interval '1 ms') AS s(t)`,

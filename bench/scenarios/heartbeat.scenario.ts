@@ -7,7 +7,10 @@ import { r2 } from '../support/bench.report.js';
 import type { Scenario } from './scenario.js';
 
 const TICKS = 10;
-/** Real ticks are heartbeatInterval (30 s) apart; back to back, each would find the last one's dead row versions still unpruned. */
+/**
+ * Real ticks are heartbeatInterval (30 s) apart; back to back, each would find the last one's dead row versions still
+ * unpruned.
+ */
 const PAUSE_MS = 200;
 
 /**

@@ -70,7 +70,8 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
         ctx.figure({ metric: `latency_${key}_ms`, value: r2(value), n: samples.length, unit: 'ms', config: base });
       }
       ctx.log(
-        `  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} / max ${r2(stats.max)} ms, ${timeouts} timeouts`,
+        `  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} ` +
+          `/ max ${r2(stats.max)} ms, ${timeouts} timeouts`,
       );
     },
   };

@@ -20,7 +20,8 @@ export const processLabel = (profile: QueueProfile) => `1 instance, in-process, 
 /** Autovacuum runs of the awa tables so far (reported by the vacuum itself, so not delayed). */
 async function autovacuums(observer: DbObserver): Promise<Record<string, number>> {
   const rows = await observer.query<{ relname: string; n: number }>(
-    `SELECT relname, autovacuum_count::int AS n FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname IN ('jobs', 'active_leases')`,
+    `SELECT relname, autovacuum_count::int AS n FROM pg_stat_user_tables WHERE ` +
+      `schemaname = 'awa' AND relname IN ('jobs', 'active_leases')`,
   );
   return Object.fromEntries(rows.map((r) => [r.relname, r.n]));
 }

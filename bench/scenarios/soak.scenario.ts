@@ -46,7 +46,9 @@ const mb = (bytes: number) => r2(bytes / 2 ** 20);
 export function soakScenario(soak: SoakConfig): Scenario {
   return {
     id: 'soak',
-    title: `soak: ${soak.rate} jobs/s for ${soak.seconds} s, retention ${soak.retentionMs} ms, maintenance every ${soak.maintenanceMs} ms`,
+    title:
+      `soak: ${soak.rate} jobs/s for ${soak.seconds} s, retention ` +
+      `${soak.retentionMs} ms, maintenance every ${soak.maintenanceMs} ms`,
     timeoutMs: soak.seconds * 1_000 + 120_000,
     run: async (ctx) => {
       const [profile] = ctx.config.profiles;
@@ -71,7 +73,8 @@ export function soakScenario(soak: SoakConfig): Scenario {
       )) as [{ autovacuum: string }];
       if (autovacuum !== 'on')
         ctx.log(
-          `  WARNING: autovacuum is ${autovacuum} on this server: dead tuples are never reclaimed, so the table keeps growing`,
+          `  WARNING: autovacuum is ${autovacuum} on this server: dead tuples ` +
+            `are never reclaimed, so the table keeps growing`,
         );
 
       let enqueued = 0;
@@ -95,7 +98,9 @@ export function soakScenario(soak: SoakConfig): Scenario {
       const rows: Array<Record<string, number>> = [];
       let last = { t: started, handled: 0, enqueued: 0, autovacuums: first.autovacuums };
       ctx.log(
-        `  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums`,
+        `  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ` +
+          `${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ` +
+          `${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums`,
       );
       try {
         for (let i = 1; (i - 1) * soak.reportMs < soak.seconds * 1_000 && !ctx.abandoned; i++) {
@@ -118,7 +123,11 @@ export function soakScenario(soak: SoakConfig): Scenario {
           rows.push(row);
           last = { t, handled: hooks.handled, enqueued, autovacuums: s.autovacuums };
           ctx.log(
-            `  ${String(row.at_s).padStart(6)} ${String(row.handled_per_s).padStart(10)} ${String(row.enqueued_per_s).padStart(10)} ${String(row.rows).padStart(9)} ${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ${String(row.total_mb).padStart(8)} ${row.autovacuums}`,
+            `  ${String(row.at_s).padStart(6)} ${String(row.handled_per_s).padStart(10)} ` +
+              `${String(row.enqueued_per_s).padStart(10)} ${String(row.rows).padStart(9)} ` +
+              `${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ` +
+              `${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ` +
+              `${String(row.total_mb).padStart(8)} ${row.autovacuums}`,
           );
           const config = { label: `t=${row.at_s}s`, ...row, soak, autovacuum, awa: effectiveOptions(app) };
           ctx.figure({ metric: 'soak_jobs_per_s', value: row.handled_per_s, n: enqueued, unit: 'jobs/s', config });

@@ -28,7 +28,10 @@ export interface BenchConfig {
   singleCalls: number;
   /** Jobs per enqueueMany() call of the batch figure. */
   enqueueChunk: number;
-  /** Queue profiles of the in-process runs; the first is the headline one (also used by the worker-process and big-table runs). */
+  /**
+   * Queue profiles of the in-process runs; the first is the headline one (also used by the worker-process and big-table
+   * runs).
+   */
   profiles: QueueProfile[];
   /** Drains per process configuration; the figure is their median. */
   repeat: number;
@@ -76,7 +79,8 @@ function profiles(name: string, fallback: readonly QueueProfile[]): QueueProfile
       prefetch < 0
     ) {
       throw new Error(
-        `${name} must be a comma-separated list of concurrency:prefetch (concurrency >= 1, prefetch >= 0), got ${JSON.stringify(item)}`,
+        `${name} must be a comma-separated list of concurrency:prefetch ` +
+          `(concurrency >= 1, prefetch >= 0), got ${JSON.stringify(item)}`,
       );
     }
     return { concurrency, prefetch };

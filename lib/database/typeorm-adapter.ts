@@ -12,7 +12,10 @@ export function pgPoolOf(dataSource: DataSource): Pool {
   return (dataSource.driver as unknown as { master: Pool }).master;
 }
 
-/** The DataSource an EntityManager belongs to: `manager.dataSource` in 1.x (`connection` is deprecated there), `manager.connection` in 0.3. */
+/**
+ * The DataSource an EntityManager belongs to: `manager.dataSource` in 1.x (`connection` is deprecated there),
+ * `manager.connection` in 0.3.
+ */
 export function dataSourceOfManager(manager: EntityManager): DataSource | undefined {
   const m = manager as unknown as { dataSource?: DataSource; connection?: DataSource };
   return m.dataSource ?? m.connection;

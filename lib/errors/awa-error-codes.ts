@@ -2,7 +2,9 @@
 export const AwaErrorCodes = {
   /** A module, queue or enqueue option is missing, of the wrong type, out of range or unknown. */
   invalidOption: 'AWA_INVALID_OPTION',
-  /** The app is not set up for nestjs-awa: no TypeORM DataSource, not PostgreSQL, no ScheduleModule, entities missing. */
+  /**
+   * The app is not set up for nestjs-awa: no TypeORM DataSource, not PostgreSQL, no ScheduleModule, entities missing.
+   */
   setup: 'AWA_SETUP',
   /** The awa schema is missing or its migrations are not all applied. */
   schema: 'AWA_SCHEMA',

@@ -185,7 +185,8 @@ export function resolveAsyncOptions(
   if ('dataSource' in raw) {
     throw new AwaOptionError(
       'dataSource',
-      'set it on forRootAsync itself, not in what useFactory returns: the DataSource is looked up before the factory runs',
+      'set it on forRootAsync itself, not in what useFactory returns: the ' +
+        'DataSource is looked up before the factory runs',
     );
   }
   return resolveAwaOptions({ ...raw, dataSource });
@@ -218,7 +219,8 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   if (heartbeatStaleAfter <= heartbeatInterval) {
     throw new AwaOptionError(
       'heartbeatStaleAfter',
-      `must be greater than heartbeatInterval (${heartbeatInterval}), or every live lease would look stale; got ${heartbeatStaleAfter}`,
+      `must be greater than heartbeatInterval (${heartbeatInterval}), or every ` +
+        `live lease would look stale; got ${heartbeatStaleAfter}`,
     );
   }
   if (o.migrationsRun !== undefined && typeof o.migrationsRun !== 'boolean') {
@@ -237,7 +239,8 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   if (pooled && o.livenessProbe === 'session') {
     throw new AwaOptionError(
       'livenessProbe',
-      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')",
+      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with " +
+        "connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')",
     );
   }
   if (o.retention !== undefined && (o.retention === null || typeof o.retention !== 'object')) {

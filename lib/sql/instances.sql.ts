@@ -73,7 +73,8 @@ export const findDeadInstances = statement<[self: string, staleAfterMs: number, 
                 SELECT 1 FROM pg_locks pl
                  WHERE pl.locktype = 'advisory' AND pl.granted
                    AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                   AND pl.classid = ${LIVENESS_LOCK_NAMESPACE}::oid AND pl.objid = i.lock_key::oid AND pl.objsubid = 2)))`,
+                   AND pl.classid = ${LIVENESS_LOCK_NAMESPACE}::oid 
+                   AND pl.objid = i.lock_key::oid AND pl.objsubid = 2)))`,
 );
 
 /** Forgets dead instances ($1) once none of their leases is left. */

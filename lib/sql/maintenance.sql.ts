@@ -48,8 +48,10 @@ function rescue<P extends unknown[]>(
       RETURNING l.job_id, l.run_lease, l.instance_id, l.cancel_requested
     ), targets AS (
       SELECT r.job_id, r.run_lease, r.instance_id, r.cancel_requested,
-             coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryBaseDelay'])::float8, c.base_ms, $4::float8) AS base_ms,
-             coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryMaxDelay'])::float8, c.cap_ms, $5::float8) AS cap_ms
+             coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryBaseDelay'])::float8,
+                      c.base_ms, $4::float8) AS base_ms,
+             coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryMaxDelay'])::float8,
+                      c.cap_ms, $5::float8) AS cap_ms
         FROM released r
         JOIN awa.jobs j0 ON j0.id = r.job_id
         LEFT JOIN awa.instances i ON i.id = r.instance_id
@@ -76,7 +78,8 @@ export const rescueStaleHeartbeats = rescue<[staleAfterMs: number, error: string
   'rescue_stale_heartbeats',
   `
   SELECT l.job_id, l.run_lease, l.instance_id FROM awa.active_leases l
-   WHERE l.claimed_at < now() - ${millis(`least($7::float8, (SELECT min((settings ->> 'heartbeatStaleAfter')::float8) FROM awa.instances))`)}
+   WHERE l.claimed_at < now() -
+     ${millis(`least($7::float8, (SELECT min((settings ->> 'heartbeatStaleAfter')::float8) FROM awa.instances))`)}
      AND l.heartbeat_at < now() - ${millis(OWNER_STALE_AFTER)}
    ORDER BY l.claimed_at`,
   '$8::text',
@@ -113,7 +116,8 @@ export const promoteDueJobs = statement<[limit: number], { promoted: number; que
     UPDATE awa.jobs j SET state = 'available' FROM due WHERE j.id = due.id RETURNING j.queue
   )
   SELECT count(*)::int AS promoted,
-         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int AS queues
+         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int
+           AS queues
     FROM promoted`,
 );
 
@@ -170,7 +174,8 @@ export const findUnhandledKinds = statement<[staleAfterMs: number, limit: number
      ORDER BY p.queue, p.kind LIMIT $2
   )
   SELECT u.queue, u.kind,
-         (SELECT count(*) FROM awa.jobs j WHERE j.state = 'available' AND j.queue = u.queue AND j.kind = u.kind)::int AS count
+         (SELECT count(*) FROM awa.jobs j WHERE j.state = 'available' AND j.queue = u.queue AND j.kind = u.kind)::int
+           AS count
     FROM unhandled u
    ORDER BY u.queue, u.kind`,
 );

@@ -41,15 +41,18 @@ export const retryAt = (attempt: string, baseMs: string, capMs: string) =>
 
 /** Appends an `{at, attempt, error}` entry to the errors of job row `j`. */
 export const appendError = (errorText: string) =>
-  `errors = j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', ${errorText}))`;
+  `errors = j.errors || jsonb_build_array(jsonb_build_object('at', ` +
+  `now(), 'attempt', j.attempt, 'error', ${errorText}))`;
 
 /**
  * The job-row assignments of a failed attempt: retry with backoff, or fail for good; `cancelled`
  * (a boolean expression, e.g. the deleted lease's cancel_requested) ends it cancelled instead.
  */
 export const failAssignments = (errorText: string, baseMs: string, capMs: string, cancelled = 'false') => `
-  state        = CASE WHEN ${cancelled} THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'retryable' END,
-  run_at       = CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN j.run_at ELSE ${retryAt('j.attempt', baseMs, capMs)} END,
+  state        = CASE WHEN ${cancelled} THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed'
+                      ELSE 'retryable' END,
+  run_at       = CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN j.run_at
+                      ELSE ${retryAt('j.attempt', baseMs, capMs)} END,
   finalized_at = CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN now() END,
   shutdown_releases = 0,
   ${appendError(errorText)}`;

@@ -111,7 +111,8 @@ export const completeJobs = statement<Attempts, AttemptRow>(
   UPDATE awa.jobs j
      SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
          errors = CASE WHEN r.cancel_requested
-                       THEN j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', ${CANCELLED_TEXT}))
+                       THEN j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt,
+                         'error', ${CANCELLED_TEXT}))
                        ELSE j.errors END
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
@@ -144,7 +145,8 @@ export const failJobs = statement<
 );
 
 /**
- * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is available again at once. $4 says whether the attempt's handler had started
+ * Gives attempts back ($1 ids, $2 leases, $3 error text) without spending an attempt: the job is available again at
+ * once. $4 says whether the attempt's handler had started
  * (a shutdown release), $5/$6 are the retry base/cap ms. Three exceptions: an attempt with a cancel
  * request ends `cancelled`; the SHUTDOWN_RELEASE_LIMIT-th release in a row of a started attempt
  * spends it (retryable with backoff, or failed); a job never started is not counted. Fenced like
@@ -186,7 +188,8 @@ export const releaseJobs = statement<
     RETURNING j.id, j.queue, j.state
   )
   SELECT r.id::text, r.state,
-         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM requeued WHERE state = 'available') q) AS notified
+         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue))
+            FROM (SELECT DISTINCT queue FROM requeued WHERE state = 'available') q) AS notified
     FROM requeued r`,
 );
 

@@ -307,7 +307,8 @@ export class QueueWorker {
 
   private onLate(inFlight: InFlightJob, outcome: AttemptOutcome): void {
     this.logger.warn(
-      `job ${inFlight.id} (${inFlight.row.kind}) settled (${outcome.kind}) after its hard deadline; the result was ignored`,
+      `job ${inFlight.id} (${inFlight.row.kind}) settled (${outcome.kind}) ` +
+        `after its hard deadline; the result was ignored`,
     );
   }
 }

@@ -81,7 +81,8 @@ export async function recoveryFigures(query: Query, kills: KillRecord[]): Promis
               (SELECT state FROM awa.jobs WHERE id = l.job_id) AS state,
               (SELECT ${errorKind(`(j.errors -> (l.run_lease::int - 1) ->> 'error')`)}
                  FROM awa.jobs j WHERE j.id = l.job_id) AS freed_by,
-              (SELECT min(at) FROM chaos.claims c WHERE c.job_id = l.job_id AND c.run_lease > l.run_lease) AS reclaimed_at,
+              (SELECT min(at) FROM chaos.claims c WHERE c.job_id = l.job_id AND c.run_lease > l.run_lease) AS
+                reclaimed_at,
               (SELECT min(at) FROM chaos.transitions t WHERE t.job_id = l.job_id AND t.run_lease = l.run_lease
                   AND t.new_state = 'completed') AS completed_at,
               (SELECT min(at) FROM chaos.transitions t WHERE t.job_id = l.job_id AND t.run_lease = l.run_lease

@@ -41,13 +41,15 @@ export async function freezeOne(
   const ready = workers.filter((w) => w.alive && !w.expectedExit && w.readyAt !== undefined);
   if (ready.length < 2) return undefined;
   const held = await query(
-    `SELECT p.pid, clock_timestamp() AS at, coalesce(array_agg(l.job_id::text || ':' || l.run_lease::text), '{}') AS leases
+    `SELECT p.pid, clock_timestamp() AS at,
+            coalesce(array_agg(l.job_id::text || ':' || l.run_lease::text), '{}') AS leases
        FROM chaos.instance_pids p JOIN awa.active_leases l ON l.instance_id = p.instance_id
       WHERE p.pid = ANY($1::int[])
         AND NOT EXISTS (SELECT 1 FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
                          WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1
                            AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                           AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $2 AND a.application_name = 'awa:' || p.instance_id)
+                           AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $2
+                           AND a.application_name = 'awa:' || p.instance_id)
       GROUP BY p.pid ORDER BY count(*) DESC LIMIT 1`,
     [ready.map((w) => w.pid), LEADER_LOCK_KEY],
   );
@@ -67,13 +69,15 @@ export async function freezeOne(
   const [leader] = await query(
     `SELECT p.pid FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
        JOIN chaos.instance_pids p ON a.application_name = 'awa:' || p.instance_id
-      WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1 AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $1
+      WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1
+        AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $1
         AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [LEADER_LOCK_KEY],
   );
   proxy.thaw();
   log(
-    `chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) had been rescued; leader then: ${leader?.pid ?? 'none'}`,
+    `chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) ` +
+      `had been rescued; leader then: ${leader?.pid ?? 'none'}`,
   );
   return { pid: victim.pid, at: held[0].at, ms, jobsHeld: leases.length, rescued, leaderPid: leader?.pid ?? null };
 }

@@ -97,7 +97,8 @@ const CHECKS: Array<(jobs: number) => Check> = [
                   FROM chaos.transitions GROUP BY job_id)
      SELECT j.id::text, j.state, coalesce(t.completions, 0) AS completions, coalesce(t.after_final, 0) AS after_final
        FROM awa.jobs j LEFT JOIN t ON t.job_id = j.id
-      WHERE coalesce(t.completions, 0) <> CASE WHEN j.state = 'completed' THEN 1 ELSE 0 END OR coalesce(t.after_final, 0) > 0`,
+      WHERE coalesce(t.completions, 0) <> CASE WHEN j.state = 'completed' THEN 1 ELSE 0 END
+         OR coalesce(t.after_final, 0) > 0`,
   ),
   // No completion from a stale lease: the completion landed under the job's last claim, and that
   // claim's own process (its instance's pid) recorded a finished run of it before the completion.
@@ -117,7 +118,8 @@ const CHECKS: Array<(jobs: number) => Check> = [
   // and only in the process that claimed it.
   rowsCheck(
     'at most one finished run per (job, run_lease), in the process that claimed it',
-    `SELECT r.job_id::text, r.run_lease::text, count(*)::int AS runs, array_agg(r.pid) AS pids, min(p.pid) AS claimer_pid
+    `SELECT r.job_id::text, r.run_lease::text, count(*)::int AS runs, array_agg(r.pid) AS pids,
+            min(p.pid) AS claimer_pid
        FROM chaos.runs r
        LEFT JOIN chaos.claims c ON c.job_id = r.job_id AND c.run_lease = r.run_lease
        LEFT JOIN chaos.instance_pids p ON p.instance_id = c.instance_id

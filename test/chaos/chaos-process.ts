@@ -94,7 +94,8 @@ export class ChaosProcess {
     }
     if (this.readyAt === undefined) {
       throw new Error(
-        `chaos ${this.role} ${this.pid} did not get ready (exit ${this.exitCode ?? this.exitSignal}):\n${this.tail.slice(-40).join('\n')}`,
+        `chaos ${this.role} ${this.pid} did not get ready (exit ` +
+          `${this.exitCode ?? this.exitSignal}):\n${this.tail.slice(-40).join('\n')}`,
       );
     }
   }

@@ -16,25 +16,37 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     '=== nestjs-awa chaos summary ===',
     `server:       ${report.server}`,
     `jobs:         ${report.jobs} (${counts(report.states)}), enqueued at up to ${config.rate}/s over 2 queues`,
-    `throughput:   ${report.jobsPerSecond.toFixed(1)} jobs/s over ${report.seconds.toFixed(1)} s (first enqueue to last finish); busiest second ${report.peakPerSecond}`,
-    `kills:        ${report.kills} SIGKILLs, each victim replaced at once (${config.workers} workers; ${recovery.withJobs} victims held jobs)`,
-    `recovery:     kill -> the victim's jobs running again elsewhere (or failed for good): p50 ${ms(recovery.p50Ms)}, max ${ms(recovery.maxMs)}`,
+    `throughput:   ${report.jobsPerSecond.toFixed(1)} jobs/s over ${report.seconds.toFixed(1)} s ` +
+      `(first enqueue to last finish); busiest second ${report.peakPerSecond}`,
+    `kills:        ${report.kills} SIGKILLs, each victim replaced at once ` +
+      `(${config.workers} workers; ${recovery.withJobs} victims held jobs)`,
+    `recovery:     kill -> the victim's jobs running again elsewhere (or failed for ` +
+      `good): p50 ${ms(recovery.p50Ms)}, max ${ms(recovery.maxMs)}`,
     `              the victims' leases were freed by: ${counts(recovery.freedBy)}`,
-    `              per kill: ${recovery.perKill.map((k) => `+${k.atSeconds.toFixed(1)}s ${k.jobs} job(s) ${Math.round(k.ms)} ms (${k.freedBy.join('/')})`).join('; ') || 'none'}`,
+    `              per kill: ${
+      recovery.perKill
+        .map((k) => `+${k.atSeconds.toFixed(1)}s ${k.jobs} job(s) ${Math.round(k.ms)} ms (${k.freedBy.join('/')})`)
+        .join('; ') || 'none'
+    }`,
     `restart:      ${
       restart
-        ? `at +${(restart.atSeconds ?? 0).toFixed(1)}s PostgreSQL down ${restart.downMs} ms; every instance reconnected with a leader ${ms(restart.reconnectMs)} after` +
+        ? `at +${(restart.atSeconds ?? 0).toFixed(1)}s PostgreSQL down ${restart.downMs} ms; every ` +
+          `instance reconnected with a leader ${ms(restart.reconnectMs)} after` +
           `${restart.bootFailures > 0 ? `; ${restart.bootFailures} booting worker(s) gave up and were replaced` : ''}`
         : 'none'
     }`,
     `freeze:       ${
       report.freeze
-        ? `at +${(report.freeze.atSeconds ?? 0).toFixed(1)}s worker ${report.freeze.pid}'s connections stalled ${report.freeze.ms} ms (no data, no FIN) ` +
-          `holding ${report.freeze.jobsHeld} job(s), ${report.freeze.rescued} rescued meanwhile (leader: ${report.freeze.leaderPid ?? 'none'}); after the thaw ${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost`
+        ? `at +${(report.freeze.atSeconds ?? 0).toFixed(1)}s worker ${report.freeze.pid}'s ` +
+          `connections stalled ${report.freeze.ms} ms (no data, no FIN) ` +
+          `holding ${report.freeze.jobsHeld} job(s), ${report.freeze.rescued} rescued meanwhile ` +
+          `(leader: ${report.freeze.leaderPid ?? 'none'}); after the thaw ` +
+          `${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost`
         : 'none'
     }`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
-    `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, leader acquisitions ${report.logs.leaderAcquired}, ` +
+    `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
+      `leader acquisitions ${report.logs.leaderAcquired}, ` +
       `session losses ${report.logs.sessionLost}, result-write retries ${report.logs.writeRetries}`,
     `invariants:   ${passed}/${report.checked.length} checks passed` +
       (report.ok ? '' : ` — ${report.violations.length} violation(s)`),

@@ -1,5 +1,6 @@
 // The chaos suite (issue 3 §5): worker processes are SIGKILLed while jobs run, PostgreSQL restarts
-// once, one worker's connections freeze (a stalled network: no data, no FIN) and thaw, and afterwards the database and the handlers' side table must show that nothing was lost,
+// once, one worker's connections freeze (a stalled network: no data, no FIN) and thaw, and afterwards the database and
+// the handlers' side table must show that nothing was lost,
 // nothing completed twice, and nothing completed from a stale lease.
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N); test/recovery/chaos.spec.ts
 // runs it small inside `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
@@ -95,7 +96,10 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
 
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
-/** Holders of the maintenance leader lock (MAINTENANCE_LOCK_KEY) in this database, as pg_locks shows a one-bigint advisory lock. */
+/**
+ * Holders of the maintenance leader lock (MAINTENANCE_LOCK_KEY) in this database, as pg_locks shows a one-bigint
+ * advisory lock.
+ */
 const LEADER_HELD = `SELECT count(*)::int AS n FROM pg_locks
   WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = 6182721100001
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
@@ -152,14 +156,17 @@ class ChaosRun {
       if (this.producer && !this.producer.alive && !this.producer.expectedExit) {
         this.producer.expectedExit = true; // reported once
         this.violations.push(
-          `the producer exited by itself (${this.producer.exitCode ?? this.producer.exitSignal}):\n${this.producer.diagnostics()}`,
+          `the producer exited by itself ` +
+            `(${this.producer.exitCode ?? this.producer.exitSignal}):\n${this.producer.diagnostics()}`,
         );
         if (!this.producedAll) break; // nobody will enqueue the rest
       }
       const status = await this.status().catch(() => undefined);
       if (status && Date.now() >= nextProgressAt) {
         config.log(
-          `chaos: produced ${this.producer?.produced ?? 0}, ${JSON.stringify(status.states)}, leases ${status.leases}, kills ${this.kills.length}`,
+          `chaos: produced ${this.producer?.produced ?? 0}, ` +
+            `${JSON.stringify(status.states)}, leases ${status.leases}, kills ` +
+            `${this.kills.length}`,
         );
         nextProgressAt = Date.now() + 2_000;
       }

@@ -32,31 +32,35 @@ describe('the TypeORM adapter', () => {
     await dataSource.transaction(async (manager) => expect(dataSourceOfManager(manager)).toBe(dataSource));
   });
 
-  it('returns the rows of INSERT, UPDATE and DELETE ... RETURNING alike (TypeORM wraps the last two in [rows, count])', async () => {
-    const insert = statement<[], { id: number }>(
-      'test_adapter_insert',
-      'INSERT INTO adapter_rows (id, n) SELECT i, i FROM generate_series(1, 3) i RETURNING id',
-    );
-    const update = statement<[minId: number], { id: number; n: number }>(
-      'test_adapter_update',
-      'UPDATE adapter_rows SET n = n + 10 WHERE id >= $1 RETURNING id, n',
-    );
-    const remove = statement<[id: number], { id: number }>(
-      'test_adapter_delete',
-      'DELETE FROM adapter_rows WHERE id = $1 RETURNING id',
-    );
-    await dataSource.transaction(async (manager) => {
-      expect(await queryRowsWithManager(manager, insert, [])).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
-      const updated = await queryRowsWithManager(manager, update, [2]);
-      expect(updated.sort((a, b) => a.id - b.id)).toEqual([
+  it(
+    'returns the rows of INSERT, UPDATE and DELETE ... RETURNING alike ' +
+      '(TypeORM wraps the last two in [rows, count])',
+    async () => {
+      const insert = statement<[], { id: number }>(
+        'test_adapter_insert',
+        'INSERT INTO adapter_rows (id, n) SELECT i, i FROM generate_series(1, 3) i RETURNING id',
+      );
+      const update = statement<[minId: number], { id: number; n: number }>(
+        'test_adapter_update',
+        'UPDATE adapter_rows SET n = n + 10 WHERE id >= $1 RETURNING id, n',
+      );
+      const remove = statement<[id: number], { id: number }>(
+        'test_adapter_delete',
+        'DELETE FROM adapter_rows WHERE id = $1 RETURNING id',
+      );
+      await dataSource.transaction(async (manager) => {
+        expect(await queryRowsWithManager(manager, insert, [])).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+        const updated = await queryRowsWithManager(manager, update, [2]);
+        expect(updated.sort((a, b) => a.id - b.id)).toEqual([
+          { id: 2, n: 12 },
+          { id: 3, n: 13 },
+        ]);
+        expect(await queryRowsWithManager(manager, remove, [1])).toEqual([{ id: 1 }]);
+      });
+      expect(await dataSource.query('SELECT id, n FROM adapter_rows ORDER BY id')).toEqual([
         { id: 2, n: 12 },
         { id: 3, n: 13 },
       ]);
-      expect(await queryRowsWithManager(manager, remove, [1])).toEqual([{ id: 1 }]);
-    });
-    expect(await dataSource.query('SELECT id, n FROM adapter_rows ORDER BY id')).toEqual([
-      { id: 2, n: 12 },
-      { id: 3, n: 13 },
-    ]);
-  });
+    },
+  );
 });

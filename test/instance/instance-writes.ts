@@ -1,6 +1,9 @@
 import { queryOnce } from '../support/test-database.js';
 
-/** Makes writes to awa.instances fail: the next `times` of them, or all of them (null). A sequence counts them, since a failed write rolls back. */
+/**
+ * Makes writes to awa.instances fail: the next `times` of them, or all of them (null). A sequence counts them, since a
+ * failed write rolls back.
+ */
 export async function breakInstanceWrites(url: string, times: number | null): Promise<void> {
   await queryOnce(
     url,

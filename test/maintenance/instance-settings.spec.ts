@@ -72,32 +72,41 @@ describe('rescues follow the settings of the instance owning the lease', () => {
     });
   });
 
-  it("a lease is stale only past the heartbeatStaleAfter of its own instance (the leader's when its row is gone)", async () => {
-    const patients = await seedRunning(exec, { instanceId: patientId, heartbeatAgeMs: 10 * MINUTE });
-    const orphans = await seedRunning(exec, { instanceId: 'no-such-instance', heartbeatAgeMs: 10 * MINUTE });
-    expect(await leader.task(HeartbeatRescueTask).run()).toBe(1);
-    expect(await readJob(exec, patients.id)).toMatchObject({ state: 'running' });
-    expect(await leasesOf(exec, patients.id)).toEqual([`1@${patientId}`]);
-    const rescued = await readJob(exec, orphans.id);
-    expect(rescued).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.heartbeatStale }] });
-    expect(rescued!.retry_delay_ms).toBeCloseTo(5_000, 3);
-  });
+  it(
+    'a lease is stale only past the heartbeatStaleAfter of its own ' + "instance (the leader's when its row is gone)",
+    async () => {
+      const patients = await seedRunning(exec, { instanceId: patientId, heartbeatAgeMs: 10 * MINUTE });
+      const orphans = await seedRunning(exec, { instanceId: 'no-such-instance', heartbeatAgeMs: 10 * MINUTE });
+      expect(await leader.task(HeartbeatRescueTask).run()).toBe(1);
+      expect(await readJob(exec, patients.id)).toMatchObject({ state: 'running' });
+      expect(await leasesOf(exec, patients.id)).toEqual([`1@${patientId}`]);
+      const rescued = await readJob(exec, orphans.id);
+      expect(rescued).toMatchObject({ state: 'retryable', errors: [{ error: RescueErrors.heartbeatStale }] });
+      expect(rescued!.retry_delay_ms).toBeCloseTo(5_000, 3);
+    },
+  );
 
-  it("the patient instance's lease is rescued once its own heartbeatStaleAfter passed, with its own retry settings", async () => {
-    const onDefault = await seedRunning(exec, { instanceId: patientId, heartbeatAgeMs: 2 * HOUR });
-    const onReports = await seedRunning(exec, { instanceId: patientId, queue: 'reports', heartbeatAgeMs: 2 * HOUR });
-    expect(await leader.task(HeartbeatRescueTask).run()).toBe(2);
-    expect((await readJob(exec, onDefault.id))!.retry_delay_ms).toBeCloseTo(10 * MINUTE, 3);
-    // The leader does not know queue `reports`: without the owner's settings it would get 1 s.
-    expect((await readJob(exec, onReports.id))!.retry_delay_ms).toBeCloseTo(20 * MINUTE, 3);
-  });
+  it(
+    "the patient instance's lease is rescued once its own " + 'heartbeatStaleAfter passed, with its own retry settings',
+    async () => {
+      const onDefault = await seedRunning(exec, { instanceId: patientId, heartbeatAgeMs: 2 * HOUR });
+      const onReports = await seedRunning(exec, { instanceId: patientId, queue: 'reports', heartbeatAgeMs: 2 * HOUR });
+      expect(await leader.task(HeartbeatRescueTask).run()).toBe(2);
+      expect((await readJob(exec, onDefault.id))!.retry_delay_ms).toBeCloseTo(10 * MINUTE, 3);
+      // The leader does not know queue `reports`: without the owner's settings it would get 1 s.
+      expect((await readJob(exec, onReports.id))!.retry_delay_ms).toBeCloseTo(20 * MINUTE, 3);
+    },
+  );
 
-  it("a live instance whose row is older than the leader's heartbeatStaleAfter, but not its own, is not dead", async () => {
-    await copyOfPatient('slow-beater', { live: true, ageMs: 10 * MINUTE });
-    const job = await seedRunning(exec, { instanceId: 'slow-beater', heartbeatAgeMs: 0 });
-    expect(await leader.task(OrphanRescueTask).run()).toBe(0);
-    expect(await leasesOf(exec, job.id)).toEqual(['1@slow-beater']);
-  });
+  it(
+    "a live instance whose row is older than the leader's " + 'heartbeatStaleAfter, but not its own, is not dead',
+    async () => {
+      await copyOfPatient('slow-beater', { live: true, ageMs: 10 * MINUTE });
+      const job = await seedRunning(exec, { instanceId: 'slow-beater', heartbeatAgeMs: 0 });
+      expect(await leader.task(OrphanRescueTask).run()).toBe(0);
+      expect(await leasesOf(exec, job.id)).toEqual(['1@slow-beater']);
+    },
+  );
 
   it("the leases of a dead instance are retried with the dead instance's settings", async () => {
     // Lock gone and row stale past its own heartbeatStaleAfter: dead on the first sweep (two signals).

@@ -76,10 +76,12 @@ describe('MaintenanceService', () => {
     const stale = await seedRunning(exec, { heartbeatAgeMs: HOUR });
     const expired = await seedRunning(exec, { deadlineInMs: -1_000 });
     const due = await seedJob(exec, { state: 'scheduled', runAtMs: -1_000 });
-    const old = await seedJob(exec, { state: 'completed', attempt: 1, finalizedAtMs: -48 * HOUR }); // default retention: 24 h
+    // default retention: 24 h
+    const old = await seedJob(exec, { state: 'completed', attempt: 1, finalizedAtMs: -48 * HOUR });
     // Dead on one sweep: no lock and a stale row (a missing lock alone needs a second look; see OrphanRescueTask).
     await exec(
-      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 day')`,
+      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) ` +
+        `VALUES ('dead', 'seeded', 1, 1, now() - interval '1 day')`,
     );
     const orphan = await seedRunning(exec, { instanceId: 'dead' });
 

@@ -72,49 +72,56 @@ describe('OrphanRescueTask', () => {
       self = app.get(InstanceSession, { strict: false }).id;
     });
 
-    it('rescues the leases of instances whose row is stale at once, and of those whose lock stays gone on a later sweep, then forgets them', async () => {
-      await instance('dead-lock', { live: false });
-      await instance('dead-stale', { live: true, ageMs: HOUR });
-      await instance('alive', { live: true });
-      const lost = await seedRunning(exec, { instanceId: 'dead-lock' });
-      const stale = await seedRunning(exec, { instanceId: 'dead-stale', attempt: 3, maxAttempts: 3 });
-      // Leases of live instances stay, however stale they look: that is the other rescues' call.
-      const alive = await seedRunning(exec, { instanceId: 'alive', heartbeatAgeMs: HOUR });
-      const mine = await seedRunning(exec, { instanceId: self, heartbeatAgeMs: HOUR });
+    it(
+      'rescues the leases of instances whose row is stale at once, and of those ' +
+        'whose lock stays gone on a later sweep, then forgets them',
+      async () => {
+        await instance('dead-lock', { live: false });
+        await instance('dead-stale', { live: true, ageMs: HOUR });
+        await instance('alive', { live: true });
+        const lost = await seedRunning(exec, { instanceId: 'dead-lock' });
+        const stale = await seedRunning(exec, { instanceId: 'dead-stale', attempt: 3, maxAttempts: 3 });
+        // Leases of live instances stay, however stale they look: that is the other rescues' call.
+        const alive = await seedRunning(exec, { instanceId: 'alive', heartbeatAgeMs: HOUR });
+        const mine = await seedRunning(exec, { instanceId: self, heartbeatAgeMs: HOUR });
 
-      expect(await task.run()).toBe(1);
-      expect(await readJob(exec, lost.id)).toMatchObject({ state: 'running' });
-      await waitFor(async () => (await task.run()) === 1, 15_000, 'the missing lock to be confirmed');
+        expect(await task.run()).toBe(1);
+        expect(await readJob(exec, lost.id)).toMatchObject({ state: 'running' });
+        await waitFor(async () => (await task.run()) === 1, 15_000, 'the missing lock to be confirmed');
 
-      const a = await readJob(exec, lost.id);
-      expect(a).toMatchObject({
-        state: 'retryable',
-        errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }],
-      });
-      expect(a!.retry_delay_ms).toBeCloseTo(9_000, 3);
-      expect(await readJob(exec, stale.id)).toMatchObject({
-        state: 'failed',
-        errors: [{ attempt: 3, error: RescueErrors.instanceDied('dead-stale') }],
-      });
-      for (const job of [alive, mine])
-        expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
-      expect(await leasesOf(exec, alive.id)).toEqual(['1@alive']);
-      expect(await leasesOf(exec, mine.id)).toEqual([`1@${self}`]);
-      expect(await instanceIds()).toEqual(['alive']);
-      // The leader's own row is never touched.
-      expect(await exec('SELECT id FROM awa.instances WHERE id = $1', [self])).toHaveLength(1);
-    });
+        const a = await readJob(exec, lost.id);
+        expect(a).toMatchObject({
+          state: 'retryable',
+          errors: [{ attempt: 1, error: RescueErrors.instanceDied('dead-lock') }],
+        });
+        expect(a!.retry_delay_ms).toBeCloseTo(9_000, 3);
+        expect(await readJob(exec, stale.id)).toMatchObject({
+          state: 'failed',
+          errors: [{ attempt: 3, error: RescueErrors.instanceDied('dead-stale') }],
+        });
+        for (const job of [alive, mine])
+          expect(await readJob(exec, job.id)).toMatchObject({ state: 'running', errors: [] });
+        expect(await leasesOf(exec, alive.id)).toEqual(['1@alive']);
+        expect(await leasesOf(exec, mine.id)).toEqual([`1@${self}`]);
+        expect(await instanceIds()).toEqual(['alive']);
+        // The leader's own row is never touched.
+        expect(await exec('SELECT id FROM awa.instances WHERE id = $1', [self])).toHaveLength(1);
+      },
+    );
 
-    it('rescues at most rescueBatchSize leases per run, and forgets an instance only once its last lease is gone', async () => {
-      await instance('dead', { live: false, ageMs: HOUR });
-      for (let i = 0; i < 3; i++) await seedRunning(exec, { instanceId: 'dead' });
-      expect(await task.run()).toBe(2);
-      expect(await instanceIds()).toEqual(['dead']);
-      expect(await task.run()).toBe(1);
-      expect(await instanceIds()).toEqual([]);
-      expect(await exec(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'retryable'`)).toEqual([{ n: 3 }]);
-      expect(await task.run()).toBe(0);
-    });
+    it(
+      'rescues at most rescueBatchSize leases per run, and forgets an ' + 'instance only once its last lease is gone',
+      async () => {
+        await instance('dead', { live: false, ageMs: HOUR });
+        for (let i = 0; i < 3; i++) await seedRunning(exec, { instanceId: 'dead' });
+        expect(await task.run()).toBe(2);
+        expect(await instanceIds()).toEqual(['dead']);
+        expect(await task.run()).toBe(1);
+        expect(await instanceIds()).toEqual([]);
+        expect(await exec(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'retryable'`)).toEqual([{ n: 3 }]);
+        expect(await task.run()).toBe(0);
+      },
+    );
 
     it('forgets a dead instance without leases, and does nothing when every instance lives', async () => {
       await instance('dead-idle', { live: false, ageMs: HOUR });

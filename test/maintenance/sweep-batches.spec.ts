@@ -32,7 +32,8 @@ describe('MaintenanceService sweeps in batches', () => {
       await seedRunning(run, { deadlineInMs: -1_000, instanceId: 'hung' });
     }
     await run(
-      `INSERT INTO awa.jobs (kind, state, run_at) SELECT 'k', 'scheduled', now() - interval '1 minute' FROM generate_series(1, 5)`,
+      `INSERT INTO awa.jobs (kind, state, run_at) SELECT 'k', 'scheduled', ` +
+        `now() - interval '1 minute' FROM generate_series(1, 5)`,
     );
     await run(`INSERT INTO awa.jobs (kind, state, attempt, finalized_at)
                SELECT 'k', 'completed', 1, now() - interval '2 hours' FROM generate_series(1, 45)`);
@@ -45,23 +46,33 @@ describe('MaintenanceService sweeps in batches', () => {
            (SELECT count(*) FROM awa.jobs WHERE state = 'completed')::int AS completed`)
     )[0];
 
-  it('repeats each task until a batch comes back short, so one sweep clears a backlog several batches deep', async () => {
-    await seedBacklog(exec);
-    expect(await service().sweep()).toEqual({ 'heartbeat rescue': 5, 'deadline rescue': 5, promotion: 5, cleanup: 45 });
-    expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0 });
-    const errors = await exec(
-      `SELECT errors -> 0 ->> 'error' AS error, count(*)::int AS n FROM awa.jobs WHERE state = 'retryable' GROUP BY 1 ORDER BY 1`,
-    );
-    expect(errors).toEqual([
-      { error: RescueErrors.deadlineExceeded, n: 5 },
-      { error: RescueErrors.heartbeatStale, n: 5 },
-    ]);
-  });
+  it(
+    'repeats each task until a batch comes back short, so one ' + 'sweep clears a backlog several batches deep',
+    async () => {
+      await seedBacklog(exec);
+      expect(await service().sweep()).toEqual({
+        'heartbeat rescue': 5,
+        'deadline rescue': 5,
+        promotion: 5,
+        cleanup: 45,
+      });
+      expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0 });
+      const errors = await exec(
+        `SELECT errors -> 0 ->> 'error' AS error, count(*)::int AS n FROM ` +
+          `awa.jobs WHERE state = 'retryable' GROUP BY 1 ORDER BY 1`,
+      );
+      expect(errors).toEqual([
+        { error: RescueErrors.deadlineExceeded, n: 5 },
+        { error: RescueErrors.heartbeatStale, n: 5 },
+      ]);
+    },
+  );
 
   it('the orphan sweep rescues every lease of a dead instance in one tick', async () => {
     // No lock and a stale row: dead on the first sweep (a missing lock alone waits for a second look).
     await exec(
-      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) VALUES ('dead', 'seeded', 1, 1, now() - interval '1 hour')`,
+      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) ` +
+        `VALUES ('dead', 'seeded', 1, 1, now() - interval '1 hour')`,
     );
     for (let i = 0; i < 5; i++) await seedRunning(exec, { instanceId: 'dead' });
     expect(await service().sweepOrphans()).toBe(5);

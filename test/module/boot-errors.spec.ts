@@ -105,23 +105,26 @@ describe('boot errors', () => {
     });
   });
 
-  it('fails at boot for an unknown option returned by the forRootAsync factory, naming the nearest known one', async () => {
-    @Module({
-      imports: [
-        TypeOrmModule.forRoot({ type: 'postgres', url: db.url, autoLoadEntities: true }),
-        ScheduleModule.forRoot(),
-        AwaModule.forRootAsync({ useFactory: () => ({ queues: { default: { deadlineDurtion: 1_000 } as object } }) }),
-      ],
-    })
-    class AsyncApp {}
-    const error = await caught(() => Test.createTestingModule({ imports: [AsyncApp] }).compile());
-    expect(error).toBeInstanceOf(AwaOptionError);
-    expect(error).toMatchObject({
-      code: AwaErrorCodes.invalidOption,
-      path: 'queues.default.deadlineDurtion',
-      problem: AwaMessages.unknownOption('deadlineDuration', true, []),
-    });
-  });
+  it(
+    'fails at boot for an unknown option returned by the ' + 'forRootAsync factory, naming the nearest known one',
+    async () => {
+      @Module({
+        imports: [
+          TypeOrmModule.forRoot({ type: 'postgres', url: db.url, autoLoadEntities: true }),
+          ScheduleModule.forRoot(),
+          AwaModule.forRootAsync({ useFactory: () => ({ queues: { default: { deadlineDurtion: 1_000 } as object } }) }),
+        ],
+      })
+      class AsyncApp {}
+      const error = await caught(() => Test.createTestingModule({ imports: [AsyncApp] }).compile());
+      expect(error).toBeInstanceOf(AwaOptionError);
+      expect(error).toMatchObject({
+        code: AwaErrorCodes.invalidOption,
+        path: 'queues.default.deadlineDurtion',
+        problem: AwaMessages.unknownOption('deadlineDuration', true, []),
+      });
+    },
+  );
 
   it('boots with forRootAsync, entities listed by hand and migrations applied', async () => {
     @Module({

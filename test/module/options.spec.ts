@@ -85,7 +85,8 @@ describe('module options', () => {
       'the session probe behind a transaction pooler',
       { connectionMode: 'transaction-pooler', livenessProbe: 'session' },
       'livenessProbe',
-      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')",
+      "'session' needs a session of its own, which a transaction-mode pooler does not keep; with " +
+        "connectionMode 'transaction-pooler' leave it out (it is 'heartbeat')",
     ],
     ['a negative retention', { retention: { completed: -1 } }, 'retention.completed', 'must not be negative, got -1'],
     ['an empty data source name', { dataSource: '' }, 'dataSource', 'expected a DataSource name, got ""'],

@@ -9,7 +9,10 @@ export const REPO = new URL('../../', import.meta.url).pathname.replace(/\/$/, '
 /** The consumer apps, each with its own package.json and package-lock.json. */
 export const CONSUMERS = join(REPO, 'test/pack/consumers');
 
-/** This environment without npm's per-run settings (npm_config_local_prefix would point npm here) or jest's NODE_OPTIONS. */
+/**
+ * This environment without npm's per-run settings (npm_config_local_prefix would point npm here) or jest's
+ * NODE_OPTIONS.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {

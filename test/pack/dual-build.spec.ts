@@ -50,10 +50,12 @@ describe('the ESM and the CommonJS build', () => {
     expect(stderr).not.toMatch(DUAL_WARNING);
   });
 
-  it('does not warn when a process requires the CommonJS build only, even after clearing the require cache', async () => {
-    const { stdout, stderr } = await node([
-      '-e',
-      `
+  it(
+    'does not warn when a process requires the CommonJS build ' + 'only, even after clearing the require cache',
+    async () => {
+      const { stdout, stderr } = await node([
+        '-e',
+        `
       const first = require('nestjs-awa');
       const migrations = require('nestjs-awa/migrations');
       const same = first.AwaMigrations === migrations.AwaMigrations;
@@ -61,8 +63,9 @@ describe('the ESM and the CommonJS build', () => {
       const again = require('nestjs-awa');
       console.log(same, again.AwaModule !== first.AwaModule, require.resolve('nestjs-awa'));
     `,
-    ]);
-    expect(stdout.trim()).toBe(`true true ${join(REPO, 'dist/cjs/lib/index.js')}`);
-    expect(stderr).not.toMatch(DUAL_WARNING);
-  });
+      ]);
+      expect(stdout.trim()).toBe(`true true ${join(REPO, 'dist/cjs/lib/index.js')}`);
+      expect(stderr).not.toMatch(DUAL_WARNING);
+    },
+  );
 });

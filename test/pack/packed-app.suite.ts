@@ -85,9 +85,8 @@ export function describePackedApp(app: ConsumerApp): void {
         join(CONSUMERS, app.name, 'package.json'),
       );
       for (const peer of ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', '@nestjs/typeorm', 'typeorm', 'pg']) {
-        expect(
-          `${peer}@${(await readJson<{ version: string }>(join(consumer, 'node_modules', peer, 'package.json'))).version}`,
-        ).toBe(`${peer}@${dependencies[peer]}`);
+        const installed = await readJson<{ version: string }>(join(consumer, 'node_modules', peer, 'package.json'));
+        expect(`${peer}@${installed.version}`).toBe(`${peer}@${dependencies[peer]}`);
       }
 
       // skipLibCheck is off and noEmitOnError on: the shipped declarations are checked against this

@@ -129,7 +129,8 @@ export class LeaseMachine {
 
   private async stall(inst: number): Promise<void> {
     await this.db.sql(
-      `UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE instance_id = $1`,
+      `UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', ` +
+        `claimed_at = now() - interval '1 hour' WHERE instance_id = $1`,
       [this.id(inst)],
     );
   }
@@ -166,7 +167,8 @@ export class LeaseMachine {
       this.expect(
         Number(row.run_lease) === was!.run_lease + 1 && row.attempt === was!.attempt + 1,
         () =>
-          `claim of ${row.id} gave lease ${row.run_lease} attempt ${row.attempt} after ${was!.run_lease}/${was!.attempt}`,
+          `claim of ${row.id} gave lease ${row.run_lease} attempt ` +
+          `${row.attempt} after ${was!.run_lease}/${was!.attempt}`,
       );
       this.beliefs[inst]!.push({ job: row.id, lease: Number(row.run_lease) });
     }
@@ -344,7 +346,8 @@ export class LeaseMachine {
     const [belief] = beliefs.splice(pick % beliefs.length, 1);
     if (kind === 'stale') {
       await this.db.sql(
-        `UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = now() - interval '1 hour' WHERE job_id = $1 AND run_lease = $2`,
+        `UPDATE awa.active_leases SET heartbeat_at = now() - interval '1 hour', claimed_at = ` +
+          `now() - interval '1 hour' WHERE job_id = $1 AND run_lease = $2`,
         [belief!.job, belief!.lease],
       );
     } else if (kind === 'deadline') {
@@ -410,7 +413,8 @@ export class LeaseMachine {
       this.expect(
         job.attempt === job.run_lease - (this.releases.get(job.id) ?? 0),
         () =>
-          `job ${job.id} attempt ${job.attempt} after ${job.run_lease} claims and ${this.releases.get(job.id) ?? 0} releases`,
+          `job ${job.id} attempt ${job.attempt} after ${job.run_lease} claims ` +
+          `and ${this.releases.get(job.id) ?? 0} releases`,
       );
     }
     // No lease is held by nobody: its instance believes it holds it, or crashed.
@@ -419,7 +423,8 @@ export class LeaseMachine {
       this.expect(
         this.dead.has(lease.instance_id) || believed.has(`${lease.instance_id}@${key(lease.job_id, lease.run_lease)}`),
         () =>
-          `lease ${key(lease.job_id, lease.run_lease)} of ${lease.instance_id} is held by no live belief and no crashed instance`,
+          `lease ${key(lease.job_id, lease.run_lease)} of ${lease.instance_id} is ` +
+          `held by no live belief and no crashed instance`,
       );
     }
   }

@@ -317,27 +317,30 @@ describe('bad input catalogue', () => {
     expect((await finished((await producer.enqueue('careless.sync-return', {})).id)).state).toBe('completed');
   });
 
-  it('26. args with a lone UTF-16 surrogate are rejected before the database, and the batch inserts nothing', async () => {
-    const before = await jobCount();
-    const cut = '\ud83d\ude00'.slice(0, 1); // a string cut in the middle of an emoji
-    await expectRefused(
-      () =>
-        producer.enqueueMany([
-          { kind: 'ok', args: {} },
-          { kind: 'ok', args: { s: `x${cut}` } },
-        ]),
-      {
+  it(
+    '26. args with a lone UTF-16 surrogate are rejected before the ' + 'database, and the batch inserts nothing',
+    async () => {
+      const before = await jobCount();
+      const cut = '\ud83d\ude00'.slice(0, 1); // a string cut in the middle of an emoji
+      await expectRefused(
+        () =>
+          producer.enqueueMany([
+            { kind: 'ok', args: {} },
+            { kind: 'ok', args: { s: `x${cut}` } },
+          ]),
+        {
+          field: 'args',
+          index: 1,
+          message: SURROGATE_IN_ARGS,
+        },
+      );
+      await expectRefused(() => producer.enqueue('x', { [`k${'\udc00'}`]: 1 }), {
         field: 'args',
-        index: 1,
         message: SURROGATE_IN_ARGS,
-      },
-    );
-    await expectRefused(() => producer.enqueue('x', { [`k${'\udc00'}`]: 1 }), {
-      field: 'args',
-      message: SURROGATE_IN_ARGS,
-    });
-    expect(await jobCount()).toBe(before);
-  });
+      });
+      expect(await jobCount()).toBe(before);
+    },
+  );
 
   it('27. whole emoji and other astral characters in args are stored faithfully', async () => {
     const args = { s: 'smile \ud83d\ude00, math \ud835\udc00', deep: ['\u{1f680}'] };
@@ -383,40 +386,49 @@ describe('bad input catalogue', () => {
     expect(await producer.cancel('9223372036854775807')).toEqual({ outcome: 'not-found' });
   });
 
-  it('31. retention and heartbeatStaleAfter so large that now() minus them leaves the timestamp range fail at boot', () => {
-    expectOptionRefused(() => AwaModule.forRoot({ retention: { completed: 1e15 } }), 'retention.completed');
-    expectOptionRefused(
-      () => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } }),
-      'retention.failed',
-    );
-    expectOptionRefused(() => AwaModule.forRoot({ heartbeatStaleAfter: 1e15 }), 'heartbeatStaleAfter');
-    expect(largestAccepted('heartbeatStaleAfter')).toBeLessThan(1e15);
-  });
+  it(
+    '31. retention and heartbeatStaleAfter so large that now() minus ' + 'them leaves the timestamp range fail at boot',
+    () => {
+      expectOptionRefused(() => AwaModule.forRoot({ retention: { completed: 1e15 } }), 'retention.completed');
+      expectOptionRefused(
+        () => AwaModule.forRoot({ retention: { failed: Number.MAX_SAFE_INTEGER } }),
+        'retention.failed',
+      );
+      expectOptionRefused(() => AwaModule.forRoot({ heartbeatStaleAfter: 1e15 }), 'heartbeatStaleAfter');
+      expect(largestAccepted('heartbeatStaleAfter')).toBeLessThan(1e15);
+    },
+  );
 
-  it('32. the largest accepted retention and heartbeatStaleAfter still make valid intervals in the statements', async () => {
-    const max = largestAccepted('heartbeatStaleAfter');
-    expect(largestAccepted('retention.completed')).toBe(max);
-    const { deleteFinishedJobs, rescueStaleHeartbeats } = await import('../../lib/sql/maintenance.sql.js');
-    await expect(dataSource.query(deleteFinishedJobs.text, [max, max, 10])).resolves.toBeDefined();
-    await expect(
-      dataSource.query(rescueStaleHeartbeats.text, [[], [], [], 1_000, 1_000, 10, max, 'x']),
-    ).resolves.toBeDefined();
-  });
+  it(
+    '32. the largest accepted retention and heartbeatStaleAfter ' + 'still make valid intervals in the statements',
+    async () => {
+      const max = largestAccepted('heartbeatStaleAfter');
+      expect(largestAccepted('retention.completed')).toBe(max);
+      const { deleteFinishedJobs, rescueStaleHeartbeats } = await import('../../lib/sql/maintenance.sql.js');
+      await expect(dataSource.query(deleteFinishedJobs.text, [max, max, 10])).resolves.toBeDefined();
+      await expect(
+        dataSource.query(rescueStaleHeartbeats.text, [[], [], [], 1_000, 1_000, 10, max, 'x']),
+      ).resolves.toBeDefined();
+    },
+  );
 
-  it('33. a handler error with NUL or a lone surrogate is stored readably, and fails no other job of its batch', async () => {
-    const [nul, cut] = await producer.enqueueMany([
-      { kind: 'careless.nul-in-error', args: {}, maxAttempts: 1 },
-      { kind: 'careless.surrogate-in-error', args: {}, maxAttempts: 1 },
-    ]);
-    expect(await finished(nul!.id)).toMatchObject({
-      state: 'failed',
-      errors: [expect.objectContaining({ error: 'Error: bad \\0 byte' })],
-    });
-    expect(await finished(cut!.id)).toMatchObject({
-      state: 'failed',
-      errors: [expect.objectContaining({ error: 'Cut\ufffdError: cut \ufffd here' })],
-    });
-  });
+  it(
+    '33. a handler error with NUL or a lone surrogate is stored ' + 'readably, and fails no other job of its batch',
+    async () => {
+      const [nul, cut] = await producer.enqueueMany([
+        { kind: 'careless.nul-in-error', args: {}, maxAttempts: 1 },
+        { kind: 'careless.surrogate-in-error', args: {}, maxAttempts: 1 },
+      ]);
+      expect(await finished(nul!.id)).toMatchObject({
+        state: 'failed',
+        errors: [expect.objectContaining({ error: 'Error: bad \\0 byte' })],
+      });
+      expect(await finished(cut!.id)).toMatchObject({
+        state: 'failed',
+        errors: [expect.objectContaining({ error: 'Cut\ufffdError: cut \ufffd here' })],
+      });
+    },
+  );
 });
 
 /** The `must be at most N` bound the options resolver reports for `path`. */

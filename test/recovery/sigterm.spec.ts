@@ -51,40 +51,46 @@ describe('a worker process sent SIGTERM', () => {
     await waitFor(async () => (await producer.getJob(long.id))?.state === 'available');
   });
 
-  it('gives back at once what a claim in flight returns after SIGTERM: no handler starts, no lease is left', async () => {
-    // A test-only trigger holds every claim at a gate (an advisory lock this test holds), so the
-    // claim is deterministically in flight when the signal arrives.
-    const GATE = 4712;
-    // Jobs left over from other tests are out of play: the gated worker must find only this test's.
-    await queryOnce(db.url, `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE state <> 'completed'`);
-    const gate = await createStatementGate(db.url, GATE, 'INSERT', 'awa.active_leases');
-    const gated = new WorkerProcess(db.url, {
-      ...FAST_OPTIONS,
-      queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 1, prefetch: 3 } },
-    });
-    try {
-      await gated.ready();
-      await gate.close();
-      const jobs = await app
-        .get(QueueProducer)
-        .enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'fixture.sleep', args: { ms: 10 } })));
-      await waitFor(async () => (await gate.waiting()) >= 1);
+  it(
+    'gives back at once what a claim in flight returns after ' + 'SIGTERM: no handler starts, no lease is left',
+    async () => {
+      // A test-only trigger holds every claim at a gate (an advisory lock this test holds), so the
+      // claim is deterministically in flight when the signal arrives.
+      const GATE = 4712;
+      // Jobs left over from other tests are out of play: the gated worker must find only this test's.
+      await queryOnce(
+        db.url,
+        `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE state <> 'completed'`,
+      );
+      const gate = await createStatementGate(db.url, GATE, 'INSERT', 'awa.active_leases');
+      const gated = new WorkerProcess(db.url, {
+        ...FAST_OPTIONS,
+        queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 1, prefetch: 3 } },
+      });
+      try {
+        await gated.ready();
+        await gate.close();
+        const jobs = await app
+          .get(QueueProducer)
+          .enqueueMany(Array.from({ length: 4 }, () => ({ kind: 'fixture.sleep', args: { ms: 10 } })));
+        await waitFor(async () => (await gate.waiting()) >= 1);
 
-      gated.kill('SIGTERM');
-      await gated.waitForLine(/^SIGTERM$/);
-      await gate.open();
-      expect(await gated.exit()).toEqual({ code: null, signal: 'SIGTERM' });
+        gated.kill('SIGTERM');
+        await gated.waitForLine(/^SIGTERM$/);
+        await gate.open();
+        expect(await gated.exit()).toEqual({ code: null, signal: 'SIGTERM' });
 
-      expect(gated.lines.filter((l) => l.startsWith('START '))).toEqual([]);
-      const dataSource = app.get(DataSource);
-      expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
-      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1) ORDER BY id', [
-        jobs.map((j) => j.id),
-      ]);
-      expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
-    } finally {
-      gated.kill('SIGKILL');
-      await gate.remove();
-    }
-  });
+        expect(gated.lines.filter((l) => l.startsWith('START '))).toEqual([]);
+        const dataSource = app.get(DataSource);
+        expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
+        const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1) ORDER BY id', [
+          jobs.map((j) => j.id),
+        ]);
+        expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));
+      } finally {
+        gated.kill('SIGKILL');
+        await gate.remove();
+      }
+    },
+  );
 });

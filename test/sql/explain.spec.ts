@@ -62,9 +62,12 @@ describe('query plans', () => {
     // Some rows of every kind, and statistics, so the plans are those of a used database.
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at, finalized_at)
                  SELECT 'k' || (i % 5), 'q' || (i % 3), s.state, 1, 1, now() + ((i % 7) - 3) * interval '1 minute',
-                        CASE WHEN s.state IN ('completed', 'failed', 'cancelled') THEN now() - (i % 48) * interval '1 hour' END
+                        CASE WHEN s.state IN ('completed', 'failed', 'cancelled') THEN now() - (i % 48) * interval
+                          '1 hour' END
                    FROM generate_series(1, 2000) i
-                   CROSS JOIN LATERAL (SELECT (ARRAY['scheduled','available','running','retryable','completed','failed','cancelled'])[1 + i % 7] AS state) s`);
+                   CROSS JOIN LATERAL (SELECT
+                     (ARRAY['scheduled','available','running','retryable','completed','failed','cancelled'])[1 + i %
+                       7] AS state) s`);
     await f.sql(`INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, claimed_at, deadline_at)
                  SELECT id, run_lease, 'instance-' || (id % 4), now() - (id % 120) * interval '1 second',
                         now() - (id % 120) * interval '1 second' - (id % 900) * interval '1 second',
@@ -247,11 +250,13 @@ describe('the claim beside a backlog it cannot take', () => {
     client = await f.client();
     // Backlog first, so that it comes first in claim order (earlier run_at, lower ids).
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, run_at)
-                 SELECT 'nobody.handles.this', 'q1', 'available', now() - interval '1 hour' FROM generate_series(1, ${BACKLOG})`);
+                 SELECT 'nobody.handles.this', 'q1', 'available', now() - interval '1 hour' FROM generate_series(1,
+                   ${BACKLOG})`);
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, run_at)
                  SELECT 'k1', 'q2', 'scheduled', now() - interval '1 hour' FROM generate_series(1, ${BACKLOG})`);
     await f.sql(
-      `INSERT INTO awa.jobs (kind, queue, state, run_at) SELECT 'k1', 'q1', 'available', now() FROM generate_series(1, 20)`,
+      `INSERT INTO awa.jobs (kind, queue, state, run_at) SELECT 'k1', 'q1', ` +
+        `'available', now() FROM generate_series(1, 20)`,
     );
     await f.sql(`INSERT INTO awa.jobs (kind, queue, state, attempt, run_lease, run_at)
                  SELECT 'k2', 'q1', 'retryable', 1, 1, now() - interval '1 minute' FROM generate_series(1, 5)`);

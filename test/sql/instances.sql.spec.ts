@@ -64,7 +64,8 @@ describe('instances.sql', () => {
         tx,
       );
       const rows = await execOn(tx)(
-        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at = now() AS started_now, heartbeat_at = now() AS beat_now FROM awa.instances`,
+        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at = now() AS ` +
+          `started_now, heartbeat_at = now() AS beat_now FROM awa.instances`,
       );
       await tx.query('COMMIT');
       expect(rows).toEqual([
@@ -82,38 +83,43 @@ describe('instances.sql', () => {
       ]);
     });
 
-    it('refreshes heartbeat_at, queues, lock_key, settings and handlers of a known instance and keeps its started_at', async () => {
-      await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS, '{"a":"default"}']);
-      await f.sql(
-        `UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`,
-      );
-      await f.run(instancesSql.upsertInstance, [
-        'i-1',
-        'other-box',
-        456,
-        ['reports'],
-        100,
-        '{"heartbeatStaleAfter":5000}',
-        '{"b":"reports"}',
-      ]);
-      const rows = await f.sql(
-        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at < now() - interval '59 minutes' AS kept_start,
+    it(
+      'refreshes heartbeat_at, queues, lock_key, settings and handlers ' +
+        'of a known instance and keeps its started_at',
+      async () => {
+        await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS, '{"a":"default"}']);
+        await f.sql(
+          `UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`,
+        );
+        await f.run(instancesSql.upsertInstance, [
+          'i-1',
+          'other-box',
+          456,
+          ['reports'],
+          100,
+          '{"heartbeatStaleAfter":5000}',
+          '{"b":"reports"}',
+        ]);
+        const rows = await f.sql(
+          `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at < now() - interval '59 minutes' AS
+          kept_start,
                 heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`,
-      );
-      expect(rows).toEqual([
-        {
-          id: 'i-1',
-          hostname: 'box',
-          pid: 123,
-          queues: ['reports'],
-          lock_key: 100,
-          settings: { heartbeatStaleAfter: 5_000 },
-          handlers: { b: 'reports' },
-          kept_start: true,
-          refreshed: true,
-        },
-      ]);
-    });
+        );
+        expect(rows).toEqual([
+          {
+            id: 'i-1',
+            hostname: 'box',
+            pid: 123,
+            queues: ['reports'],
+            lock_key: 100,
+            settings: { heartbeatStaleAfter: 5_000 },
+            handlers: { b: 'reports' },
+            kept_start: true,
+            refreshed: true,
+          },
+        ]);
+      },
+    );
   });
 
   describe('deleteInstance', () => {

@@ -213,15 +213,18 @@ describe('jobs.sql', () => {
       ]);
     });
 
-    it('returns the state of any other job, unflagged and without a notification, and nothing for an unknown id', async () => {
-      const notes = await listen(await f.client(), 'awa_cancel');
-      for (const state of ['scheduled', 'available', 'retryable', 'completed', 'failed', 'cancelled']) {
-        const id = await seedJob(f.sql, { state });
-        expect(await f.run(jobsSql.requestCancel, [id])).toMatchObject([{ state, signalled: false }]);
-      }
-      expect(await f.run(jobsSql.requestCancel, ['999999'])).toEqual([]);
-      expect(await notes.take(f.sql)).toEqual([]);
-    });
+    it(
+      'returns the state of any other job, unflagged and without a ' + 'notification, and nothing for an unknown id',
+      async () => {
+        const notes = await listen(await f.client(), 'awa_cancel');
+        for (const state of ['scheduled', 'available', 'retryable', 'completed', 'failed', 'cancelled']) {
+          const id = await seedJob(f.sql, { state });
+          expect(await f.run(jobsSql.requestCancel, [id])).toMatchObject([{ state, signalled: false }]);
+        }
+        expect(await f.run(jobsSql.requestCancel, ['999999'])).toEqual([]);
+        expect(await notes.take(f.sql)).toEqual([]);
+      },
+    );
   });
 
   it('ran every statement of jobs.sql', () => {

@@ -89,35 +89,38 @@ describe('leader.sql', () => {
       expect(await fence(client, 'b', '2')).toBe('2');
     });
 
-    it('makes a takeover wait until the fenced transaction commits, which the deposed term then cannot fence again', async () => {
-      const leader = await f.client();
-      const rival = await f.client();
-      expect(await claim('a', null)).toBe('1');
-      await leader.query('BEGIN');
-      expect(await fence(leader, 'a', '1')).toBe('1');
-      await execOn(leader)(
-        `INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ('written-by-a', 'h', 1, 1)`,
-      );
+    it(
+      'makes a takeover wait until the fenced transaction commits, ' + 'which the deposed term then cannot fence again',
+      async () => {
+        const leader = await f.client();
+        const rival = await f.client();
+        expect(await claim('a', null)).toBe('1');
+        await leader.query('BEGIN');
+        expect(await fence(leader, 'a', '1')).toBe('1');
+        await execOn(leader)(
+          `INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ('written-by-a', 'h', 1, 1)`,
+        );
 
-      // Expiring the lease, or taking it over, must wait for the fence.
-      const rivalPid = (await rival.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-      const takeover = (async () => {
-        await rival.query(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
-        return claim('b', null, MINUTE, rival);
-      })();
-      await waitFor(
-        async () =>
-          (await f.sql(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid]))
-            .length === 1,
-        15_000,
-        'the takeover to wait',
-      );
-      await leader.query('COMMIT');
-      expect(await takeover).toBe('2');
-      // The fenced write committed before the takeover; the old term fences nothing any more.
-      expect(await f.sql(`SELECT id FROM awa.instances`)).toEqual([{ id: 'written-by-a' }]);
-      expect(await fence(leader, 'a', '1')).toBeUndefined();
-    });
+        // Expiring the lease, or taking it over, must wait for the fence.
+        const rivalPid = (await rival.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        const takeover = (async () => {
+          await rival.query(`UPDATE awa.leader SET expires_at = now() - interval '1 second'`);
+          return claim('b', null, MINUTE, rival);
+        })();
+        await waitFor(
+          async () =>
+            (await f.sql(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [rivalPid]))
+              .length === 1,
+          15_000,
+          'the takeover to wait',
+        );
+        await leader.query('COMMIT');
+        expect(await takeover).toBe('2');
+        // The fenced write committed before the takeover; the old term fences nothing any more.
+        expect(await f.sql(`SELECT id FROM awa.instances`)).toEqual([{ id: 'written-by-a' }]);
+        expect(await fence(leader, 'a', '1')).toBeUndefined();
+      },
+    );
   });
 
   describe('resignLeadership', () => {

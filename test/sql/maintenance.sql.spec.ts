@@ -146,12 +146,15 @@ describe('maintenance.sql', () => {
       expect(await f.sql(`SELECT instance_id FROM awa.active_leases`)).toEqual([{ instance_id: 'live-1' }]);
     });
 
-    it('writes the error prefix it is given ($8), then the instance id: the text lives in the messages module only', async () => {
-      const job = await seedRunning(f.sql, { instanceId: 'dead-1' });
-      await f.run(maintenanceSql.rescueOrphanedLeases, [...rescueParams(), ['dead-1'], 'gone: ']);
-      expect(await readJob(f.sql, job.id)).toMatchObject({ errors: [{ attempt: 1, error: 'gone: dead-1' }] });
-      expect(maintenanceSql.rescueOrphanedLeases.text).not.toContain(RescueErrors.instanceDiedPrefix);
-    });
+    it(
+      'writes the error prefix it is given ($8), then the instance id: ' + 'the text lives in the messages module only',
+      async () => {
+        const job = await seedRunning(f.sql, { instanceId: 'dead-1' });
+        await f.run(maintenanceSql.rescueOrphanedLeases, [...rescueParams(), ['dead-1'], 'gone: ']);
+        expect(await readJob(f.sql, job.id)).toMatchObject({ errors: [{ attempt: 1, error: 'gone: dead-1' }] });
+        expect(maintenanceSql.rescueOrphanedLeases.text).not.toContain(RescueErrors.instanceDiedPrefix);
+      },
+    );
 
     it('takes at most the batch size per call', async () => {
       for (let i = 0; i < 5; i++) await seedRunning(f.sql, { instanceId: 'dead-1' });
@@ -300,21 +303,24 @@ describe('maintenance.sql', () => {
         .sort();
     };
 
-    it('deletes completed jobs past the completed retention and failed or cancelled ones past the failed retention', async () => {
-      const jobs = await seedFinished();
-      expect(await f.execute(maintenanceSql.deleteFinishedJobs, [HOUR, 3 * HOUR, 100])).toBe(1);
-      expect(await left(jobs)).toEqual([
-        'cancelled 2h',
-        'cancelled 30m',
-        'completed 30m',
-        'failed 2h',
-        'failed 30m',
-        'retryable',
-        'running',
-      ]);
-      expect(await f.execute(maintenanceSql.deleteFinishedJobs, [3 * HOUR, 10 * 60_000, 100])).toBe(4);
-      expect(await left(jobs)).toEqual(['completed 30m', 'retryable', 'running']);
-    });
+    it(
+      'deletes completed jobs past the completed retention and failed ' + 'or cancelled ones past the failed retention',
+      async () => {
+        const jobs = await seedFinished();
+        expect(await f.execute(maintenanceSql.deleteFinishedJobs, [HOUR, 3 * HOUR, 100])).toBe(1);
+        expect(await left(jobs)).toEqual([
+          'cancelled 2h',
+          'cancelled 30m',
+          'completed 30m',
+          'failed 2h',
+          'failed 30m',
+          'retryable',
+          'running',
+        ]);
+        expect(await f.execute(maintenanceSql.deleteFinishedJobs, [3 * HOUR, 10 * 60_000, 100])).toBe(4);
+        expect(await left(jobs)).toEqual(['completed 30m', 'retryable', 'running']);
+      },
+    );
 
     it('keeps completed jobs forever when their retention is NULL', async () => {
       const jobs = await seedFinished();

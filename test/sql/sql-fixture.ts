@@ -159,10 +159,12 @@ export interface JobRow {
 /** A job row, with its run_at expressed relative to now() and to its last error. */
 export async function readJob(exec: Exec, id: string): Promise<JobRow | undefined> {
   const [row] = await exec(
-    `SELECT id::text, kind, queue, state, priority, attempt, max_attempts, run_lease::text, errors, finalized_at, attempted_at,
+    `SELECT id::text, kind, queue, state, priority, attempt, max_attempts, run_lease::text, errors, finalized_at,
+      attempted_at,
             extract(epoch FROM run_at - now())::float8 * 1000 AS run_at_in_ms,
             CASE WHEN jsonb_array_length(errors) > 0
-                 THEN extract(epoch FROM run_at - (errors -> -1 ->> 'at')::timestamptz)::float8 * 1000 END AS retry_delay_ms
+                 THEN extract(epoch FROM run_at - (errors -> -1 ->> 'at')::timestamptz)::float8 * 1000 END AS
+                   retry_delay_ms
        FROM awa.jobs WHERE id = $1::bigint`,
     [id],
   );
@@ -172,7 +174,8 @@ export async function readJob(exec: Exec, id: string): Promise<JobRow | undefine
 /** Lease rows of a job, as "run_lease@instance". */
 export async function leasesOf(exec: Exec, id: string): Promise<string[]> {
   const rows = await exec(
-    `SELECT run_lease::text || '@' || instance_id AS lease FROM awa.active_leases WHERE job_id = $1::bigint ORDER BY run_lease`,
+    `SELECT run_lease::text || '@' || instance_id AS lease FROM ` +
+      `awa.active_leases WHERE job_id = $1::bigint ORDER BY run_lease`,
     [id],
   );
   return rows.map((r) => r.lease as string);

@@ -82,54 +82,59 @@ describe('worker.sql', () => {
       expect(await claim('q', ['k1', 'k2'], 100)).toEqual([]);
     });
 
-    it('sets running, increments attempt and run_lease, and inserts one lease with heartbeat now() and deadline now() + deadline', async () => {
-      const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
-      const retry = await seedJob(f.sql, { kind: 'k', state: 'retryable', runAtMs: -10, attempt: 2, runLease: 7 });
-      const tx = await f.client();
-      await tx.query('BEGIN');
-      try {
-        const rows = await claim('default', ['k'], 10, 'instance-x', 90_000, tx);
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        expect(byId.get(fresh)).toEqual({
-          id: fresh,
-          kind: 'k',
-          queue: 'default',
-          args: { n: 1 },
-          attempt: 1,
-          max_attempts: 4,
-          priority: 2,
-          run_lease: '1',
-          created_ms: expect.any(Number),
-        });
-        expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
-        const leases = await execOn(tx)(
-          `SELECT job_id::text, run_lease::text, instance_id, heartbeat_at = now() AS heartbeat_now,
+    it(
+      'sets running, increments attempt and run_lease, and inserts one lease ' +
+        'with heartbeat now() and deadline now() + deadline',
+      async () => {
+        const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
+        const retry = await seedJob(f.sql, { kind: 'k', state: 'retryable', runAtMs: -10, attempt: 2, runLease: 7 });
+        const tx = await f.client();
+        await tx.query('BEGIN');
+        try {
+          const rows = await claim('default', ['k'], 10, 'instance-x', 90_000, tx);
+          const byId = new Map(rows.map((r) => [r.id, r]));
+          expect(byId.get(fresh)).toEqual({
+            id: fresh,
+            kind: 'k',
+            queue: 'default',
+            args: { n: 1 },
+            attempt: 1,
+            max_attempts: 4,
+            priority: 2,
+            run_lease: '1',
+            created_ms: expect.any(Number),
+          });
+          expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
+          const leases = await execOn(tx)(
+            `SELECT job_id::text, run_lease::text, instance_id, heartbeat_at = now() AS heartbeat_now,
                   claimed_at = now() AS claimed_now, deadline_at = now() + interval '90 seconds' AS deadline_right
              FROM awa.active_leases ORDER BY active_leases.job_id`,
-        );
-        expect(leases).toEqual(
-          [fresh, retry]
-            .sort((x, y) => Number(x) - Number(y))
-            .map((id) => ({
-              job_id: id,
-              run_lease: id === fresh ? '1' : '8',
-              instance_id: 'instance-x',
-              heartbeat_now: true,
-              claimed_now: true,
-              deadline_right: true,
-            })),
-        );
-        const jobs = await execOn(tx)(
-          `SELECT id::text, state, attempt, run_lease::text, attempted_at = now() AS attempted_now FROM awa.jobs ORDER BY jobs.id`,
-        );
-        expect(jobs).toEqual([
-          { id: fresh, state: 'running', attempt: 1, run_lease: '1', attempted_now: true },
-          { id: retry, state: 'running', attempt: 3, run_lease: '8', attempted_now: true },
-        ]);
-      } finally {
-        await tx.query('COMMIT');
-      }
-    });
+          );
+          expect(leases).toEqual(
+            [fresh, retry]
+              .sort((x, y) => Number(x) - Number(y))
+              .map((id) => ({
+                job_id: id,
+                run_lease: id === fresh ? '1' : '8',
+                instance_id: 'instance-x',
+                heartbeat_now: true,
+                claimed_now: true,
+                deadline_right: true,
+              })),
+          );
+          const jobs = await execOn(tx)(
+            `SELECT id::text, state, attempt, run_lease::text, attempted_at = now() ` +
+              `AS attempted_now FROM awa.jobs ORDER BY jobs.id`,
+          );
+          expect(jobs).toEqual([
+            { id: fresh, state: 'running', attempt: 1, run_lease: '1', attempted_now: true },
+            { id: retry, state: 'running', attempt: 3, run_lease: '8', attempted_now: true },
+          ]);
+        } finally {
+          await tx.query('COMMIT');
+        }
+      },
+    );
 
     it('leaves deadline_at NULL when the deadline is 0', async () => {
       const id = await seedJob(f.sql);
@@ -162,7 +167,8 @@ describe('worker.sql', () => {
       const total = 120;
       await f.sql(
         `INSERT INTO awa.jobs (kind, state, run_at, attempt, run_lease)
-                   SELECT 'k', CASE WHEN i % 3 = 0 THEN 'retryable' ELSE 'available' END, now() - (i || ' ms')::interval,
+                   SELECT 'k', CASE WHEN i % 3 = 0 THEN 'retryable' ELSE 'available' END, now() - (i ||
+                     ' ms')::interval,
                           CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END, CASE WHEN i % 3 = 0 THEN 1 ELSE 0 END
                      FROM generate_series(1, $1::int) i`,
         [total],
@@ -245,33 +251,37 @@ describe('worker.sql', () => {
         jobs.map((j) => j.cap),
       ]);
 
-    it('makes an attempt retryable with run_at = now() + base * 2^(attempt-1) plus up to 25% jitter, and appends the error', async () => {
-      const first = await seedRunning(f.sql, { attempt: 1, maxAttempts: 5 });
-      const third = await seedRunning(f.sql, { attempt: 3, maxAttempts: 5 });
-      const rows = await fail([
-        { ...first, error: 'boom 1', base: 1_000, cap: 1_000_000 },
-        { ...third, error: 'boom 3', base: 2_000, cap: 1_000_000 },
-      ]);
-      expect(rows.sort((x, y) => Number(x.id) - Number(y.id))).toMatchObject([
-        { id: first.id, state: 'retryable' },
-        { id: third.id, state: 'retryable' },
-      ]);
-      const one = await readJob(f.sql, first.id);
-      expect(one).toMatchObject({
-        state: 'retryable',
-        attempt: 1,
-        finalized_at: null,
-        errors: [{ attempt: 1, error: 'boom 1', at: expect.any(String) }],
-      });
-      expect(one!.retry_delay_ms).toBeGreaterThanOrEqual(1_000);
-      expect(one!.retry_delay_ms).toBeLessThanOrEqual(1_250);
-      expect(one!.run_at_in_ms).toBeGreaterThan(0);
-      const three = await readJob(f.sql, third.id);
-      expect(three).toMatchObject({ state: 'retryable', errors: [{ attempt: 3, error: 'boom 3' }] });
-      expect(three!.retry_delay_ms).toBeGreaterThanOrEqual(8_000);
-      expect(three!.retry_delay_ms).toBeLessThanOrEqual(10_000);
-      expect(await countLeases()).toBe(0);
-    });
+    it(
+      'makes an attempt retryable with run_at = now() + base * ' +
+        '2^(attempt-1) plus up to 25% jitter, and appends the error',
+      async () => {
+        const first = await seedRunning(f.sql, { attempt: 1, maxAttempts: 5 });
+        const third = await seedRunning(f.sql, { attempt: 3, maxAttempts: 5 });
+        const rows = await fail([
+          { ...first, error: 'boom 1', base: 1_000, cap: 1_000_000 },
+          { ...third, error: 'boom 3', base: 2_000, cap: 1_000_000 },
+        ]);
+        expect(rows.sort((x, y) => Number(x.id) - Number(y.id))).toMatchObject([
+          { id: first.id, state: 'retryable' },
+          { id: third.id, state: 'retryable' },
+        ]);
+        const one = await readJob(f.sql, first.id);
+        expect(one).toMatchObject({
+          state: 'retryable',
+          attempt: 1,
+          finalized_at: null,
+          errors: [{ attempt: 1, error: 'boom 1', at: expect.any(String) }],
+        });
+        expect(one!.retry_delay_ms).toBeGreaterThanOrEqual(1_000);
+        expect(one!.retry_delay_ms).toBeLessThanOrEqual(1_250);
+        expect(one!.run_at_in_ms).toBeGreaterThan(0);
+        const three = await readJob(f.sql, third.id);
+        expect(three).toMatchObject({ state: 'retryable', errors: [{ attempt: 3, error: 'boom 3' }] });
+        expect(three!.retry_delay_ms).toBeGreaterThanOrEqual(8_000);
+        expect(three!.retry_delay_ms).toBeLessThanOrEqual(10_000);
+        expect(await countLeases()).toBe(0);
+      },
+    );
 
     it('caps the delay at the retry cap', async () => {
       const job = await seedRunning(f.sql, { attempt: 12, maxAttempts: 20 });
@@ -279,30 +289,35 @@ describe('worker.sql', () => {
       expect((await readJob(f.sql, job.id))!.retry_delay_ms).toBeCloseTo(5_000, 3);
     });
 
-    it('fails the job for good once attempt >= max_attempts, keeping run_at, and appends to earlier errors', async () => {
-      const job = await seedRunning(f.sql, { attempt: 3, maxAttempts: 3, runAtMs: -60_000 });
-      await f.sql(
-        `UPDATE awa.jobs SET errors = '[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "earlier"}]' WHERE id = $1`,
-        [job.id],
-      );
-      const before = await readJob(f.sql, job.id);
-      expect(await fail([{ ...job, error: 'last straw', base: 1_000, cap: 1_000 }])).toMatchObject([
-        { id: job.id, state: 'failed' },
-      ]);
-      const after = await readJob(f.sql, job.id);
-      expect(after).toMatchObject({
-        state: 'failed',
-        attempt: 3,
-        errors: [
-          { attempt: 2, error: 'earlier' },
-          { attempt: 3, error: 'last straw' },
-        ],
-      });
-      expect(after!.finalized_at).toBeInstanceOf(Date);
-      // run_at is where it was: about a minute ago, relative to a now() that moved on a little.
-      expect(after!.run_at_in_ms).toBeLessThanOrEqual(before!.run_at_in_ms);
-      expect(after!.run_at_in_ms).toBeLessThan(-59_000);
-    });
+    it(
+      'fails the job for good once attempt >= max_attempts, keeping ' + 'run_at, and appends to earlier errors',
+      async () => {
+        const job = await seedRunning(f.sql, { attempt: 3, maxAttempts: 3, runAtMs: -60_000 });
+        await f.sql(
+          `UPDATE awa.jobs SET errors = ` +
+            `'[{"at": "2020-01-01T00:00:00Z", "attempt": 2, "error": "earlier"}]' ` +
+            `WHERE id = $1`,
+          [job.id],
+        );
+        const before = await readJob(f.sql, job.id);
+        expect(await fail([{ ...job, error: 'last straw', base: 1_000, cap: 1_000 }])).toMatchObject([
+          { id: job.id, state: 'failed' },
+        ]);
+        const after = await readJob(f.sql, job.id);
+        expect(after).toMatchObject({
+          state: 'failed',
+          attempt: 3,
+          errors: [
+            { attempt: 2, error: 'earlier' },
+            { attempt: 3, error: 'last straw' },
+          ],
+        });
+        expect(after!.finalized_at).toBeInstanceOf(Date);
+        // run_at is where it was: about a minute ago, relative to a now() that moved on a little.
+        expect(after!.run_at_in_ms).toBeLessThanOrEqual(before!.run_at_in_ms);
+        expect(after!.run_at_in_ms).toBeLessThan(-59_000);
+      },
+    );
 
     it('is fenced: a wrong run_lease or a lease already gone changes nothing and is not returned', async () => {
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
@@ -329,31 +344,35 @@ describe('worker.sql', () => {
     const releaseOne = (job: { id: string; runLease: string }, started: boolean, reason = 'released on shutdown') =>
       f.run(workerSql.releaseJobs, [[job.id], [job.runLease], reason, ...release(1, started)]);
 
-    it('gives the attempt back: available now, attempt decremented, the error appended, lease gone, queue notified once', async () => {
-      const notes = await listen(await f.client(), 'awa_jobs');
-      const a = await seedRunning(f.sql, { queue: 'alpha', attempt: 2, runLease: 5, runAtMs: -60_000 });
-      const b = await seedRunning(f.sql, { queue: 'alpha', attempt: 1 });
-      const c = await seedRunning(f.sql, { queue: 'beta', attempt: 1 });
-      const rows = await f.run(workerSql.releaseJobs, [
-        [a.id, b.id, c.id],
-        [a.runLease, b.runLease, c.runLease],
-        'released on shutdown',
-        ...release(3),
-      ]);
-      expect(ids(rows)).toEqual([a.id, b.id, c.id].sort());
-      expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
-      const job = await readJob(f.sql, a.id);
-      expect(job).toMatchObject({
-        state: 'available',
-        attempt: 1,
-        run_lease: '5',
-        finalized_at: null,
-        errors: [{ attempt: 2, error: 'released on shutdown' }],
-      });
-      expect(job!.retry_delay_ms).toBe(0); // run_at = now() of the release
-      expect(await readJob(f.sql, b.id)).toMatchObject({ state: 'available', attempt: 0 });
-      expect(await countLeases()).toBe(0);
-    });
+    it(
+      'gives the attempt back: available now, attempt decremented, the ' +
+        'error appended, lease gone, queue notified once',
+      async () => {
+        const notes = await listen(await f.client(), 'awa_jobs');
+        const a = await seedRunning(f.sql, { queue: 'alpha', attempt: 2, runLease: 5, runAtMs: -60_000 });
+        const b = await seedRunning(f.sql, { queue: 'alpha', attempt: 1 });
+        const c = await seedRunning(f.sql, { queue: 'beta', attempt: 1 });
+        const rows = await f.run(workerSql.releaseJobs, [
+          [a.id, b.id, c.id],
+          [a.runLease, b.runLease, c.runLease],
+          'released on shutdown',
+          ...release(3),
+        ]);
+        expect(ids(rows)).toEqual([a.id, b.id, c.id].sort());
+        expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
+        const job = await readJob(f.sql, a.id);
+        expect(job).toMatchObject({
+          state: 'available',
+          attempt: 1,
+          run_lease: '5',
+          finalized_at: null,
+          errors: [{ attempt: 2, error: 'released on shutdown' }],
+        });
+        expect(job!.retry_delay_ms).toBe(0); // run_at = now() of the release
+        expect(await readJob(f.sql, b.id)).toMatchObject({ state: 'available', attempt: 0 });
+        expect(await countLeases()).toBe(0);
+      },
+    );
 
     it('is fenced: a wrong run_lease or a lease already gone changes nothing, and nothing is notified', async () => {
       const notes = await listen(await f.client(), 'awa_jobs');
@@ -374,35 +393,39 @@ describe('worker.sql', () => {
       expect(await readJob(f.sql, gone.id)).toMatchObject({ state: 'running', attempt: 1, errors: [] });
     });
 
-    it(`spends the attempt on shutdown release ${SHUTDOWN_RELEASE_LIMIT} in a row of a started attempt, and counts no unstarted one`, async () => {
-      const id = await seedJob(f.sql, { maxAttempts: 5 });
-      const states: string[] = [];
-      for (let i = 1; i <= SHUTDOWN_RELEASE_LIMIT; i++) {
-        // Claimed again (as a claim would), then given back once unstarted and once after running.
-        for (const started of [false, true]) {
-          const runLease = String(2 * i + (started ? 1 : 0));
-          await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = attempt + 1, run_lease = $2 WHERE id = $1`, [
-            id,
-            runLease,
-          ]);
-          await seedLease(f.sql, id, runLease);
-          const [row] = await releaseOne({ id, runLease }, started, started ? 'released on shutdown' : 'unstarted');
-          if (started) states.push(row!.state);
+    it(
+      `spends the attempt on shutdown release ${SHUTDOWN_RELEASE_LIMIT} in a row ` +
+        `of a started attempt, and counts no unstarted one`,
+      async () => {
+        const id = await seedJob(f.sql, { maxAttempts: 5 });
+        const states: string[] = [];
+        for (let i = 1; i <= SHUTDOWN_RELEASE_LIMIT; i++) {
+          // Claimed again (as a claim would), then given back once unstarted and once after running.
+          for (const started of [false, true]) {
+            const runLease = String(2 * i + (started ? 1 : 0));
+            await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = attempt + 1, run_lease = $2 WHERE id = $1`, [
+              id,
+              runLease,
+            ]);
+            await seedLease(f.sql, id, runLease);
+            const [row] = await releaseOne({ id, runLease }, started, started ? 'released on shutdown' : 'unstarted');
+            if (started) states.push(row!.state);
+          }
         }
-      }
-      expect(states).toEqual([...Array(SHUTDOWN_RELEASE_LIMIT - 1).fill('available'), 'retryable']);
-      const job = await readJob(f.sql, id);
-      // Only the last release spent its attempt.
-      expect(job).toMatchObject({ state: 'retryable', attempt: 1 });
-      expect(job!.errors.map((e) => e.error)).toEqual(
-        Array(SHUTDOWN_RELEASE_LIMIT).fill(['unstarted', 'released on shutdown']).flat(),
-      );
-      expect(job!.retry_delay_ms).toBeGreaterThanOrEqual(1_000); // retried with backoff, not at once
-      expect((await f.sql('SELECT shutdown_releases FROM awa.jobs WHERE id = $1', [id]))[0]).toEqual({
-        shutdown_releases: 0,
-      });
-      expect(await countLeases()).toBe(0);
-    });
+        expect(states).toEqual([...Array(SHUTDOWN_RELEASE_LIMIT - 1).fill('available'), 'retryable']);
+        const job = await readJob(f.sql, id);
+        // Only the last release spent its attempt.
+        expect(job).toMatchObject({ state: 'retryable', attempt: 1 });
+        expect(job!.errors.map((e) => e.error)).toEqual(
+          Array(SHUTDOWN_RELEASE_LIMIT).fill(['unstarted', 'released on shutdown']).flat(),
+        );
+        expect(job!.retry_delay_ms).toBeGreaterThanOrEqual(1_000); // retried with backoff, not at once
+        expect((await f.sql('SELECT shutdown_releases FROM awa.jobs WHERE id = $1', [id]))[0]).toEqual({
+          shutdown_releases: 0,
+        });
+        expect(await countLeases()).toBe(0);
+      },
+    );
 
     it('fails the job for good when the spent attempt was its last', async () => {
       const { id, runLease } = await seedRunning(f.sql, { attempt: 2, maxAttempts: 2 });
@@ -453,7 +476,8 @@ describe('worker.sql', () => {
         [60_000, 60_000],
       ]);
       const rows = await f.sql(
-        `SELECT job_id::text, round(extract(epoch FROM deadline_at - now()))::int AS in_s FROM awa.active_leases ORDER BY job_id`,
+        `SELECT job_id::text, round(extract(epoch FROM deadline_at - ` +
+          `now()))::int AS in_s FROM awa.active_leases ORDER BY job_id`,
       );
       expect(rows).toEqual([
         { job_id: held.id, in_s: 60 },
@@ -463,41 +487,45 @@ describe('worker.sql', () => {
   });
 
   describe('heartbeatLeases', () => {
-    it('sets heartbeat_at = now() on the leases still held and returns the ones it did not find; others are untouched', async () => {
-      const held = await seedRunning(f.sql, { heartbeatAgeMs: 60_000 });
-      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2, heartbeatAgeMs: 60_000 });
-      const gone = await seedRunning(f.sql);
-      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
-      const tx = await f.client();
-      await tx.query('BEGIN');
-      try {
-        const rows = await f.run(
-          workerSql.heartbeatLeases,
-          [
-            [held.id, wrong.id, gone.id],
-            [held.runLease, '1', gone.runLease],
-          ],
-          tx,
-        );
-        expect(rows.map((r) => `${r.job_id}@${r.run_lease}:${r.lost}`).sort()).toEqual(
-          [`${wrong.id}@1:true`, `${gone.id}@${gone.runLease}:true`].sort(),
-        );
-        const leases = await execOn(tx)(
-          `SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`,
-        );
-        expect(leases).toEqual([
-          { job_id: held.id, beat: true },
-          { job_id: wrong.id, beat: false },
-        ]);
-      } finally {
-        await tx.query('COMMIT');
-      }
-      expect(
-        await f.sql(
-          `SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`,
-        ),
-      ).toEqual([{ n: 1 }]);
-    });
+    it(
+      'sets heartbeat_at = now() on the leases still held and returns the ' +
+        'ones it did not find; others are untouched',
+      async () => {
+        const held = await seedRunning(f.sql, { heartbeatAgeMs: 60_000 });
+        const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2, heartbeatAgeMs: 60_000 });
+        const gone = await seedRunning(f.sql);
+        await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+        const tx = await f.client();
+        await tx.query('BEGIN');
+        try {
+          const rows = await f.run(
+            workerSql.heartbeatLeases,
+            [
+              [held.id, wrong.id, gone.id],
+              [held.runLease, '1', gone.runLease],
+            ],
+            tx,
+          );
+          expect(rows.map((r) => `${r.job_id}@${r.run_lease}:${r.lost}`).sort()).toEqual(
+            [`${wrong.id}@1:true`, `${gone.id}@${gone.runLease}:true`].sort(),
+          );
+          const leases = await execOn(tx)(
+            `SELECT job_id::text, heartbeat_at = now() AS beat FROM awa.active_leases ORDER BY active_leases.job_id`,
+          );
+          expect(leases).toEqual([
+            { job_id: held.id, beat: true },
+            { job_id: wrong.id, beat: false },
+          ]);
+        } finally {
+          await tx.query('COMMIT');
+        }
+        expect(
+          await f.sql(
+            `SELECT count(*)::int AS n FROM awa.active_leases WHERE heartbeat_at < now() - interval '59 seconds'`,
+          ),
+        ).toEqual([{ n: 1 }]);
+      },
+    );
 
     it('also returns the held leases with a cancel request, not lost', async () => {
       const asked = await seedRunning(f.sql);
@@ -513,7 +541,8 @@ describe('worker.sql', () => {
     it('heartbeatPlanMode makes the transaction look leases up by primary key, and ends with it', async () => {
       // Many leases, as when the plan matters (on a tiny table a hash join is the right plan).
       await f.sql(
-        `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT g, 1, 'i' FROM generate_series(1, 10000) g`,
+        `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) ` +
+          `SELECT g, 1, 'i' FROM generate_series(1, 10000) g`,
       );
       await f.sql('ANALYZE awa.active_leases');
       const tx = await f.client();

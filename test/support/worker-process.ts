@@ -39,7 +39,8 @@ export class WorkerProcess {
         this.waiters = this.waiters.filter((w) => w !== check);
         reject(
           new Error(
-            `no line matching ${pattern} within ${timeoutMs} ms; got:\n${this.lines.join('\n')}\nstderr:\n${this.stderr}`,
+            `no line matching ${pattern} within ${timeoutMs} ms; ` +
+              `got:\n${this.lines.join('\n')}\nstderr:\n${this.stderr}`,
           ),
         );
       }, timeoutMs);

@@ -93,7 +93,9 @@ describe('encodeJob', () => {
       ),
     ).toEqual({
       queue: 'reports',
-      json: '{"kind":"r","queue":"reports","args":{"a":1},"priority":-2,"max_attempts":3,"run_at":"2030-01-02T03:04:05.000Z"}',
+      json:
+        '{"kind":"r","queue":"reports","args":{"a":1},"priority":-2,' +
+        '"max_attempts":3,"run_at":"2030-01-02T03:04:05.000Z"}',
     });
     expect(JSON.parse(encode({}).json)).toEqual({
       kind: 'x',

@@ -33,24 +33,27 @@ describe('InFlightJob', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  it('ends the attempt at its deadline when the handler has not settled, and reports the late result once', async () => {
-    const job = new InFlightJob(row());
-    const late: AttemptOutcome[] = [];
-    const { handler, resolve } = controlled();
-    let outcome: AttemptOutcome | undefined;
-    void job.run(handler, 1_000, (o) => late.push(o)).then((o) => (outcome = o));
+  it(
+    'ends the attempt at its deadline when the handler has not ' + 'settled, and reports the late result once',
+    async () => {
+      const job = new InFlightJob(row());
+      const late: AttemptOutcome[] = [];
+      const { handler, resolve } = controlled();
+      let outcome: AttemptOutcome | undefined;
+      void job.run(handler, 1_000, (o) => late.push(o)).then((o) => (outcome = o));
 
-    jest.advanceTimersByTime(999);
-    await flush();
-    expect(outcome).toBeUndefined();
-    jest.advanceTimersByTime(1);
-    await flush();
-    expect(outcome).toEqual({ kind: 'deadline' });
+      jest.advanceTimersByTime(999);
+      await flush();
+      expect(outcome).toBeUndefined();
+      jest.advanceTimersByTime(1);
+      await flush();
+      expect(outcome).toEqual({ kind: 'deadline' });
 
-    resolve();
-    await flush();
-    expect(late).toEqual([{ kind: 'returned' }]);
-  });
+      resolve();
+      await flush();
+      expect(late).toEqual([{ kind: 'returned' }]);
+    },
+  );
 
   it('resolves with the handler result before the deadline and clears the deadline timer', async () => {
     const job = new InFlightJob(row());

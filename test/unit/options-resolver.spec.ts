@@ -114,20 +114,23 @@ describe('options resolver', () => {
     expect((error as AwaOptionError).message).toBe(AwaMessages.invalidOption(path, (error as AwaOptionError).problem));
   });
 
-  it('refuses a dataSource returned by the forRootAsync factory, which would be ignored, and what is not an object', () => {
-    const error = caughtSync(() => resolveAsyncOptions({ dataSource: 'other' }, 'main'));
-    expect(error).toBeInstanceOf(AwaOptionError);
-    expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'dataSource' });
-    expect(caughtSync(() => resolveAsyncOptions(5 as never, 'main'))).toMatchObject({
-      code: AwaErrorCodes.invalidOption,
-      path: 'options',
-    });
-    expect(resolveAsyncOptions({ migrationsRun: true }, 'main')).toMatchObject({
-      dataSource: 'main',
-      migrationsRun: true,
-    });
-    expect(resolveAsyncOptions(undefined, undefined)).toMatchObject({ dataSource: undefined, migrationsRun: false });
-  });
+  it(
+    'refuses a dataSource returned by the forRootAsync factory, which ' + 'would be ignored, and what is not an object',
+    () => {
+      const error = caughtSync(() => resolveAsyncOptions({ dataSource: 'other' }, 'main'));
+      expect(error).toBeInstanceOf(AwaOptionError);
+      expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'dataSource' });
+      expect(caughtSync(() => resolveAsyncOptions(5 as never, 'main'))).toMatchObject({
+        code: AwaErrorCodes.invalidOption,
+        path: 'options',
+      });
+      expect(resolveAsyncOptions({ migrationsRun: true }, 'main')).toMatchObject({
+        dataSource: 'main',
+        migrationsRun: true,
+      });
+      expect(resolveAsyncOptions(undefined, undefined)).toMatchObject({ dataSource: undefined, migrationsRun: false });
+    },
+  );
 
   it('refuses forRootAsync options without a factory, or with an unknown key', () => {
     expect(caughtSync(() => checkAsyncOptions({} as never))).toMatchObject({

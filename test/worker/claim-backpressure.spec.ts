@@ -32,38 +32,46 @@ describe('claims while results are waiting to be written', () => {
     await db?.drop();
   });
 
-  it('stop once unwritten results reach the size of the slots and buffer, and go on when they are written', async () => {
-    const app: TestingModule = await startTestApp({
-      url: db.url,
-      providers: [Quick],
-      awa: { queues: { default: { concurrency: 2, prefetch: 0, pollInterval: 20 } } },
-    });
-    // Every result write (it deletes the lease) waits at the gate; claims insert leases and pass.
-    const gate = await createStatementGate(db.url, GATE, 'DELETE', 'awa.active_leases');
-    try {
-      await gate.close();
-      await app.get(QueueProducer).enqueueMany(Array.from({ length: 30 }, () => ({ kind: 'quick', args: {} })));
+  it(
+    'stop once unwritten results reach the size of the slots and ' + 'buffer, and go on when they are written',
+    async () => {
+      const app: TestingModule = await startTestApp({
+        url: db.url,
+        providers: [Quick],
+        awa: { queues: { default: { concurrency: 2, prefetch: 0, pollInterval: 20 } } },
+      });
+      // Every result write (it deletes the lease) waits at the gate; claims insert leases and pass.
+      const gate = await createStatementGate(db.url, GATE, 'DELETE', 'awa.active_leases');
+      try {
+        await gate.close();
+        await app.get(QueueProducer).enqueueMany(Array.from({ length: 30 }, () => ({ kind: 'quick', args: {} })));
 
-      const quick = app.get(Quick);
-      await waitFor(() => quick.started.length >= 4, 15_000, '4 handlers to start');
-      // A fixed window to show that nothing more happens: 25 poll intervals and as many wake-ups.
-      await sleep(500);
-      expect(quick.started).toHaveLength(4); // 2 slots + 2 unwritten results, never more
-      expect(await queryOnce(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases')).toEqual([{ leased: 4 }]);
+        const quick = app.get(Quick);
+        await waitFor(() => quick.started.length >= 4, 15_000, '4 handlers to start');
+        // A fixed window to show that nothing more happens: 25 poll intervals and as many wake-ups.
+        await sleep(500);
+        expect(quick.started).toHaveLength(4); // 2 slots + 2 unwritten results, never more
+        expect(await queryOnce(db.url, 'SELECT count(*)::int AS leased FROM awa.active_leases')).toEqual([
+          { leased: 4 },
+        ]);
 
-      await gate.open();
-      await waitFor(
-        async () =>
-          (
-            await queryOnce<{ n: number }>(db.url, `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`)
-          )[0]!.n === 30,
-        30_000,
-        'all 30 jobs to complete',
-      );
-      expect(new Set(quick.started).size).toBe(30);
-    } finally {
-      await gate.remove();
-      await app.close();
-    }
-  });
+        await gate.open();
+        await waitFor(
+          async () =>
+            (
+              await queryOnce<{ n: number }>(
+                db.url,
+                `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`,
+              )
+            )[0]!.n === 30,
+          30_000,
+          'all 30 jobs to complete',
+        );
+        expect(new Set(quick.started).size).toBe(30);
+      } finally {
+        await gate.remove();
+        await app.close();
+      }
+    },
+  );
 });

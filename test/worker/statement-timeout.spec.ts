@@ -34,7 +34,8 @@ describe('statementTimeout', () => {
   const waitingOnLock = async () =>
     queryOnce<{ query: string }>(
       db.url,
-      `SELECT query FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+      `SELECT query FROM pg_stat_activity WHERE datname = ` +
+        `current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
       [(locker as unknown as { processID: number }).processID],
     );
 
@@ -57,27 +58,30 @@ describe('statementTimeout', () => {
     await db?.drop();
   });
 
-  it('a statement blocked on a lock fails with a clear error, and is stopped on the server rather than run later', async () => {
-    const producer = app.get(QueueProducer);
-    const { id } = await producer.enqueue('x.unhandled', {}, { runAt: new Date(Date.now() + 3_600_000) });
-    await locker.query('BEGIN');
-    await locker.query('SELECT 1 FROM awa.jobs WHERE id = $1 FOR UPDATE', [id]);
-    try {
-      const error = await caught(() => app.get(AwaDatabase).query(jobsSql.cancelWaitingJob, [id, 'test cancel']));
-      expect(error).toBeInstanceOf(StatementTimeoutError);
-      expect(error).toMatchObject({
-        code: AwaErrorCodes.statementTimeout,
-        statement: jobsSql.cancelWaitingJob.name,
-        timeoutMs: TIMEOUT_MS,
-        message: AwaMessages.statementTimedOut(jobsSql.cancelWaitingJob.name, TIMEOUT_MS),
-      });
-      await waitFor(async () => (await waitingOnLock()).length === 0, 10_000, 'the timed-out backend to be gone');
-    } finally {
-      await locker.query('COMMIT');
-    }
-    // Had its backend lived on, the cancel would have run and committed now that the lock is free.
-    expect((await producer.getJob(id))?.state).toBe('scheduled');
-  });
+  it(
+    'a statement blocked on a lock fails with a clear error, and is ' + 'stopped on the server rather than run later',
+    async () => {
+      const producer = app.get(QueueProducer);
+      const { id } = await producer.enqueue('x.unhandled', {}, { runAt: new Date(Date.now() + 3_600_000) });
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM awa.jobs WHERE id = $1 FOR UPDATE', [id]);
+      try {
+        const error = await caught(() => app.get(AwaDatabase).query(jobsSql.cancelWaitingJob, [id, 'test cancel']));
+        expect(error).toBeInstanceOf(StatementTimeoutError);
+        expect(error).toMatchObject({
+          code: AwaErrorCodes.statementTimeout,
+          statement: jobsSql.cancelWaitingJob.name,
+          timeoutMs: TIMEOUT_MS,
+          message: AwaMessages.statementTimedOut(jobsSql.cancelWaitingJob.name, TIMEOUT_MS),
+        });
+        await waitFor(async () => (await waitingOnLock()).length === 0, 10_000, 'the timed-out backend to be gone');
+      } finally {
+        await locker.query('COMMIT');
+      }
+      // Had its backend lived on, the cancel would have run and committed now that the lock is free.
+      expect((await producer.getJob(id))?.state).toBe('scheduled');
+    },
+  );
 
   it('a completion stuck behind a lock does not hold up the heartbeat lane; it lands once the lock frees', async () => {
     const producer = app.get(QueueProducer);
