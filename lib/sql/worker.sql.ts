@@ -88,16 +88,19 @@ export const claimJobs = statement<
 );
 
 /**
- * The fence shared by completion and cancellation: deletes the leases ($1 job ids, $2 run leases)
- * that are still held and returns them, with their cancel request. Only those attempts may change
- * their job.
+ * The fence shared by completion, failure, release and cancellation: deletes the leases among
+ * `pairs` (rows d(job_id, run_lease)) that are still held and returns them, with their cancel
+ * request. Only those attempts may change their job.
  */
-const RELEASE_HELD_LEASES = `released AS (
+const releaseHeldLeases = (pairs: string) => `released AS (
     DELETE FROM awa.active_leases l
-     USING unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)
+     USING ${pairs}
      WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
     RETURNING l.job_id, l.run_lease, l.cancel_requested
   )`;
+const RELEASE_HELD_LEASES = releaseHeldLeases('unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)');
+/** The same fence over the statement's `input` rows. */
+const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
 
 /**
  * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
@@ -133,11 +136,7 @@ export const failJobs = statement<
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::float8[], $5::float8[])
       AS f(job_id, run_lease, error, base_ms, cap_ms)
-  ), released AS (
-    DELETE FROM awa.active_leases l USING input f
-     WHERE l.job_id = f.job_id AND l.run_lease = f.run_lease
-    RETURNING l.job_id, l.run_lease, l.cancel_requested
-  )
+  ), ${RELEASE_INPUT_LEASES}
   UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested')}
     FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
    WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
@@ -161,11 +160,7 @@ export const releaseJobs = statement<
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $4::boolean[], $5::float8[], $6::float8[])
       AS f(job_id, run_lease, started, base_ms, cap_ms)
-  ), released AS (
-    DELETE FROM awa.active_leases l USING input f
-     WHERE l.job_id = f.job_id AND l.run_lease = f.run_lease
-    RETURNING l.job_id, l.run_lease, l.cancel_requested
-  ), verdict AS (
+  ), ${RELEASE_INPUT_LEASES}, verdict AS (
     SELECT f.*, r.cancel_requested AS cancel,
            (NOT r.cancel_requested AND f.started AND j0.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT}) AS spend,
            j0.attempt >= j0.max_attempts AS last
