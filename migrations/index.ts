@@ -3,6 +3,7 @@ import { AwaCancelRequests1764500000001 } from './1764500000001-AwaCancelRequest
 import { AwaClaimIndexes1764500000002 } from './1764500000002-AwaClaimIndexes.js';
 import { AwaInstanceSettings1764500000003 } from './1764500000003-AwaInstanceSettings.js';
 import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
+import { AwaJobLifecycle1764600000000 } from './1764600000000-AwaJobLifecycle.js';
 
 export {
   AwaInit1764400000000,
@@ -10,6 +11,7 @@ export {
   AwaClaimIndexes1764500000002,
   AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
+  AwaJobLifecycle1764600000000,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -19,4 +21,5 @@ export const AwaMigrations = [
   AwaClaimIndexes1764500000002,
   AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
+  AwaJobLifecycle1764600000000,
 ];

@@ -26,4 +26,14 @@ export class AwaJobEntity<TArgs = unknown> {
   @Column({ type: 'bigint', name: 'run_lease' }) runLease!: string;
   /** Shutdown releases since the job last spent an attempt (see the README, Shutdown). */
   @Column({ type: 'integer', name: 'shutdown_releases' }) shutdownReleases!: number;
+  @Column({ type: 'text', array: true }) tags!: string[];
+  /** Set for unique jobs: the key a job blocks while its state is one of `uniqueStates`. */
+  @Column({ type: 'text', name: 'unique_key', nullable: true }) uniqueKey!: string | null;
+  @Column({ type: 'text', name: 'unique_states', array: true, nullable: true }) uniqueStates!: JobState[] | null;
+  /** Times the job snoozed; a snooze spends no attempt. */
+  @Column({ type: 'integer' }) snoozes!: number;
+  /** The last value the running handler reported with job.progress(). */
+  @Column({ type: 'jsonb', nullable: true }) progress!: unknown;
+  /** The handler's return value, when it returned one. */
+  @Column({ type: 'jsonb', nullable: true }) output!: unknown;
 }
