@@ -78,6 +78,16 @@ export interface JobRecord<TArgs = unknown> {
   finalizedAt: Date | null;
   errors: JobError[];
   runLease: string;
+  /** Tags given at enqueue, for filtering. */
+  tags: string[];
+  /** The unique key of a unique job, else null. */
+  uniqueKey: string | null;
+  /** Times the job snoozed (a snooze spends no attempt). */
+  snoozes: number;
+  /** The last value the handler reported with `job.progress()`, else null. */
+  progress: unknown;
+  /** The handler's return value, when it returned one, else null. */
+  output: unknown;
 }
 
 /** Result of producer.cancel(id). */

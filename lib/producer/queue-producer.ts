@@ -124,7 +124,8 @@ function isJobId(id: unknown): boolean {
   return /^\d{1,19}$/.test(text) && BigInt(text) <= BIGINT_MAX;
 }
 
-function toRecord<TArgs>(row: JobRow): JobRecord<TArgs> {
+/** A job row as the public JobRecord. */
+export function toRecord<TArgs>(row: JobRow): JobRecord<TArgs> {
   return {
     id: row.id,
     kind: row.kind,
@@ -140,5 +141,10 @@ function toRecord<TArgs>(row: JobRow): JobRecord<TArgs> {
     finalizedAt: row.finalized_at,
     errors: row.errors,
     runLease: row.run_lease,
+    tags: row.tags,
+    uniqueKey: row.unique_key,
+    snoozes: row.snoozes,
+    progress: row.progress,
+    output: row.output,
   };
 }

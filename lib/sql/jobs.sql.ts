@@ -18,11 +18,16 @@ export interface JobRow {
   finalized_at: Date | null;
   errors: JobError[];
   run_lease: string;
+  tags: string[];
+  unique_key: string | null;
+  snoozes: number;
+  progress: unknown;
+  output: unknown;
 }
 
 /** Columns of a job as `JobRecord` reads them. */
-const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_attempts, run_at, created_at,
-  attempted_at, finalized_at, errors, run_lease::text`;
+export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_attempts, run_at, created_at,
+  attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output`;
 
 /**
  * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at}.
