@@ -150,11 +150,16 @@ describe('jobs.sql', () => {
         'id',
         'kind',
         'max_attempts',
+        'output',
         'priority',
+        'progress',
         'queue',
         'run_at',
         'run_lease',
+        'snoozes',
         'state',
+        'tags',
+        'unique_key',
       ]);
     });
 
