@@ -49,7 +49,7 @@ export class AwaTesting {
   async drain(options: DrainOptions = {}): Promise<DrainResult> {
     const targets = this.targets(options);
     const result: DrainResult = { completed: 0, failed: 0, retried: 0, cancelled: 0, jobs: [] };
-    for (let ran = true; ran; ) {
+    for (let ran = true; ran;) {
       ran = false;
       for (const [queue, kinds] of targets) {
         if (options.withScheduled) await this.db.query(testingSql.makeWaitingJobsDue, [queue.name, kinds]);
@@ -134,7 +134,13 @@ export class AwaTesting {
       });
     }
     const stored = await this.producer.getJob(row.id);
-    const drained: DrainedJob = { id: row.id, kind: row.kind, queue: row.queue, attempt: row.attempt, state: stored!.state };
+    const drained: DrainedJob = {
+      id: row.id,
+      kind: row.kind,
+      queue: row.queue,
+      attempt: row.attempt,
+      state: stored!.state,
+    };
     return error === undefined ? drained : { ...drained, error };
   }
 

@@ -45,7 +45,9 @@ describe('AwaTesting.expectEnqueued and enqueuedJobs', () => {
     expect(error).toBeInstanceOf(AwaAssertionError);
     expect(error).toMatchObject({ code: AwaErrorCodes.assertion });
     const message = (error as Error).message;
-    expect(message).toContain('expected a job of kind "invoice.send" with args containing {"customer":{"tier":"platinum"}}');
+    expect(message).toContain(
+      'expected a job of kind "invoice.send" with args containing {"customer":{"tier":"platinum"}}',
+    );
     // Args as stored (jsonb orders keys by length, then bytes).
     expect(message).toContain('invoice.send (billing, available) {"lines":[1,2,3],"customer":{"id":7,"tier":"gold"}}');
     expect(message).toContain('report.build (default, scheduled) {"month":"2026-11"}');
