@@ -29,7 +29,9 @@ describe('AwaHealthIndicator on a real /health endpoint', () => {
     db = await createTestDatabase();
     const u = new URL(db.url);
     proxy = await TcpProxy.start({ host: u.hostname, port: Number(u.port) });
-    ({ app, base } = await startHealthApp(TcpProxy.url(db.url, proxy), FAST_OPTIONS, [HeldJob, Handlers]));
+    // A long shutdownTimeout: the app stays in its shutdown, serving /health, until the test releases the job.
+    const options = { ...FAST_OPTIONS, shutdownTimeout: 120_000 };
+    ({ app, base } = await startHealthApp(TcpProxy.url(db.url, proxy), options, [HeldJob, Handlers]));
   });
   afterAll(async () => {
     proxy?.refuse(undefined);
