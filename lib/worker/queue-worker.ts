@@ -132,6 +132,7 @@ export class QueueWorker {
           this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
+        this.lastTickAt = performance.now();
         for (const row of rows) {
           const job = new InFlightJob(row);
           this.deps.leases.add(job); // heartbeated from now on, running or not
