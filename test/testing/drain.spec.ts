@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import type { TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { AwaErrorCodes, AwaOptionError, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AwaErrorCodes, AwaOptionError, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { AwaTesting } from 'nestjs-awa/testing';
 import { caught } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -31,6 +31,12 @@ class Shop {
     if (job.attempt < job.args.failUntil) throw new Error(`attempt ${job.attempt} failed`);
   }
 
+  @JobHandler('hang', { queue: 'slow' })
+  async hang(job: Job) {
+    // Runs until its hard deadline aborts it.
+    await new Promise((resolve) => job.signal.addEventListener('abort', resolve));
+  }
+
   @JobHandler('self.cancel')
   async selfCancel(job: Job) {
     await this.producer.cancel(job.id); // a cancel request stored on the running attempt
@@ -48,7 +54,10 @@ describe('AwaTesting.drain (testing: true)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startManualApp(db.url, [Shop], {
-      queues: { mail: { maxAttempts: 3, retryBaseDelay: 3_600_000, retryMaxDelay: 3_600_000 } },
+      queues: {
+        mail: { maxAttempts: 3, retryBaseDelay: 3_600_000, retryMaxDelay: 3_600_000 },
+        slow: { deadlineDuration: 200, maxAttempts: 1 },
+      },
     });
     producer = app.get(QueueProducer);
     testing = app.get(AwaTesting);
@@ -137,6 +146,15 @@ describe('AwaTesting.drain (testing: true)', () => {
     const result = await testing.drain();
     expect(result).toMatchObject({ completed: 0, cancelled: 1 });
     expect(result.jobs).toEqual([{ id, kind: 'self.cancel', queue: 'default', attempt: 1, state: 'cancelled' }]);
+  });
+
+  it('ends an attempt at its hard deadline, as a worker does', async () => {
+    const { id } = await producer.enqueue('hang', {});
+    const result = await testing.drain({ queue: 'slow' });
+    expect(result).toMatchObject({ completed: 0, failed: 1 });
+    expect(result.jobs).toEqual([
+      { id, kind: 'hang', queue: 'slow', attempt: 1, state: 'failed', error: RescueErrors.deadlineExceeded },
+    ]);
   });
 
   it.each<[string, object, string]>([
