@@ -14,6 +14,8 @@ export const AwaErrorCodes = {
   enqueueValidation: 'AWA_ENQUEUE_VALIDATION',
   /** A statement of the queue's own ran past the option statementTimeout and was stopped on the server. */
   statementTimeout: 'AWA_STATEMENT_TIMEOUT',
+  /** A QueueAdmin call (a job filter, a page, a queue name) was refused before it reached the database. */
+  adminValidation: 'AWA_ADMIN_VALIDATION',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];
