@@ -134,7 +134,9 @@ export const listJobs = (filter: FilterSql) =>
   filtered<[limit: number, cursor: string, ...filter: unknown[]], JobRow>(
     'list',
     filter,
-    () => `SELECT ${JOB_COLUMNS} FROM awa.jobs WHERE id <= $2::bigint AND ${filter.where(3)} ORDER BY id DESC LIMIT $1`,
+    // `j.id`: a bare `id` in ORDER BY would be the output column id::text, and sort as text.
+    () => `SELECT ${JOB_COLUMNS} FROM awa.jobs j WHERE j.id <= $2::bigint AND ${filter.where(3)}
+           ORDER BY j.id DESC LIMIT $1`,
   );
 
 /** How many jobs match the filter (from $2), counting no further than $1. */

@@ -94,18 +94,20 @@ describe('QueueAdmin', () => {
   describe('listJobs and countJobs', () => {
     it('pages newest first by keyset until next is null', async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 7; i++) ids.push(await seedJob(exec, { kind: `k${i}` }));
+      // Past 10, so that ids in text order would not be in number order.
+      for (let i = 0; i < 12; i++) ids.push(await seedJob(exec, { kind: `k${i}` }));
       const seen: string[] = [];
       let after: string | undefined;
       let pages = 0;
       do {
-        const page = await admin.listJobs({}, { limit: 3, ...(after ? { after } : {}) });
+        const page = await admin.listJobs({}, { limit: 5, ...(after ? { after } : {}) });
         seen.push(...page.jobs.map((j) => j.id));
         after = page.next ?? undefined;
         pages++;
       } while (after);
       expect(pages).toBe(3);
       expect(seen).toEqual([...ids].reverse());
+      expect((await admin.listJobs({}, { limit: 5 })).next).toBe(ids[7]);
     });
 
     it('a page is not shifted by jobs enqueued after its cursor was taken', async () => {
