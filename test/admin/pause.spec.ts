@@ -66,7 +66,7 @@ describe('pause and resume across instances', () => {
     await db?.drop();
   });
 
-  it('a job enqueued while paused runs only after resume, on another instance; a booting one sees the pause', async () => {
+  it('a job enqueued while paused runs only after resume, on another instance (paused at its boot)', async () => {
     await admin.pauseQueue('default');
     const early = await producer.enqueue('fixture.sleep', { ms: 0 });
 
