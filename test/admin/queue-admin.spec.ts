@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { JobHandler, QueueAdmin, QueueProducer } from 'nestjs-awa';
+import { AdminValidationError, JobHandler, QueueAdmin, QueueProducer } from 'nestjs-awa';
+import { caught } from '../support/caught.js';
 import { DataSource } from 'typeorm';
 import { seedJob, seedRunning, type Exec } from '../support/job-factory.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -219,6 +220,28 @@ describe('QueueAdmin', () => {
       expect(await admin.cancelJob(waiting)).toEqual({ outcome: 'cancelled', previousState: 'available' });
       expect(await admin.cancelJob(running)).toEqual({ outcome: 'signalled', previousState: 'running' });
       expect((await admin.getJob(waiting))?.state).toBe('cancelled');
+    });
+  });
+
+  describe('input checks', () => {
+    const bad: Array<[string, () => Promise<unknown>, string]> = [
+      ['an empty queue name to pause', () => admin.pauseQueue(''), 'name'],
+      ['a queue name longer than 100 characters', () => admin.resumeQueue('q'.repeat(101)), 'name'],
+      ['a page limit of 0', () => admin.listJobs({}, { limit: 0 }), 'page.limit'],
+      ['a page limit over 500', () => admin.listJobs({}, { limit: 501 }), 'page.limit'],
+      ['a page limit that is not an integer', () => admin.listJobs({}, { limit: 1.5 }), 'page.limit'],
+      ['a cursor that is not a job id', () => admin.listJobs({}, { after: 'x' }), 'page.after'],
+      ['an unknown page key', () => admin.listJobs({}, { afterId: '1' } as never), 'page.afterId'],
+      ['a bad state in a bulk retry', () => admin.retryJobs({ states: ['done' as never] }), 'filter.states[0]'],
+      ['a bad date in a bulk delete', () => admin.deleteJobs({ createdBefore: new Date(NaN) }), 'filter.createdBefore'],
+      ['args that are not an object in a count', () => admin.countJobs({ args: 'x' as never }), 'filter.args'],
+    ];
+    it.each(bad)('refuses %s with an AdminValidationError naming the field', async (_what, call, field) => {
+      const id = await seedJob(exec, { state: 'failed', finalizedAtMs: 0 });
+      const error = await caught(call);
+      expect(error).toBeInstanceOf(AdminValidationError);
+      expect(error).toMatchObject({ field });
+      expect((await job(id))?.state).toBe('failed');
     });
   });
 
