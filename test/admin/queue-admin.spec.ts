@@ -123,7 +123,7 @@ describe('QueueAdmin', () => {
     it('filters by ids, state, queue, kind, tags, args, search and dates (all must match)', async () => {
       const a = await seedJob(exec, { kind: 'mail.send', queue: 'emails', args: { to: 'Ada@Example.com', n: 1 } });
       const b = await seedJob(exec, { kind: 'mail.send', queue: 'emails', state: 'failed', finalizedAtMs: -1_000 });
-      const c = await seedJob(exec, { kind: 'report.render', queue: 'reports', args: { to: 'bob', n: 1 } });
+      const c = await seedJob(exec, { kind: 'report.build', queue: 'reports', args: { to: 'bob', n: 1 } });
       await exec(`UPDATE awa.jobs SET tags = '{vip,eu}' WHERE id = $1`, [a]);
       await exec(`UPDATE awa.jobs SET tags = '{eu}' WHERE id = $1`, [c]);
       await exec(`UPDATE awa.jobs SET created_at = now() - interval '1 day' WHERE id = $1`, [c]);
@@ -133,7 +133,7 @@ describe('QueueAdmin', () => {
       expect(await ids({ ids: [a, c] })).toEqual([c, a]);
       expect(await ids({ states: ['failed'] })).toEqual([b]);
       expect(await ids({ states: ['available', 'failed'], queues: ['emails'] })).toEqual([b, a]);
-      expect(await ids({ kinds: ['report.render'] })).toEqual([c]);
+      expect(await ids({ kinds: ['report.build'] })).toEqual([c]);
       expect(await ids({ tags: ['eu'] })).toEqual([c, a]);
       expect(await ids({ tags: ['eu', 'vip'] })).toEqual([a]);
       expect(await ids({ args: { n: 1 } })).toEqual([c, a]);
