@@ -40,15 +40,15 @@ export const pauseQueue = statement<[name: string], { notified: number }>(
 );
 
 /** Resumes queue $1 and NOTIFYs `awa_control`, so that every instance claims from it at once. */
-export const resumeQueue = statement<[name: string], { resumed: number }>(
+export const resumeQueue = statement<[name: string], { resumed: number; notified: number }>(
   'admin_resume_queue',
   `
   WITH resumed AS (
     UPDATE awa.queues SET paused_at = NULL, updated_at = now() WHERE name = $1 AND paused_at IS NOT NULL
     RETURNING name
   )
-  SELECT count(*)::int AS resumed, count(pg_notify('${AWA_CONTROL_CHANNEL}', 'resume:' || $1::text))::int AS notified
-    FROM (SELECT count(*) FROM resumed) r`,
+  SELECT (SELECT count(*) FROM resumed)::int AS resumed,
+         (SELECT count(pg_notify('${AWA_CONTROL_CHANNEL}', 'resume:' || $1::text)))::int AS notified`,
 );
 
 export interface QueueStateRow {

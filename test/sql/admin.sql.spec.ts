@@ -26,7 +26,9 @@ describe('admin.sql', () => {
       expect(await stateOf(id)).toBe('available');
       expect(await f.run(adminSql.resumeQueue, ['q'])).toEqual([{ resumed: 1, notified: 1 }]);
       expect((await claim('q')).map((r) => r.id)).toEqual([id]);
-      expect(await control.take(f.sql)).toEqual(['pause:q', 'resume:q']);
+      // Resuming a queue that is not paused changes nothing, and wakes the workers all the same.
+      expect(await f.run(adminSql.resumeQueue, ['q'])).toEqual([{ resumed: 0, notified: 1 }]);
+      expect(await control.take(f.sql)).toEqual(['pause:q', 'resume:q', 'resume:q']);
     });
 
     it('a second pause keeps the first pause time; other queues are not paused', async () => {
