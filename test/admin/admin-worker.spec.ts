@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueAdmin, QueueProducer, type Job } from 'nestjs-awa';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
 import { ClaimObserver } from './claim-observer.js';
 
 const runs: Array<{ id: string; attempt: number }> = [];
