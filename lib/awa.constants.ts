@@ -9,6 +9,8 @@ export const JOB_HANDLER_METADATA = 'awa:job-handler';
 export const AWA_JOBS_CHANNEL = 'awa_jobs';
 /** NOTIFY channel: the payload is the id of a running job that producer.cancel() was called for. */
 export const AWA_CANCEL_CHANNEL = 'awa_cancel';
+/** NOTIFY channel: `pause:<queue>` or `resume:<queue>`, sent by QueueAdmin (a resume wakes the workers). */
+export const AWA_CONTROL_CHANNEL = 'awa_control';
 
 /** Advisory-lock key of maintenance leadership (a bigint; migrations use ...0002). */
 export const MAINTENANCE_LOCK_KEY = '6182721100001';

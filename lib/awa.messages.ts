@@ -133,3 +133,24 @@ export const AwaTestingMessages = {
       : `the enqueued jobs are:\n${enqueued.map((line) => `  - ${line}`).join('\n')}` +
         (more > 0 ? `\n  ... and ${more} more` : '')),
 } as const;
+
+/** Messages of QueueAdmin's input checks (AdminValidationError), naming the field at fault. */
+export const AdminMessages = {
+  notObject: (field: string) => `nestjs-awa: \`${field}\` must be a plain object.`,
+  unknownKey: (field: string, key: string, nearest: string, close: boolean, known: readonly string[]) =>
+    `nestjs-awa: unknown key \`${key}\` in \`${field}\` ` +
+    (close
+      ? `(did you mean \`${nearest}\`?).`
+      : `(the nearest known one is \`${nearest}\`; known: ${known.join(', ')}).`),
+  notArray: (field: string) => `nestjs-awa: \`${field}\` must be an array.`,
+  tooMany: (field: string, max: number) => `nestjs-awa: \`${field}\` may hold at most ${max} values.`,
+  badId: (field: string) => `nestjs-awa: \`${field}\` must be a job id: a string of digits that fits a bigint.`,
+  badState: (field: string, value: string, states: readonly string[]) =>
+    `nestjs-awa: \`${field}\` is "${value}", not a job state; states: ${states.join(', ')}.`,
+  badText: (field: string, max: number) =>
+    `nestjs-awa: \`${field}\` must be a non-empty string of at most ${max} characters, ` +
+    'without the NUL character or a lone UTF-16 surrogate.',
+  badArgs: (reason: string) => `nestjs-awa: \`filter.args\` cannot be matched as JSON: ${reason}.`,
+  badDate: (field: string) => `nestjs-awa: \`${field}\` must be a valid Date.`,
+  badLimit: (max: number) => `nestjs-awa: \`page.limit\` must be an integer from 1 to ${max}.`,
+} as const;

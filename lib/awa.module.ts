@@ -4,6 +4,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AWA_OPTIONS, AWA_RAW_OPTIONS, AWA_SCHEDULER } from './awa.constants.js';
+import { QueueAdmin } from './admin/queue-admin.service.js';
 import { AwaExplorer } from './awa.explorer.js';
 import { AwaLifecycle } from './awa.lifecycle.js';
 import { AwaMessages } from './awa.messages.js';
@@ -51,8 +52,18 @@ const SERVICES: Provider[] = [
   UnhandledKindsTask,
   AwaStatus,
   AwaTesting,
+  QueueAdmin,
 ];
-const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS, AwaStatus, AwaTesting];
+const EXPORTS = [
+  QueueProducer,
+  HeartbeatService,
+  MaintenanceService,
+  AwaDatabase,
+  AWA_OPTIONS,
+  AwaStatus,
+  AwaTesting,
+  QueueAdmin,
+];
 
 /**
  * The job queue. Import it once, next to TypeOrmModule.forRoot(...) and ScheduleModule.forRoot();

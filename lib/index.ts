@@ -37,3 +37,15 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export { QueueAdmin, BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_MAX } from './admin/queue-admin.service.js';
+export type { JobFilter } from './admin/job-filter.js';
+export type {
+  BulkDeleteResult,
+  BulkResult,
+  DeleteJobResult,
+  JobPage,
+  JobPageOptions,
+  QueueState,
+  RetryJobResult,
+} from './admin/queue-admin.types.js';
+export { AdminValidationError } from './errors/index.js';

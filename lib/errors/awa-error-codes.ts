@@ -16,6 +16,8 @@ export const AwaErrorCodes = {
   statementTimeout: 'AWA_STATEMENT_TIMEOUT',
   /** A test helper's expectation failed (AwaTesting.expectEnqueued, from 'nestjs-awa/testing'). */
   assertion: 'AWA_ASSERTION',
+  /** A QueueAdmin call (a job filter, a page, a queue name) was refused before it reached the database. */
+  adminValidation: 'AWA_ADMIN_VALIDATION',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

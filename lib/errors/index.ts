@@ -7,3 +7,4 @@ export { HandlerRegistrationError } from './handler-registration.error.js';
 export { SchemaError } from './schema.error.js';
 export { StatementTimeoutError } from './statement-timeout.error.js';
 export { AwaAssertionError } from './awa-assertion.error.js';
+export { AdminValidationError } from './admin-validation.error.js';

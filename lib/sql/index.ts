@@ -7,3 +7,4 @@ export * as migrationsSql from './migrations.sql.js';
 export * as sessionSql from './session.sql.js';
 export * as leaderSql from './leader.sql.js';
 export * as testingSql from './testing.sql.js';
+export * as adminSql from './admin.sql.js';

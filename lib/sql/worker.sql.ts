@@ -46,6 +46,8 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * the prepared statement settles on its generic plan instead of being planned on every call.
  * The update matches `id = ANY(ARRAY(...))` rather than joining `picked`: its generic plan then
  * stays a primary-key lookup, so the prepared statement is planned once, not on every call.
+ * A paused queue (awa.queues.paused_at, see QueueAdmin) has no kinds to claim: every claim reads
+ * the pause (one primary-key lookup), so it holds on every instance from the pause's commit on.
  */
 export const claimJobs = statement<
   [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number],
@@ -55,6 +57,7 @@ export const claimJobs = statement<
   `
   WITH kinds AS (
     SELECT DISTINCT kind FROM unnest((SELECT $2::text[])) AS k(kind)
+     WHERE NOT EXISTS (SELECT FROM awa.queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
   ), available AS (
     SELECT a.id, a.priority, a.run_at FROM kinds k CROSS JOIN LATERAL (
       SELECT id, priority, run_at FROM awa.jobs

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AWA_CANCEL_CHANNEL, AWA_JOBS_CHANNEL, AWA_OPTIONS } from '../awa.constants.js';
+import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL, AWA_OPTIONS } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
@@ -30,6 +30,10 @@ export class WorkerService {
     this.session.onNotification(AWA_CANCEL_CHANNEL, (id) =>
       this.leases.byJobId(id).forEach((job) => job.cancel(AbortReasons.cancelled)),
     );
+    // A resumed queue is claimed from at once (a pause needs nothing: every claim reads it).
+    this.session.onNotification(AWA_CONTROL_CHANNEL, (payload) => {
+      if (payload.startsWith('resume:')) this.wake(payload.slice('resume:'.length));
+    });
     this.session.onReconnect(() => this.workers.forEach((w) => w.wake()));
   }
 

@@ -1,0 +1,212 @@
+import { Injectable } from '@nestjs/common';
+import { AwaExplorer } from '../awa.explorer.js';
+import { AdminMessages, RescueErrors } from '../awa.messages.js';
+import { AwaDatabase } from '../database/awa-database.js';
+import { AdminValidationError } from '../errors/admin-validation.error.js';
+import { JOB_STATES, type CancelResult, type JobRecord, type JobState } from '../interfaces/job.interface.js';
+import { QueueProducer, toRecord } from '../producer/queue-producer.js';
+import { adminSql } from '../sql/index.js';
+import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
+import type { SqlStatement } from '../sql/sql-statement.js';
+import { WorkerService } from '../worker/worker.service.js';
+import {
+  checkPlainObject,
+  checkText,
+  compileFilter,
+  isJobId,
+  type CompiledFilter,
+  type JobFilter,
+} from './job-filter.js';
+import type {
+  BulkDeleteResult,
+  BulkResult,
+  DeleteJobResult,
+  JobPage,
+  JobPageOptions,
+  QueueState,
+  RetryJobResult,
+} from './queue-admin.types.js';
+
+/** Jobs each statement of retryJobs, cancelJobs and deleteJobs takes at most. */
+export const BULK_BATCH_SIZE = 2_000;
+/** countJobs counts no further than this. */
+export const JOB_COUNT_CAP = 100_000;
+/** listJobs page length: default and most. */
+export const JOB_PAGE_DEFAULT = 50;
+export const JOB_PAGE_MAX = 500;
+/** The longest queue name awa.queues takes. */
+const QUEUE_NAME_MAX = 100;
+const PAGE_KEYS = ['after', 'limit'];
+
+/** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Operates the queue: pauses and resumes queues fleet-wide, lists and counts jobs, and retries,
+ * cancels or deletes one job or many by filter. Inject it anywhere (AwaModule is global). Every
+ * input is checked before the database is touched (AdminValidationError, naming the field).
+ */
+@Injectable()
+export class QueueAdmin {
+  /** @internal The module builds it. */
+  constructor(
+    private readonly db: AwaDatabase,
+    private readonly producer: QueueProducer,
+    private readonly workers: WorkerService,
+    private readonly explorer: AwaExplorer,
+  ) {}
+
+  /**
+   * Pauses a queue on every instance: no instance claims from it from now on (each claim reads
+   * the pause). Running jobs finish normally; enqueueing still works. Pausing a paused queue keeps
+   * its pausedAt.
+   */
+  async pauseQueue(name: string): Promise<void> {
+    await this.db.query(adminSql.pauseQueue, [checkText(name, 'name', QUEUE_NAME_MAX)]);
+  }
+
+  /** Resumes a queue; every instance (NOTIFY, else its next poll) claims from it at once. */
+  async resumeQueue(name: string): Promise<void> {
+    await this.db.query(adminSql.resumeQueue, [checkText(name, 'name', QUEUE_NAME_MAX)]);
+    this.workers.wake(name);
+  }
+
+  /** Every queue that has jobs, was ever paused, or has a handler in this app, by name. Counts every job. */
+  async queueStates(): Promise<QueueState[]> {
+    const rows = await this.db.query(adminSql.queueStates, [[...this.explorer.kindsByQueue().keys()]]);
+    return rows.map((row) => ({
+      name: row.name,
+      paused: row.paused_at !== null,
+      pausedAt: row.paused_at,
+      counts: Object.fromEntries(JOB_STATES.map((s) => [s, Number(row.counts[s] ?? 0)])) as Record<JobState, number>,
+      oldestAvailableAt: row.oldest_available_at,
+    }));
+  }
+
+  /** A job as stored, or null (also for a string that cannot be a job id). */
+  getJob<T = unknown>(id: string): Promise<JobRecord<T> | null> {
+    return this.producer.getJob<T>(id);
+  }
+
+  /**
+   * Jobs matching `filter`, newest first (by id), `limit` at a time (default 50, at most 500).
+   * Pass the returned `next` as `after` for the next page: a keyset, so a deep page costs what
+   * the first does, and jobs enqueued meanwhile never shift it.
+   */
+  async listJobs(filter: JobFilter, page: JobPageOptions = {}): Promise<JobPage> {
+    const compiled = compileFilter(filter);
+    const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as JobPageOptions;
+    if (!Number.isInteger(limit) || limit < 1 || limit > JOB_PAGE_MAX)
+      throw new AdminValidationError('page.limit', AdminMessages.badLimit(JOB_PAGE_MAX));
+    if (after !== undefined && !isJobId(after))
+      throw new AdminValidationError('page.after', AdminMessages.badId('page.after'));
+    const cursor = after === undefined ? FIRST_CURSOR : String(BigInt(after) - 1n);
+    const rows = await this.db.query(adminSql.listJobs(compiled), [limit + 1, cursor, ...compiled.values]);
+    const jobs = rows.slice(0, limit).map((row) => toRecord(row));
+    return { jobs, next: rows.length > limit ? jobs[jobs.length - 1]!.id : null };
+  }
+
+  /** How many jobs match `filter`, counting no further than JOB_COUNT_CAP (100,000). */
+  async countJobs(filter: JobFilter): Promise<number> {
+    const compiled = compileFilter(filter);
+    const [row] = await this.db.query(adminSql.countJobs(compiled), [JOB_COUNT_CAP, ...compiled.values]);
+    return row?.count ?? 0;
+  }
+
+  /**
+   * Puts a finished (completed, failed or cancelled) job back to `available`, to run now with a
+   * fresh attempt budget: attempt 0, its maxAttempts kept. Its errors stay; snoozes, progress,
+   * output and finalizedAt are reset.
+   */
+  async retryJob(id: string): Promise<RetryJobResult> {
+    if (!isJobId(id)) return { outcome: 'not-found' };
+    for (let round = 0; ; round++) {
+      try {
+        const [row] = await this.db.query(adminSql.retryJob, [id]);
+        if (!row) return { outcome: 'not-found' };
+        if (row.queue === null) return { outcome: 'not-retryable', state: row.state };
+        this.workers.wake(row.queue);
+        return { outcome: 'retried' };
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+        const [holder] = await this.db.query(adminSql.uniqueHolder, [id]);
+        // The holder may have finished in between: try again, a few times.
+        if (holder || round >= 3) return { outcome: 'duplicate', existingId: holder?.id ?? '' };
+      }
+    }
+  }
+
+  /** Cancels a job, as QueueProducer.cancel does. */
+  cancelJob(id: string): Promise<CancelResult> {
+    return this.producer.cancel(id);
+  }
+
+  /** Deletes a job that is not running; a running one is left as it is (outcome 'running'). */
+  async deleteJob(id: string): Promise<DeleteJobResult> {
+    if (!isJobId(id)) return { outcome: 'not-found' };
+    const [row] = await this.db.query(adminSql.deleteJob, [id]);
+    if (!row) return { outcome: 'not-found' };
+    return row.deleted ? { outcome: 'deleted' } : { outcome: 'running' };
+  }
+
+  /**
+   * Retries every finished job matching `filter` (as retryJob), in batches of BULK_BATCH_SIZE,
+   * each its own short transaction; jobs locked meanwhile by another transaction are skipped.
+   */
+  async retryJobs(filter: JobFilter): Promise<BulkResult> {
+    const compiled = compileFilter(filter);
+    let count = 0;
+    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], async (row) => {
+      count += row.changed;
+      row.queues.forEach((queue) => this.workers.wake(queue));
+      // Unique jobs go one by one, so that one whose key is held now is skipped, not an error.
+      for (const id of row.guarded) if ((await this.retryJob(id)).outcome === 'retried') count++;
+    });
+    return { count, batches };
+  }
+
+  /**
+   * Cancels every unfinished job matching `filter`, in batches: waiting ones at once, running ones
+   * by a cancel request (as cancelJob). `count` counts both.
+   */
+  async cancelJobs(filter: JobFilter): Promise<BulkResult> {
+    const compiled = compileFilter(filter);
+    let count = 0;
+    const batches = await this.inBatches(compiled, adminSql.cancelBatch, [RescueErrors.cancelled], (row) => {
+      count += row.cancelled + row.signalled;
+    });
+    return { count, batches };
+  }
+
+  /** Deletes every job matching `filter` that is not running, in batches; running ones get a cancel request. */
+  async deleteJobs(filter: JobFilter): Promise<BulkDeleteResult> {
+    const compiled = compileFilter(filter);
+    let deleted = 0;
+    let cancelled = 0;
+    const batches = await this.inBatches(compiled, adminSql.deleteBatch, [], (row) => {
+      deleted += row.deleted;
+      cancelled += row.signalled;
+    });
+    return { deleted, cancelled, batches };
+  }
+
+  /**
+   * Runs a batch statement from the newest matching job down, until a batch takes fewer than
+   * BULK_BATCH_SIZE jobs. Returns how many statements ran.
+   */
+  private async inBatches<R extends BatchRow>(
+    filter: CompiledFilter,
+    build: (filter: CompiledFilter) => SqlStatement<unknown[], R>,
+    own: unknown[],
+    each: (row: R) => Promise<void> | void,
+  ): Promise<number> {
+    const sql = build(filter);
+    let cursor = FIRST_CURSOR;
+    for (let batches = 1; ; batches++) {
+      const [row] = await this.db.query(sql, [cursor, BULK_BATCH_SIZE, ...own, ...filter.values]);
+      if (row) await each(row);
+      if (!row || row.picked < BULK_BATCH_SIZE || row.last_id === null) return batches;
+      cursor = String(BigInt(row.last_id) - 1n);
+    }
+  }
+}

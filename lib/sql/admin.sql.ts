@@ -1,0 +1,251 @@
+import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL } from '../awa.constants.js';
+import type { JobState } from '../interfaces/job.interface.js';
+import { JOB_COLUMNS, type JobRow } from './jobs.sql.js';
+import { appendError, statement, type SqlStatement } from './sql-statement.js';
+
+/** What the admin service's statements over a filter are built from (see lib/admin/job-filter.ts). */
+export interface FilterSql {
+  /** Names the fragments present; part of the statement name, so one text per name. */
+  readonly key: string;
+  /** Fixed fragments joined by AND, their values parameters from $first (after the statement's own). */
+  where(first: number): string;
+}
+
+/** The highest bigint: the cursor of a first page or batch (`id <= cursor`). */
+export const FIRST_CURSOR = '9223372036854775807';
+
+/**
+ * A finished job back to `available` with a fresh attempt budget (attempt 0, max_attempts kept):
+ * its errors stay, its lifecycle fields restart.
+ */
+const RETRY_ASSIGNMENTS = `state = 'available', attempt = 0, run_at = now(), finalized_at = NULL, snoozes = 0,
+  progress = NULL, output = NULL, shutdown_releases = 0`;
+
+const RETRYABLE_STATES = `('completed', 'failed', 'cancelled')`;
+const WAITING_STATES = `('scheduled', 'available', 'retryable')`;
+
+/**
+ * Pauses queue $1 (a row in awa.queues; an earlier pause keeps its time) and NOTIFYs `awa_control`.
+ * Claims read the pause themselves (see workerSql.claimJobs), so it holds from this commit on.
+ */
+export const pauseQueue = statement<[name: string], { notified: number }>(
+  'admin_pause_queue',
+  `
+  WITH paused AS (
+    INSERT INTO awa.queues AS q (name, paused_at) VALUES ($1, now())
+    ON CONFLICT (name) DO UPDATE SET paused_at = coalesce(q.paused_at, now()), updated_at = now()
+    RETURNING q.name
+  )
+  SELECT count(pg_notify('${AWA_CONTROL_CHANNEL}', 'pause:' || name))::int AS notified FROM paused`,
+);
+
+/** Resumes queue $1 and NOTIFYs `awa_control`, so that every instance claims from it at once. */
+export const resumeQueue = statement<[name: string], { resumed: number; notified: number }>(
+  'admin_resume_queue',
+  `
+  WITH resumed AS (
+    UPDATE awa.queues SET paused_at = NULL, updated_at = now() WHERE name = $1 AND paused_at IS NOT NULL
+    RETURNING name
+  )
+  SELECT (SELECT count(*) FROM resumed)::int AS resumed,
+         (SELECT count(pg_notify('${AWA_CONTROL_CHANNEL}', 'resume:' || $1::text)))::int AS notified`,
+);
+
+export interface QueueStateRow {
+  name: string;
+  paused_at: Date | null;
+  counts: Partial<Record<JobState, number>>;
+  oldest_available_at: Date | null;
+}
+
+/**
+ * Every queue that has jobs, a row in awa.queues, or is in $1 (this app's handler queues): its
+ * pause, its job count per state, and the run_at of its oldest available job. Counts every job.
+ */
+export const queueStates = statement<[queues: string[]], QueueStateRow>(
+  'admin_queue_states',
+  `
+  WITH per_state AS (
+    SELECT queue, state, count(*) AS n, min(run_at) FILTER (WHERE state = 'available') AS oldest
+      FROM awa.jobs GROUP BY queue, state
+  ), per_queue AS (
+    SELECT queue, jsonb_object_agg(state, n) AS counts, min(oldest) AS oldest FROM per_state GROUP BY queue
+  ), names AS (
+    SELECT queue AS name FROM per_queue UNION SELECT name FROM awa.queues UNION SELECT unnest($1::text[])
+  )
+  SELECT n.name, q.paused_at, coalesce(c.counts, '{}'::jsonb) AS counts, c.oldest AS oldest_available_at
+    FROM names n LEFT JOIN per_queue c ON c.queue = n.name LEFT JOIN awa.queues q ON q.name = n.name
+   ORDER BY n.name`,
+);
+
+/**
+ * Retries job $1 if it is finished: back to available (see RETRY_ASSIGNMENTS), its queue NOTIFYed.
+ * Returns its state before, and its queue if it was retried; nothing for an unknown id. A unique
+ * job whose key another job holds now fails with a unique violation on jobs_unique_idx.
+ */
+export const retryJob = statement<[id: string], { state: JobState; queue: string | null; notified: number }>(
+  'admin_retry_job',
+  `
+  WITH target AS (
+    SELECT id, state FROM awa.jobs WHERE id = $1::bigint FOR UPDATE
+  ), retried AS (
+    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS}
+      FROM target t WHERE j.id = t.id AND t.state IN ${RETRYABLE_STATES}
+    RETURNING j.queue
+  )
+  SELECT t.state, (SELECT queue FROM retried) AS queue,
+         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', queue)) FROM retried)::int AS notified
+    FROM target t`,
+);
+
+/** Another job that holds the unique key of job $1 now (in one of its blocking states). */
+export const uniqueHolder = statement<[id: string], { id: string }>(
+  'admin_unique_holder',
+  `
+  SELECT o.id::text FROM awa.jobs j
+    JOIN awa.jobs o ON o.unique_key = j.unique_key AND o.state = ANY (o.unique_states) AND o.id <> j.id
+   WHERE j.id = $1::bigint
+   LIMIT 1`,
+);
+
+/** Deletes job $1 unless it is running. Returns its state and whether it was deleted; nothing if unknown. */
+export const deleteJob = statement<[id: string], { state: JobState; deleted: boolean }>(
+  'admin_delete_job',
+  `
+  WITH target AS (
+    SELECT id, state FROM awa.jobs WHERE id = $1::bigint FOR UPDATE
+  ), deleted AS (
+    DELETE FROM awa.jobs j USING target t WHERE j.id = t.id AND t.state <> 'running' RETURNING j.id
+  )
+  SELECT t.state, EXISTS (SELECT FROM deleted) AS deleted FROM target t`,
+);
+
+/** Statements over a filter: one text per filter shape, named after it, built once. */
+const built = new Map<string, SqlStatement>();
+function filtered<P extends unknown[], R>(name: string, filter: FilterSql, text: () => string): SqlStatement<P, R> {
+  const full = `admin_${name}_${filter.key}`;
+  let found = built.get(full);
+  if (!found) built.set(full, (found = statement<P, R>(full, text())));
+  return found as SqlStatement<P, R>;
+}
+
+/** Jobs matching the filter (from $3) with id <= $2, newest first, at most $1: keyset pagination by id. */
+export const listJobs = (filter: FilterSql) =>
+  filtered<[limit: number, cursor: string, ...filter: unknown[]], JobRow>(
+    'list',
+    filter,
+    // `j.id`: a bare `id` in ORDER BY would be the output column id::text, and sort as text.
+    () => `SELECT ${JOB_COLUMNS} FROM awa.jobs j WHERE j.id <= $2::bigint AND ${filter.where(3)}
+           ORDER BY j.id DESC LIMIT $1`,
+  );
+
+/** How many jobs match the filter (from $2), counting no further than $1. */
+export const countJobs = (filter: FilterSql) =>
+  filtered<[cap: number, ...filter: unknown[]], { count: number }>(
+    'count',
+    filter,
+    () => `SELECT count(*)::int AS count FROM (SELECT FROM awa.jobs WHERE ${filter.where(2)} LIMIT $1) s`,
+  );
+
+/** One batch's result: how many rows it looked at (fewer than the batch size: the last batch) and the lowest id. */
+export interface BatchRow {
+  picked: number;
+  last_id: string | null;
+}
+
+/** The `picked` summary columns every batch returns. */
+const PICKED = `(SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FROM picked)::text AS last_id`;
+
+/**
+ * One batch of retryJobs: up to $2 finished jobs matching the filter (from $3) with id <= $1, newest
+ * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job whose key could
+ * block a retried one is not retried here: its id comes back in `guarded`, to be retried on its own.
+ */
+export const retryBatch = (filter: FilterSql) =>
+  filtered<[cursor: string, size: number, ...filter: unknown[]], BatchRow & RetryBatchRow>(
+    'retry_batch',
+    filter,
+    () => `
+  WITH picked AS (
+    SELECT id, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded FROM awa.jobs
+     WHERE id <= $1::bigint AND state IN ${RETRYABLE_STATES} AND ${filter.where(3)}
+     ORDER BY id DESC LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), retried AS (
+    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p WHERE j.id = p.id AND NOT p.guarded RETURNING j.queue
+  )
+  SELECT ${PICKED}, (SELECT count(*) FROM retried)::int AS changed,
+         ARRAY(SELECT id::text FROM picked WHERE guarded) AS guarded,
+         ARRAY(SELECT DISTINCT queue FROM retried) AS queues,
+         (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', r.queue)) FROM (SELECT DISTINCT queue FROM retried) r)::int
+           AS notified`,
+  );
+export interface RetryBatchRow {
+  changed: number;
+  guarded: string[];
+  queues: string[];
+}
+
+/**
+ * Stores a cancel request on the leases of the running jobs among `picked`, and NOTIFYs `awa_cancel`
+ * for each. Locks only lease rows (like jobsSql.requestCancel), so it never deadlocks with completions.
+ */
+const SIGNAL_RUNNING = `
+  flagged AS (
+    UPDATE awa.active_leases l SET cancel_requested = true
+     WHERE l.job_id = ANY (ARRAY(SELECT id FROM picked WHERE state = 'running'))
+    RETURNING l.job_id
+  )`;
+const SIGNALLED = `(SELECT count(pg_notify('${AWA_CANCEL_CHANNEL}', f.job_id::text)) FROM flagged f)::int AS signalled`;
+
+/**
+ * One batch of cancelJobs: up to $2 unfinished jobs matching the filter (from $4) with id <= $1,
+ * newest first. Waiting ones are cancelled (error $3 appended), running ones get a cancel request.
+ */
+export const cancelBatch = (filter: FilterSql) =>
+  filtered<[cursor: string, size: number, error: string, ...filter: unknown[]], BatchRow & CancelBatchRow>(
+    'cancel_batch',
+    filter,
+    () => `
+  WITH picked AS (
+    SELECT id, state FROM awa.jobs
+     WHERE id <= $1::bigint AND state IN ('scheduled', 'available', 'retryable', 'running') AND ${filter.where(4)}
+     ORDER BY id DESC LIMIT $2
+  ), waiting AS (
+    SELECT id FROM awa.jobs
+     WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running')) AND state IN ${WAITING_STATES}
+     FOR UPDATE SKIP LOCKED
+  ), cancelled AS (
+    UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$3::text')}
+      FROM waiting w WHERE j.id = w.id RETURNING j.id
+  ), ${SIGNAL_RUNNING}
+  SELECT ${PICKED}, (SELECT count(*) FROM cancelled)::int AS cancelled, ${SIGNALLED}`,
+  );
+export interface CancelBatchRow {
+  cancelled: number;
+  signalled: number;
+}
+
+/**
+ * One batch of deleteJobs: up to $2 jobs matching the filter (from $3) with id <= $1, newest first.
+ * Those not running are deleted (SKIP LOCKED); running ones get a cancel request instead.
+ */
+export const deleteBatch = (filter: FilterSql) =>
+  filtered<[cursor: string, size: number, ...filter: unknown[]], BatchRow & DeleteBatchRow>(
+    'delete_batch',
+    filter,
+    () => `
+  WITH picked AS (
+    SELECT id, state FROM awa.jobs WHERE id <= $1::bigint AND ${filter.where(3)} ORDER BY id DESC LIMIT $2
+  ), doomed AS (
+    SELECT id FROM awa.jobs
+     WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running')) AND state <> 'running'
+     FOR UPDATE SKIP LOCKED
+  ), deleted AS (
+    DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING j.id
+  ), ${SIGNAL_RUNNING}
+  SELECT ${PICKED}, (SELECT count(*) FROM deleted)::int AS deleted, ${SIGNALLED}`,
+  );
+export interface DeleteBatchRow {
+  deleted: number;
+  signalled: number;
+}

@@ -1,0 +1,272 @@
+import type pg from 'pg';
+import { compileFilter, type JobFilter } from '../../lib/admin/job-filter.js';
+import { adminSql, workerSql } from '../../lib/sql/index.js';
+import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
+import { seedJob, seedRunning } from '../support/job-factory.js';
+import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
+
+/** QueueAdmin's statements: queue pause, states, one job, listings and the bulk batches. */
+describe('admin.sql', () => {
+  const f = useSqlFixture();
+  beforeEach(async () => {
+    await f.sql('TRUNCATE awa.queues');
+  });
+  const stateOf = async (id: string) => (await f.sql('SELECT state FROM awa.jobs WHERE id = $1', [id]))[0]?.state;
+  /** A filter's statement and values as QueueAdmin builds them. */
+  const filtered = (filter: JobFilter) => compileFilter(filter);
+  const claim = (queue: string) => f.run(workerSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0]);
+
+  describe('pauseQueue and resumeQueue', () => {
+    it('a paused queue is not claimed from, a resumed one is, and each NOTIFYs awa_control', async () => {
+      const client = await f.client();
+      const control = await listen(client, 'awa_control');
+      const id = await seedJob(f.sql, { queue: 'q' });
+      expect(await f.run(adminSql.pauseQueue, ['q'])).toEqual([{ notified: 1 }]);
+      expect(await claim('q')).toEqual([]);
+      expect(await stateOf(id)).toBe('available');
+      expect(await f.run(adminSql.resumeQueue, ['q'])).toEqual([{ resumed: 1, notified: 1 }]);
+      expect((await claim('q')).map((r) => r.id)).toEqual([id]);
+      // Resuming a queue that is not paused changes nothing, and wakes the workers all the same.
+      expect(await f.run(adminSql.resumeQueue, ['q'])).toEqual([{ resumed: 0, notified: 1 }]);
+      expect(await control.take(f.sql)).toEqual(['pause:q', 'resume:q', 'resume:q']);
+    });
+
+    it('a second pause keeps the first pause time; other queues are not paused', async () => {
+      await f.run(adminSql.pauseQueue, ['q']);
+      const [first] = await f.sql(`SELECT paused_at FROM awa.queues WHERE name = 'q'`);
+      await f.run(adminSql.pauseQueue, ['q']);
+      const [second] = await f.sql(`SELECT paused_at FROM awa.queues WHERE name = 'q'`);
+      expect(second.paused_at).toEqual(first.paused_at);
+      const id = await seedJob(f.sql, { queue: 'other' });
+      expect((await claim('other')).map((r) => r.id)).toEqual([id]);
+    });
+  });
+
+  it('queueStates counts per state, and lists queues with jobs, with a row, or asked for', async () => {
+    await seedJob(f.sql, { queue: 'a', state: 'available' });
+    await seedJob(f.sql, { queue: 'a', state: 'failed', finalizedAtMs: 0 });
+    await f.run(adminSql.pauseQueue, ['b']);
+    const rows = await f.run(adminSql.queueStates, [['c', 'a']]);
+    expect(rows.map((r) => [r.name, r.counts, r.paused_at !== null])).toEqual([
+      ['a', { available: 1, failed: 1 }, false],
+      ['b', {}, true],
+      ['c', {}, false],
+    ]);
+  });
+
+  describe('one job', () => {
+    it('retryJob retries a finished job, NOTIFYs its queue, and reports the state of others', async () => {
+      const failed = await seedJob(f.sql, { queue: 'q', state: 'failed', attempt: 2, finalizedAtMs: 0 });
+      const waiting = await seedJob(f.sql, { state: 'scheduled', runAtMs: 60_000 });
+      expect(await f.run(adminSql.retryJob, [failed])).toEqual([{ state: 'failed', queue: 'q', notified: 1 }]);
+      expect(await f.run(adminSql.retryJob, [waiting])).toEqual([{ state: 'scheduled', queue: null, notified: 0 }]);
+      expect(await f.run(adminSql.retryJob, ['424242'])).toEqual([]);
+      const [row] = await f.sql('SELECT state, attempt, finalized_at FROM awa.jobs WHERE id = $1', [failed]);
+      expect(row).toEqual({ state: 'available', attempt: 0, finalized_at: null });
+    });
+
+    it('uniqueHolder names the job that holds the key of another', async () => {
+      const holder = await seedJob(f.sql, { state: 'available' });
+      const old = await seedJob(f.sql, { state: 'failed', finalizedAtMs: 0 });
+      await f.sql(`UPDATE awa.jobs SET unique_key = 'u', unique_states = '{available}' WHERE id IN ($1, $2)`, [
+        holder,
+        old,
+      ]);
+      expect(await f.run(adminSql.uniqueHolder, [old])).toEqual([{ id: holder }]);
+      await f.sql(`UPDATE awa.jobs SET state = 'completed' WHERE id = $1`, [holder]);
+      expect(await f.run(adminSql.uniqueHolder, [old])).toEqual([]);
+    });
+
+    it('deleteJob deletes a job unless it is running', async () => {
+      const done = await seedJob(f.sql, { state: 'cancelled', finalizedAtMs: 0 });
+      const { id: running } = await seedRunning(f.sql);
+      expect(await f.run(adminSql.deleteJob, [done])).toEqual([{ state: 'cancelled', deleted: true }]);
+      expect(await f.run(adminSql.deleteJob, [running])).toEqual([{ state: 'running', deleted: false }]);
+      expect(await f.run(adminSql.deleteJob, [done])).toEqual([]);
+      expect(await stateOf(running)).toBe('running');
+    });
+  });
+
+  describe('over a filter', () => {
+    it('listJobs returns matching jobs with id <= cursor, newest first; countJobs stops at its cap', async () => {
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push(await seedJob(f.sql, { queue: i % 2 ? 'odd' : 'even' }));
+      const even = filtered({ queues: ['even'] });
+      const list = (cursor: string, limit: number) =>
+        f.run(adminSql.listJobs(even), [limit, cursor, ...even.values]).then((rows) => rows.map((r) => r.id));
+      expect(await list(FIRST_CURSOR, 10)).toEqual([ids[4], ids[2], ids[0]]);
+      expect(await list(ids[2]!, 1)).toEqual([ids[2]]);
+      expect(await f.run(adminSql.countJobs(even), [10, ...even.values])).toEqual([{ count: 3 }]);
+      expect(await f.run(adminSql.countJobs(even), [2, ...even.values])).toEqual([{ count: 2 }]);
+    });
+
+    it('retryBatch retries finished matches below the cursor, sets unique ones aside, NOTIFYs queues', async () => {
+      const client = await f.client();
+      const jobs = await listen(client, 'awa_jobs');
+      const a = await seedJob(f.sql, { queue: 'q1', state: 'failed', finalizedAtMs: 0 });
+      const b = await seedJob(f.sql, { queue: 'q2', state: 'completed', finalizedAtMs: 0 });
+      const unique = await seedJob(f.sql, { queue: 'q2', state: 'failed', finalizedAtMs: 0 });
+      const running = (await seedRunning(f.sql, { queue: 'q1' })).id;
+      await f.sql(`UPDATE awa.jobs SET unique_key = 'u', unique_states = '{available}' WHERE id = $1`, [unique]);
+      const all = filtered({});
+      const [batch] = await f.run(adminSql.retryBatch(all), [FIRST_CURSOR, 10, ...all.values]);
+      expect(batch).toMatchObject({ picked: 3, last_id: a, changed: 2, guarded: [unique] });
+      expect([...batch!.queues].sort()).toEqual(['q1', 'q2']);
+      expect([await stateOf(a), await stateOf(b), await stateOf(unique), await stateOf(running)]).toEqual([
+        'available',
+        'available',
+        'failed',
+        'running',
+      ]);
+      expect((await jobs.take(f.sql)).sort()).toEqual(['q1', 'q2']);
+    });
+
+    it('a batch takes at most its size, from the cursor down', async () => {
+      const ids = [];
+      for (let i = 0; i < 3; i++) ids.push(await seedJob(f.sql, { state: 'failed', finalizedAtMs: 0 }));
+      const failed = filtered({ states: ['failed'] });
+      const [batch] = await f.run(adminSql.retryBatch(failed), [ids[1]!, 1, ...failed.values]);
+      expect(batch).toMatchObject({ picked: 1, last_id: ids[1], changed: 1 });
+      expect(await Promise.all(ids.map(stateOf))).toEqual(['failed', 'available', 'failed']);
+    });
+
+    it('cancelBatch cancels waiting matches and flags running ones, NOTIFYing awa_cancel', async () => {
+      const client = await f.client();
+      const cancels = await listen(client, 'awa_cancel');
+      const waiting = await seedJob(f.sql, { state: 'retryable', runAtMs: 60_000 });
+      const { id: running } = await seedRunning(f.sql);
+      const done = await seedJob(f.sql, { state: 'completed', finalizedAtMs: 0 });
+      const all = filtered({});
+      const [batch] = await f.run(adminSql.cancelBatch(all), [FIRST_CURSOR, 10, 'cancelled here', ...all.values]);
+      expect(batch).toEqual({ picked: 2, last_id: waiting, cancelled: 1, signalled: 1 });
+      const [row] = await f.sql(`SELECT state, errors -> -1 ->> 'error' AS error FROM awa.jobs WHERE id = $1`, [
+        waiting,
+      ]);
+      expect(row).toEqual({ state: 'cancelled', error: 'cancelled here' });
+      expect(await stateOf(done)).toBe('completed');
+      expect(await cancels.take(f.sql)).toEqual([running]);
+    });
+
+    it('deleteBatch deletes matches that are not running and flags running ones', async () => {
+      const done = await seedJob(f.sql, { state: 'completed', finalizedAtMs: 0 });
+      const { id: running } = await seedRunning(f.sql);
+      const all = filtered({});
+      const [batch] = await f.run(adminSql.deleteBatch(all), [FIRST_CURSOR, 10, ...all.values]);
+      expect(batch).toEqual({ picked: 2, last_id: done, deleted: 1, signalled: 1 });
+      expect(await stateOf(done)).toBeUndefined();
+      const [lease] = await f.sql('SELECT cancel_requested FROM awa.active_leases WHERE job_id = $1', [running]);
+      expect(lease.cancel_requested).toBe(true);
+    });
+  });
+
+  it('every statement of admin.sql.ts ran in this file', () => {
+    expect(
+      statementsOf(adminSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
+  });
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  'Actual Rows'?: number;
+  Plans?: PlanNode[];
+}
+const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+/** The scans of awa.jobs in a plan, as "<node type> using <index>". */
+const jobScans = (plan: PlanNode) =>
+  nodes(plan)
+    .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
+    .map((n) => `${n['Node Type']} using ${n['Index Name'] ?? '-'}`);
+
+/** Every index a plan uses. */
+const indexesUsed = (plan: PlanNode) => [...new Set(nodes(plan).flatMap((n) => n['Index Name'] ?? []))].sort();
+
+/**
+ * The listings and batches read awa.jobs through an index, and a deep page reads no more rows than
+ * the first. 60,000 jobs, mostly completed, as a used queue holds them; real statistics, and the
+ * planner's own choices. Custom plans (planned for the values): a generic plan cannot know the
+ * LIMIT, so it costs more than the custom ones, and PostgreSQL keeps planning these per call.
+ */
+describe('admin query plans', () => {
+  const f = useSqlFixture({ reset: false });
+  let client: pg.Client;
+  beforeAll(async () => {
+    client = await f.client();
+    await f.sql(`INSERT INTO awa.jobs (kind, queue, state, run_at, finalized_at, tags)
+                 SELECT 'k' || (i % 5), 'q' || (i % 3), s.state, now(),
+                        CASE WHEN s.state IN ('completed', 'failed', 'cancelled') THEN now() END,
+                        CASE WHEN i % 100 = 0 THEN '{vip}'::text[] ELSE '{}' END
+                   FROM generate_series(1, 60000) i
+                  CROSS JOIN LATERAL (SELECT CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 50 = 1 THEN 'available'
+                                                  ELSE 'completed' END AS state) s`);
+    await f.sql('ANALYZE awa.jobs');
+  });
+
+  /** A value as an SQL literal, for EXECUTE (which takes no bound parameters). */
+  const literal = (value: unknown): string => {
+    if (Array.isArray(value)) return literal(`{${value.map((v) => `"${String(v)}"`).join(',')}}`);
+    const text = value instanceof Date ? value.toISOString() : String(value);
+    return `'${text.replace(/'/g, "''")}'`;
+  };
+
+  /** The custom plan of a prepared statement for these values, as its executions get it. */
+  async function explain(text: string, values: unknown[], analyze = false): Promise<PlanNode> {
+    await client.query('BEGIN');
+    try {
+      await client.query('SET LOCAL plan_cache_mode = force_custom_plan');
+      await client.query(`PREPARE awa_explained AS ${text}`);
+      const { rows } = await client.query(
+        `EXPLAIN (FORMAT JSON${analyze ? ', ANALYZE' : ''}) EXECUTE awa_explained(${values.map(literal).join(', ')})`,
+      );
+      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    } finally {
+      await client.query('ROLLBACK');
+      await client.query('DEALLOCATE ALL');
+    }
+  }
+  const listPlan = (filter: JobFilter, cursor: string, analyze = false) => {
+    const compiled = compileFilter(filter);
+    return explain(adminSql.listJobs(compiled).text, [51, cursor, ...compiled.values], analyze);
+  };
+  const noSeqScan = (plan: PlanNode) => expect(jobScans(plan).filter((s) => s.startsWith('Seq Scan'))).toEqual([]);
+
+  it('listJobs by state and queue uses jobs_admin_state_idx', async () => {
+    const plan = await listPlan({ states: ['failed'], queues: ['q1'] }, FIRST_CURSOR);
+    noSeqScan(plan);
+    expect(indexesUsed(plan)).toEqual(['jobs_admin_state_idx']);
+  });
+
+  it('listJobs of completed jobs walks the primary key', async () => {
+    const plan = await listPlan({ states: ['completed'] }, FIRST_CURSOR);
+    expect(jobScans(plan)).toEqual(['Index Scan using jobs_pkey']);
+  });
+
+  it('listJobs by tag uses jobs_tags_idx', async () => {
+    const plan = await listPlan({ tags: ['vip'] }, FIRST_CURSOR);
+    noSeqScan(plan);
+    expect(indexesUsed(plan)).toEqual(['jobs_tags_idx']);
+  });
+
+  it('a page deep in keyset order is an index range scan that reads only the rows of its page', async () => {
+    // Page 500 of 50 from the newest: its cursor is 25,000 jobs down.
+    const plan = await listPlan({}, '35000', true);
+    const [scan] = nodes(plan).filter((n) => n['Relation Name'] === 'jobs');
+    expect(scan).toMatchObject({ 'Node Type': 'Index Scan', 'Index Name': 'jobs_pkey', 'Actual Rows': 51 });
+    expect(scan!['Index Cond']).toContain('id <=');
+    const failed = await listPlan({ states: ['failed'] }, '35000');
+    noSeqScan(failed);
+    expect(indexesUsed(failed)).toEqual(['jobs_admin_state_idx']);
+  });
+
+  it('a retry batch over failed jobs reads them from jobs_admin_state_idx', async () => {
+    const compiled = compileFilter({ states: ['failed'] });
+    const plan = await explain(adminSql.retryBatch(compiled).text, [FIRST_CURSOR, 2000, ...compiled.values]);
+    noSeqScan(plan);
+    expect(indexesUsed(plan)).toContain('jobs_admin_state_idx');
+  });
+});
