@@ -37,3 +37,5 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export type { UniqueOptions } from './interfaces/job.interface.js';
+export { UniqueConflictError } from './errors/index.js';

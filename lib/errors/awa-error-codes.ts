@@ -14,6 +14,8 @@ export const AwaErrorCodes = {
   enqueueValidation: 'AWA_ENQUEUE_VALIDATION',
   /** A statement of the queue's own ran past the option statementTimeout and was stopped on the server. */
   statementTimeout: 'AWA_STATEMENT_TIMEOUT',
+  /** A unique job kept conflicting with jobs that finished before they could be read; nothing was enqueued. */
+  uniqueConflict: 'AWA_UNIQUE_CONFLICT',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];
