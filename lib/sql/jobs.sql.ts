@@ -127,12 +127,12 @@ export const resolveUniqueJobs = statement<[duplicatesJson: string], UniqueHolde
        SET args = coalesce(r.args, 'null'::jsonb), run_at = coalesce(r.run_at, now()),
            state = CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'available' END
       FROM replacement r
-     WHERE j.unique_key = r.unique_key AND j.state = ANY (j.unique_states)
+     WHERE j.unique_key = r.unique_key AND j.unique_key IS NOT NULL AND j.state = ANY (j.unique_states)
        AND j.state IN ('scheduled', 'available', 'retryable')
     RETURNING j.id, j.unique_key, j.kind, j.queue, j.state
   ), holder AS (
     SELECT id, unique_key, kind, queue FROM awa.jobs
-     WHERE unique_key IN (SELECT unique_key FROM input) AND state = ANY (unique_states)
+     WHERE unique_key IN (SELECT unique_key FROM input) AND unique_key IS NOT NULL AND state = ANY (unique_states)
   ), notified AS (
     SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) AS n
       FROM (SELECT DISTINCT queue FROM replaced WHERE state = 'available') q
