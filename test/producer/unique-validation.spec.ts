@@ -1,5 +1,5 @@
 import type { TestingModule } from '@nestjs/testing';
-import { AwaErrorCodes, EnqueueValidationError, QueueProducer, type EnqueueOptions } from 'nestjs-awa';
+import { AwaErrorCodes, EnqueueValidationError, JOB_STATES, QueueProducer, type EnqueueOptions } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { AwaMessages, UniqueMessages } from '../../lib/awa.messages.js';
 import { caught } from '../support/caught.js';
@@ -100,15 +100,6 @@ describe('QueueProducer unique and tags validation', () => {
     const job = await producer.enqueue('x.ok', {}, { tags, unique: { key: 'k'.repeat(200), states: [...states] } });
     const [row] = await dataSource.query('SELECT tags, unique_states FROM awa.jobs WHERE id = $1', [job.id]);
     expect(row.tags).toEqual(tags);
-    // Stored in JOB_STATES order.
-    expect(row.unique_states).toEqual([
-      'scheduled',
-      'available',
-      'running',
-      'retryable',
-      'completed',
-      'failed',
-      'cancelled',
-    ]);
+    expect(row.unique_states).toEqual([...JOB_STATES]); // stored in JOB_STATES order
   });
 });
