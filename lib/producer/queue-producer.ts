@@ -106,6 +106,7 @@ export class QueueProducer {
     const encoded = items.map((item, i) =>
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
+    // db.query's spread parameter is a conditional type a generic P cannot be matched against: hence the cast.
     const run: RunStatement = (sql, values) =>
       manager ? queryRowsWithManager(manager, sql, values) : this.db.query(sql, ...([values] as SqlValues<never>));
     let outcomes: UniqueOutcome[];
