@@ -154,3 +154,23 @@ export const AdminMessages = {
   badDate: (field: string) => `nestjs-awa: \`${field}\` must be a valid Date.`,
   badLimit: (max: number) => `nestjs-awa: \`page.limit\` must be an integer from 1 to ${max}.`,
 } as const;
+
+/** Texts of the enqueue options `unique` and `tags`. */
+export const UniqueMessages = {
+  tagsInvalid: (max: number, maxLength: number) =>
+    `nestjs-awa: \`tags\` must be an array of at most ${max} distinct non-empty strings of at most ` +
+    `${maxLength} characters (no NUL character or lone UTF-16 surrogate).`,
+  uniqueInvalid: () =>
+    'nestjs-awa: `unique` must be an object { key?, byArgs?, byQueue?, period?, states?, replace? }.',
+  keyInvalid: (maxLength: number) =>
+    `nestjs-awa: \`unique.key\` must be a non-empty string of at most ${maxLength} characters ` +
+    '(no NUL character or lone UTF-16 surrogate).',
+  flagInvalid: (name: string) => `nestjs-awa: \`unique.${name}\` must be true or false.`,
+  periodInvalid: () => 'nestjs-awa: `unique.period` must be a positive integer number of milliseconds.',
+  statesInvalid: (required: readonly string[], optional: readonly string[]) =>
+    `nestjs-awa: \`unique.states\` must be an array of job states that contains ${required.join(', ')} ` +
+    `(a job blocks its duplicates from its enqueue until it finishes) and may add ${optional.join(', ')}.`,
+  unresolved: (rounds: number) =>
+    `nestjs-awa: a unique job conflicted with another ${rounds} times in a row, each time finishing ` +
+    'before it could be read; nothing was enqueued for it. Try again.',
+} as const;

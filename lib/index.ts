@@ -49,3 +49,5 @@ export type {
   RetryJobResult,
 } from './admin/queue-admin.types.js';
 export { AdminValidationError } from './errors/index.js';
+export type { UniqueOptions } from './interfaces/job.interface.js';
+export { UniqueConflictError } from './errors/index.js';

@@ -18,6 +18,8 @@ export const AwaErrorCodes = {
   assertion: 'AWA_ASSERTION',
   /** A QueueAdmin call (a job filter, a page, a queue name) was refused before it reached the database. */
   adminValidation: 'AWA_ADMIN_VALIDATION',
+  /** A unique job kept conflicting with jobs that finished before they could be read; nothing was enqueued. */
+  uniqueConflict: 'AWA_UNIQUE_CONFLICT',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

@@ -8,3 +8,4 @@ export { SchemaError } from './schema.error.js';
 export { StatementTimeoutError } from './statement-timeout.error.js';
 export { AwaAssertionError } from './awa-assertion.error.js';
 export { AdminValidationError } from './admin-validation.error.js';
+export { UniqueConflictError } from './unique-conflict.error.js';

@@ -55,6 +55,35 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** The caller's EntityManager: the job is inserted in the caller's transaction. */
   manager?: EntityManager;
+  /** Makes the job unique: while a job with the same unique key blocks, a duplicate is not inserted. */
+  unique?: UniqueOptions;
+  /** Labels stored with the job (jobs.tags): at most 20 distinct non-empty strings of at most 100 characters. */
+  tags?: readonly string[];
+}
+
+/**
+ * What makes two jobs duplicates. The key is the kind (or `key`), plus the queue with `byQueue`, a
+ * hash of the args with `byArgs` (object key order does not matter), and the time bucket with `period`.
+ */
+export interface UniqueOptions {
+  /** The key in place of the kind: jobs of different kinds with the same key are duplicates. */
+  key?: string;
+  /** Adds the args (canonical JSON: object keys sorted) to the key. Default false. */
+  byArgs?: boolean;
+  /** Adds the queue to the key. Default false. */
+  byQueue?: boolean;
+  /** Milliseconds: adds floor(now / period), on the database clock, to the key. Default: no bucket. */
+  period?: number;
+  /**
+   * States in which a job blocks a duplicate. Must contain scheduled, available, running and retryable;
+   * may add completed, failed, cancelled. Default: those four.
+   */
+  states?: readonly JobState[];
+  /**
+   * Debounce: a duplicate of a job that is still waiting (scheduled, available, retryable) replaces its
+   * args and runAt instead of being skipped. A running job is never replaced. Default false.
+   */
+  replace?: boolean;
 }
 
 export interface EnqueueManyItem<TArgs = unknown> extends Omit<EnqueueOptions, 'manager'> {

@@ -5,6 +5,7 @@ import type { EnqueueManyItem, EnqueueOptions } from '../interfaces/job.interfac
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { isStorableText, unstorableInJson } from '../util/unicode-text.js';
+import { encodeTags, encodeUnique, type EncodedUnique } from './unique-options.js';
 
 // Years 1 to 9999 (Date.UTC maps years 0-99 to 19xx, hence the string form).
 const EARLIEST_RUN_AT = Date.parse('0001-01-01T00:00:00Z');
@@ -20,6 +21,8 @@ export const ENQUEUE_OPTION_KEYS = Object.keys({
   runAt: 1,
   maxAttempts: 1,
   manager: 1,
+  unique: 1,
+  tags: 1,
 } satisfies Record<keyof EnqueueOptions, 1>);
 export const ENQUEUE_MANY_OPTION_KEYS = ['manager'];
 const ITEM_KEYS = Object.keys({
@@ -29,6 +32,8 @@ const ITEM_KEYS = Object.keys({
   priority: 1,
   runAt: 1,
   maxAttempts: 1,
+  unique: 1,
+  tags: 1,
 } satisfies Record<keyof EnqueueManyItem, 1>);
 
 /** Refuses options (or, with `index`, an enqueueMany item) that are not an object or carry a key not in `known`. */
@@ -47,6 +52,15 @@ export function checkEnqueueOptions(options: unknown, known: readonly string[], 
   }
 }
 
+/** One job encoded for the insert statements. */
+export interface EncodedJob {
+  queue: string;
+  /** The element of insertJobs' (or, with `unique`, insertUniqueJobs') JSON array. */
+  json: string;
+  /** A unique job: what resolveUniqueJobs needs of it (args and run_at as JSON, for replace). */
+  unique?: EncodedUnique & { args: string; runAt: string };
+}
+
 /**
  * One job, checked and encoded as an element of the insert statement's JSON array. `index` is its
  * position in enqueueMany (undefined for enqueue), carried by every EnqueueValidationError.
@@ -56,7 +70,7 @@ export function encodeJob(
   options: ResolvedAwaOptions,
   defaultQueue: (kind: string) => string,
   index?: number,
-): { queue: string; json: string } {
+): EncodedJob {
   const refuse = (field: string, message: string): never => {
     throw new EnqueueValidationError(field, message, index);
   };
@@ -87,11 +101,15 @@ export function encodeJob(
     runAt = JSON.stringify(item.runAt.toISOString());
   }
   const args = encodeArgs(item.args, options.maxArgsBytes, index);
+  const tags = encodeTags(item.tags, refuse);
+  const unique = item.unique === undefined ? undefined : encodeUnique(item.unique, { kind, queue, args }, refuse);
+  const extra = (tags && `,${tags}`) + (unique ? `,${unique.fields}` : '');
   return {
     queue,
     json:
       `{"kind":${JSON.stringify(kind)},"queue":${JSON.stringify(queue)},"args":${args},` +
-      `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}}`,
+      `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}${extra}}`,
+    unique: unique && { ...unique, args, runAt },
   };
 }
 

@@ -15,14 +15,21 @@ import type {
 } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
+import type { SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import { WorkerService } from '../worker/worker.service.js';
 import { ENQUEUE_MANY_OPTION_KEYS, ENQUEUE_OPTION_KEYS, checkEnqueueOptions, encodeJob } from './enqueue-validator.js';
+import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
 
 export interface EnqueuedJob {
   id: string;
+  /** For a duplicate: the kind and queue of the job it is a duplicate of. */
   kind: string;
   queue: string;
+  /** True when a unique job was not inserted because `id`, an existing job, holds its key. */
+  duplicate: boolean;
+  /** True when, in debounce mode (`unique.replace`), that waiting job took this call's args and runAt. */
+  replaced: boolean;
 }
 
 /**
@@ -99,15 +106,26 @@ export class QueueProducer {
     const encoded = items.map((item, i) =>
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
-    const payload = `[${encoded.map((e) => e.json).join(',')}]`;
-    const rows = manager
-      ? await queryRowsWithManager(manager, jobsSql.insertJobs, [payload])
-      : await this.db.query(jobsSql.insertJobs, [payload]);
+    // db.query's spread parameter is a conditional type a generic P cannot be matched against: hence the cast.
+    const run: RunStatement = (sql, values) =>
+      manager ? queryRowsWithManager(manager, sql, values) : this.db.query(sql, ...([values] as SqlValues<never>));
+    let outcomes: UniqueOutcome[];
+    if (encoded.some((e) => e.unique)) outcomes = await insertWithUnique(run, encoded);
+    else {
+      const rows = await run(jobsSql.insertJobs, [`[${encoded.map((e) => e.json).join(',')}]`]);
+      outcomes = rows.map((row) => ({ id: row.id, duplicate: false, replaced: false }));
+    }
     if (!manager) {
       // Committed already: wake local workers now instead of waiting for our own NOTIFY.
       for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);
     }
-    return rows.map((row, i) => ({ id: row.id, kind: items[i]!.kind, queue: encoded[i]!.queue }));
+    return outcomes.map((o, i) => ({
+      id: o.id,
+      kind: o.kind ?? items[i]!.kind,
+      queue: o.queue ?? encoded[i]!.queue,
+      duplicate: o.duplicate,
+      replaced: o.replaced,
+    }));
   }
 
   private defaultQueue(kind: string): string {

@@ -1,4 +1,4 @@
-import { AWA_CANCEL_CHANNEL } from '../awa.constants.js';
+import { AWA_CANCEL_CHANNEL, AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import type { JobError, JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
 
@@ -30,19 +30,120 @@ export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attemp
   attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output`;
 
 /**
- * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at}.
+ * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, tags?}.
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
  */
 export const insertJobs = statement<[jobsJson: string], { id: string }>(
   'insert_jobs',
   `
-  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state)
+  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
-         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END
+         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}')
     FROM json_to_recordset($1::json)
-      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz)
+      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz, tags text[])
   RETURNING id::text`,
+);
+
+/** One input row of insertUniqueJobs: its position `ord`, and the unique key it was given (null: none). */
+export interface UniqueInsertRow {
+  ord: number;
+  unique_key: string | null;
+  /** The new job's id; null when a job holding the same key blocked it (a duplicate). */
+  id: string | null;
+}
+
+/**
+ * insertJobs for a batch with unique jobs: each element may add {ord, unique_key, unique_period,
+ * unique_states}. With unique_period (ms), the key gets `:<bucket>` appended, the bucket being
+ * floor(epoch ms of now() / period): the database clock, so every instance puts a call in the same
+ * bucket. A keyed job is inserted only if no job holding its key is in one of that job's
+ * unique_states (the partial unique index jobs_unique_idx arbitrates, race-free); a later element
+ * of the batch with the key of an earlier one is not inserted. Returns every input row in `ord`
+ * order with its final key and its new id, or a null id where it was not inserted. Unkeyed rows
+ * get their ids by insert order, as in insertJobs.
+ */
+export const insertUniqueJobs = statement<[jobsJson: string], UniqueInsertRow>(
+  'insert_unique_jobs',
+  `
+  WITH input AS (
+    SELECT t.*, row_number() OVER (PARTITION BY t.key ORDER BY t.ord) = 1 AS first_of_key
+      FROM (
+        SELECT t.*, CASE WHEN t.unique_period IS NULL THEN t.unique_key
+                    ELSE t.unique_key || ':' || floor(extract(epoch FROM now()) * 1000 / t.unique_period)::bigint
+                    END AS key
+          FROM json_to_recordset($1::json)
+            AS t(ord integer, kind text, queue text, args jsonb, priority smallint, max_attempts integer,
+                 run_at timestamptz, tags text[], unique_key text, unique_period bigint, unique_states text[])
+      ) t
+  ), inserted AS (
+    INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, unique_key, unique_states)
+    SELECT i.kind, i.queue, coalesce(i.args, 'null'::jsonb), i.priority, i.max_attempts, coalesce(i.run_at, now()),
+           CASE WHEN i.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(i.tags, '{}'), i.key,
+           i.unique_states
+      FROM input i WHERE i.key IS NULL OR i.first_of_key ORDER BY i.ord
+    ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state = ANY (unique_states) DO NOTHING
+    RETURNING id, unique_key
+  ), unkeyed_ids AS (
+    SELECT id, row_number() OVER (ORDER BY id) AS n FROM inserted WHERE unique_key IS NULL
+  ), unkeyed AS (
+    SELECT ord, row_number() OVER (ORDER BY ord) AS n FROM input WHERE key IS NULL
+  )
+  SELECT i.ord, i.key AS unique_key, coalesce(u.id, k.id)::text AS id
+    FROM input i
+    LEFT JOIN unkeyed un ON un.ord = i.ord
+    LEFT JOIN unkeyed_ids u ON u.n = un.n
+    LEFT JOIN inserted k ON i.first_of_key AND k.unique_key = i.key
+   ORDER BY i.ord`,
+);
+
+/** A duplicate resolved by resolveUniqueJobs: the job holding its key, null if none does any more. */
+export interface UniqueHolderRow {
+  ord: number;
+  id: string | null;
+  kind: string | null;
+  queue: string | null;
+  replaced: boolean;
+}
+
+/**
+ * Finds, for each element {ord, unique_key, replace, args, run_at} of a JSON array, the job that
+ * holds the key (in one of its unique_states). Where `replace` is set and that job is still waiting
+ * (scheduled, available, retryable; not running), its args and run_at are replaced by those of the
+ * last such element of the key, and it becomes scheduled or available by the new run_at (NOTIFYing
+ * its queue when available). A null id: no job holds the key any more (it finished, or was deleted,
+ * after the insert conflicted); the caller inserts again.
+ */
+export const resolveUniqueJobs = statement<[duplicatesJson: string], UniqueHolderRow>(
+  'resolve_unique_jobs',
+  `
+  WITH input AS (
+    SELECT * FROM json_to_recordset($1::json)
+      AS t(ord integer, unique_key text, replace boolean, args jsonb, run_at timestamptz)
+  ), replacement AS (
+    SELECT DISTINCT ON (unique_key) * FROM input WHERE replace ORDER BY unique_key, ord DESC
+  ), replaced AS (
+    UPDATE awa.jobs j
+       SET args = coalesce(r.args, 'null'::jsonb), run_at = coalesce(r.run_at, now()),
+           state = CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'available' END
+      FROM replacement r
+     WHERE j.unique_key = r.unique_key AND j.unique_key IS NOT NULL AND j.state = ANY (j.unique_states)
+       AND j.state IN ('scheduled', 'available', 'retryable')
+    RETURNING j.id, j.unique_key, j.kind, j.queue, j.state
+  ), holder AS (
+    SELECT id, unique_key, kind, queue FROM awa.jobs
+     WHERE unique_key IN (SELECT unique_key FROM input) AND unique_key IS NOT NULL AND state = ANY (unique_states)
+  ), notified AS (
+    SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) AS n
+      FROM (SELECT DISTINCT queue FROM replaced WHERE state = 'available') q
+  )
+  SELECT i.ord, coalesce(r.id, h.id)::text AS id, coalesce(r.kind, h.kind) AS kind,
+         coalesce(r.queue, h.queue) AS queue, (i.replace AND r.id IS NOT NULL) AS replaced
+    FROM input i
+    LEFT JOIN replaced r ON r.unique_key = i.unique_key
+    LEFT JOIN holder h ON h.unique_key = i.unique_key
+   CROSS JOIN notified
+   ORDER BY i.ord`,
 );
 
 export const getJob = statement<[id: string], JobRow>(

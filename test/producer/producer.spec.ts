@@ -167,7 +167,13 @@ describe('QueueProducer', () => {
 
   it('enqueues a job and reads it back', async () => {
     const job = await producer.enqueue('x.read', { a: [1, 'two', { three: true }] }, { priority: -3, maxAttempts: 4 });
-    expect(job).toEqual({ id: expect.stringMatching(/^\d+$/), kind: 'x.read', queue: 'default' });
+    expect(job).toEqual({
+      id: expect.stringMatching(/^\d+$/),
+      kind: 'x.read',
+      queue: 'default',
+      duplicate: false,
+      replaced: false,
+    });
     expect(await producer.getJob(job.id)).toMatchObject({
       id: job.id,
       kind: 'x.read',

@@ -2,7 +2,14 @@ import type pg from 'pg';
 import { RescueErrors } from '../../lib/awa.messages.js';
 import { rescueParams } from '../../lib/maintenance/tasks/maintenance-task.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
-import { instancesSql, maintenanceSql, workerSql, type SqlParams, type SqlStatement } from '../../lib/sql/index.js';
+import {
+  instancesSql,
+  jobsSql,
+  maintenanceSql,
+  workerSql,
+  type SqlParams,
+  type SqlStatement,
+} from '../../lib/sql/index.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 interface PlanNode {
@@ -149,6 +156,12 @@ describe('query plans', () => {
       ['jobs_finalized_idx'],
     ),
     planCase('findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']),
+    planCase(
+      'resolveUniqueJobs',
+      jobsSql.resolveUniqueJobs,
+      [JSON.stringify([{ ord: 0, unique_key: 'k:1', replace: true, args: {}, run_at: null }])],
+      ['jobs_unique_idx'],
+    ),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.
     planCase(

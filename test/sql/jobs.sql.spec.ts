@@ -1,5 +1,6 @@
 import { jobsSql } from '../../lib/sql/index.js';
-import { listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
+import type pg from 'pg';
+import { execOn, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 
 /** The producer-side statements: insert, read, cancel. */
@@ -103,6 +104,126 @@ describe('jobs.sql', () => {
       await tx.query('ROLLBACK');
       expect(await notes.take(f.sql)).toEqual([]);
       expect(await f.sql(`SELECT kind FROM awa.jobs WHERE queue = 'rolledback'`)).toEqual([]);
+    });
+  });
+
+  describe('insertJobs tags', () => {
+    it('stores the tags of a job, and none when the element has no tags', async () => {
+      const [tagged, plain] = await insert([job('tagged', { tags: ['a', 'b c'] }), job('untagged')]);
+      const rows = await f.sql('SELECT id::text, tags FROM awa.jobs WHERE id IN ($1, $2)', [tagged, plain]);
+      expect(new Map(rows.map((r) => [r.id, r.tags]))).toEqual(
+        new Map([
+          [tagged, ['a', 'b c']],
+          [plain, []],
+        ]),
+      );
+    });
+  });
+
+  const BLOCKING = ['scheduled', 'available', 'running', 'retryable'];
+  const keyed = (kind: string, key: string, extra: object = {}) =>
+    job(kind, { unique_key: key, unique_period: null, unique_states: BLOCKING, ...extra });
+  const insertUnique = (jobs: object[], on?: pg.ClientBase) =>
+    f.run(jobsSql.insertUniqueJobs, [JSON.stringify(jobs.map((j, ord) => ({ ord, ...j })))], on);
+
+  describe('insertUniqueJobs', () => {
+    it('inserts unkeyed jobs and the first job of each free key, returning every row in input order', async () => {
+      const rows = await insertUnique([
+        job('plain0'),
+        keyed('k1', 'key-1'),
+        job('plain2'),
+        keyed('k1-again', 'key-1'),
+        keyed('k2', 'key-2', { tags: ['t'] }),
+        job('plain5'),
+      ]);
+      expect(rows.map((r) => [r.ord, r.unique_key, r.id === null])).toEqual([
+        [0, null, false],
+        [1, 'key-1', false],
+        [2, null, false],
+        [3, 'key-1', true],
+        [4, 'key-2', false],
+        [5, null, false],
+      ]);
+      const stored = await f.sql(`SELECT id::text, kind, unique_key, unique_states, tags FROM awa.jobs`);
+      const byId = new Map(stored.map((r) => [r.id, r]));
+      expect(rows.filter((r) => r.id).map((r) => byId.get(r.id)?.kind)).toEqual([
+        'plain0',
+        'k1',
+        'plain2',
+        'k2',
+        'plain5',
+      ]);
+      expect(byId.get(rows[4]!.id)).toMatchObject({ unique_key: 'key-2', unique_states: BLOCKING, tags: ['t'] });
+      expect(byId.get(rows[0]!.id)).toMatchObject({ unique_key: null, unique_states: null, tags: [] });
+    });
+
+    it('is blocked by a job holding the key in one of its unique_states, not by one in another state', async () => {
+      const [held] = await insertUnique([keyed('holder', 'held')]);
+      const [finished] = await insertUnique([keyed('holder', 'finished')]);
+      await f.sql(`UPDATE awa.jobs SET state = 'completed', finalized_at = now() WHERE id = $1`, [finished!.id]);
+      const rows = await insertUnique([keyed('dup', 'held'), keyed('again', 'finished')]);
+      expect(rows.map((r) => r.id === null)).toEqual([true, false]);
+      expect(held!.id).not.toBeNull();
+    });
+
+    it('appends the period bucket of the database clock to the key', async () => {
+      const tx = await f.client();
+      await tx.query('BEGIN');
+      const [row] = await insertUnique([keyed('p', 'periodic', { unique_period: 60_000 })], tx);
+      const [clock] = await execOn(tx)(
+        `SELECT floor(extract(epoch FROM now()) * 1000 / 60000)::bigint::text AS bucket`,
+      );
+      await tx.query('COMMIT');
+      expect(row!.unique_key).toBe(`periodic:${clock!.bucket}`);
+    });
+  });
+
+  describe('resolveUniqueJobs', () => {
+    const argsAndState = async (id: string) => (await f.sql('SELECT args, state FROM awa.jobs WHERE id = $1', [id]))[0];
+    const resolve = (items: object[]) =>
+      f.run(jobsSql.resolveUniqueJobs, [
+        JSON.stringify(items.map((i, ord) => ({ ord, replace: false, args: null, run_at: null, ...i }))),
+      ]);
+
+    it('finds the job holding each key, and null where none holds it', async () => {
+      const [a] = await insertUnique([keyed('ka', 'res-a', { queue: 'qa' })]);
+      const [gone] = await insertUnique([keyed('kg', 'res-gone')]);
+      await f.sql(`UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE id = $1`, [gone!.id]);
+      expect(await resolve([{ unique_key: 'res-a' }, { unique_key: 'res-gone' }, { unique_key: 'res-a' }])).toEqual([
+        { ord: 0, id: a!.id, kind: 'ka', queue: 'qa', replaced: false },
+        { ord: 1, id: null, kind: null, queue: null, replaced: false },
+        { ord: 2, id: a!.id, kind: 'ka', queue: 'qa', replaced: false },
+      ]);
+    });
+
+    it('replaces a waiting holder with the last replacing element, and NOTIFYs its queue when available', async () => {
+      const notes = await listen(await f.client(), 'awa_jobs');
+      const future = new Date(Date.now() + 3_600_000).toISOString();
+      const [h] = await insertUnique([keyed('kr', 'res-replace', { queue: 'rq', run_at: future })]);
+      await notes.take(f.sql);
+      const rows = await resolve([
+        { unique_key: 'res-replace', replace: true, args: { v: 1 } },
+        { unique_key: 'res-replace', replace: false },
+        { unique_key: 'res-replace', replace: true, args: { v: 2 } },
+      ]);
+      expect(rows.map((r) => [r.id, r.replaced])).toEqual([
+        [h!.id, true],
+        [h!.id, false],
+        [h!.id, true],
+      ]);
+      expect(await argsAndState(h!.id!)).toMatchObject({ args: { v: 2 }, state: 'available' });
+      expect(await notes.take(f.sql)).toEqual(['rq']);
+      await resolve([{ unique_key: 'res-replace', replace: true, args: { v: 3 }, run_at: future }]);
+      expect(await argsAndState(h!.id!)).toMatchObject({ args: { v: 3 }, state: 'scheduled' });
+      expect(await notes.take(f.sql)).toEqual([]);
+    });
+
+    it('does not replace a running holder', async () => {
+      const [h] = await insertUnique([keyed('krun', 'res-running', { args: { v: 1 } })]);
+      await f.sql(`UPDATE awa.jobs SET state = 'running', attempt = 1 WHERE id = $1`, [h!.id]);
+      const rows = await resolve([{ unique_key: 'res-running', replace: true, args: { v: 2 } }]);
+      expect(rows).toMatchObject([{ id: h!.id, replaced: false }]);
+      expect(await argsAndState(h!.id!)).toMatchObject({ args: { v: 1 }, state: 'running' });
     });
   });
 

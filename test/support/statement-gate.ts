@@ -4,7 +4,8 @@ import { queryOnce } from './test-database.js';
 /**
  * Holds every statement of one kind on one table at a gate the test opens when it chooses: a
  * statement trigger waits on an advisory lock the gate's own connection holds. Deterministic, where
- * a sleep in the statement would be a guess.
+ * a sleep in the statement would be a guess. `AFTER`: the statement has done its work (its rows
+ * written, its conflicts decided) and waits before it returns.
  */
 export interface StatementGate {
   /** Statements that reach the trigger wait from now on. */
@@ -22,6 +23,7 @@ export async function createStatementGate(
   key: number,
   event: 'INSERT' | 'UPDATE' | 'DELETE',
   table: string,
+  timing: 'BEFORE' | 'AFTER' = 'BEFORE',
 ): Promise<StatementGate> {
   const name = `gate_${key}`;
   await queryOnce(
@@ -29,7 +31,7 @@ export async function createStatementGate(
     `
     CREATE FUNCTION public.${name}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_advisory_lock_shared(${key}); PERFORM pg_advisory_unlock_shared(${key}); RETURN NULL; END $$;
-    CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.${name}()`,
+    CREATE TRIGGER ${name} ${timing} ${event} ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.${name}()`,
   );
   const holder = new pg.Client({ connectionString: url });
   await holder.connect();
