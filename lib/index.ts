@@ -37,3 +37,5 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export { JobSnoozedError, JobValueError } from './errors/index.js';
+export { MAX_SNOOZE_MS, type JobSnooze } from './worker/job-snooze.js';

@@ -14,6 +14,10 @@ export const AwaErrorCodes = {
   enqueueValidation: 'AWA_ENQUEUE_VALIDATION',
   /** A statement of the queue's own ran past the option statementTimeout and was stopped on the server. */
   statementTimeout: 'AWA_STATEMENT_TIMEOUT',
+  /** Not a failure: a handler threw JobSnoozedError to put its job back for later, spending no attempt. */
+  jobSnoozed: 'AWA_JOB_SNOOZED',
+  /** A handler passed job.snooze() or job.progress() a value that cannot be used (bad delay, not JSON, too large). */
+  invalidJobValue: 'AWA_INVALID_JOB_VALUE',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

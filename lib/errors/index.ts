@@ -6,3 +6,5 @@ export { EnqueueValidationError } from './enqueue-validation.error.js';
 export { HandlerRegistrationError } from './handler-registration.error.js';
 export { SchemaError } from './schema.error.js';
 export { StatementTimeoutError } from './statement-timeout.error.js';
+export { JobSnoozedError } from './job-snoozed.error.js';
+export { JobValueError } from './job-value.error.js';

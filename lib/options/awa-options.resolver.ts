@@ -29,6 +29,8 @@ export interface ResolvedAwaOptions {
   connectionMode: 'direct' | 'transaction-pooler';
   statementTimeout: number;
   retention: Required<RetentionOptions>;
+  maxOutputBytes: number;
+  maxProgressBytes: number;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -56,6 +58,8 @@ const MODULE_KEYS = Object.keys({
   connectionMode: 1,
   statementTimeout: 1,
   retention: 1,
+  maxOutputBytes: 1,
+  maxProgressBytes: 1,
 } satisfies Record<keyof AwaModuleOptions, 1>);
 const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<
   keyof AwaModuleAsyncOptions,
@@ -156,6 +160,13 @@ function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueu
       MAX_TIMER_MS,
     ),
     prefetch: checkNumber(at('prefetch'), pick(q.prefetch, QUEUE_DEFAULTS.prefetch), 'nonNegative', true, 100_000),
+    maxSnoozes: checkNumber(
+      at('maxSnoozes'),
+      pick(q.maxSnoozes, QUEUE_DEFAULTS.maxSnoozes),
+      'nonNegative',
+      true,
+      1_000_000,
+    ),
   };
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
     throw new AwaOptionError(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`);
@@ -262,6 +273,8 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     livenessProbe: pooled ? 'heartbeat' : (o.livenessProbe ?? 'session'),
     connectionMode: o.connectionMode ?? 'direct',
     statementTimeout: num('statementTimeout', 'nonNegative', true, MAX_TIMER_MS),
+    maxOutputBytes: num('maxOutputBytes', 'positive', true, 64 * 1024 * 1024),
+    maxProgressBytes: num('maxProgressBytes', 'positive', true, 1024 * 1024),
     retention: {
       completed: checkNumber(
         'retention.completed',
