@@ -108,7 +108,8 @@ export class InFlightJob {
     const encoded = encodeJson(value);
     if ('problem' in encoded) throw new JobValueError('progress', JobValueMessages.progressInvalid(encoded.problem));
     const limit = this.progressSink?.maxProgressBytes ?? Infinity;
-    if (encoded.bytes > limit) throw new JobValueError('progress', JobValueMessages.progressTooLarge(encoded.bytes, limit));
+    if (encoded.bytes > limit)
+      throw new JobValueError('progress', JobValueMessages.progressTooLarge(encoded.bytes, limit));
     if (this.settled || this.lost || !this.progressSink) return; // it could not land any more
     const queued = this.progressJson !== undefined;
     this.progressJson = encoded.json;
