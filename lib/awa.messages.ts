@@ -123,6 +123,7 @@ export const JobValueMessages = {
   outputTooLarge: (bytes: number, limit: number) =>
     `output not stored: the handler's return value is ${bytes} bytes as JSON; the limit is ${limit} bytes ` +
     '(option maxOutputBytes)',
+  outputRefused: (error: string) => `output not stored: the database refused the handler's return value: ${error}`,
   notJson: (type: string) => `${type} is not a JSON value`,
   nul: 'strings must not contain the NUL character (\\u0000)',
   loneSurrogate: 'strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)',

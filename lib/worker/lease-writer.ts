@@ -8,7 +8,7 @@ import { workerSql } from '../sql/index.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
-import { encodeOutput, snoozeOf } from './job-result.js';
+import { encodeOutput, held, refusedData, snoozeOf } from './job-result.js';
 
 /**
  * Connections a heartbeat tick spreads its chunks over. The server's per-row work dominates a tick
@@ -185,17 +185,31 @@ export class LeaseWriter implements ProgressSink {
     const ids = jobs.map((j) => j.id);
     const leases = jobs.map((j) => j.runLease);
     // The common batch, where no handler returned a value, keeps the plain statement.
-    const rows = await this.lane.run(() =>
-      jobs.some((j) => j.returned !== undefined)
-        ? this.db.query(workerSql.completeJobsWithOutput, [
-            ids,
-            leases,
-            jobs.map((j) => j.outputJson ?? null),
-            jobs.map((j) => j.outputNote ?? null),
-          ])
-        : this.db.query(workerSql.completeJobs, [ids, leases]),
-    );
-    return held(jobs, rows);
+    if (!jobs.some((j) => j.returned !== undefined))
+      return held(jobs, await this.lane.run(() => this.db.query(workerSql.completeJobs, [ids, leases])));
+    const withOutput = () =>
+      this.db.query(workerSql.completeJobsWithOutput, [
+        ids,
+        leases,
+        jobs.map((j) => j.outputJson ?? null),
+        jobs.map((j) => j.outputNote ?? null),
+      ]);
+    try {
+      return held(jobs, await this.lane.run(withOutput));
+    } catch (error) {
+      // JSON the server refuses (e.g. nested deeper than its stack allows) must not fail the batch
+      // again and again: write the jobs one by one, and complete the one refused without output.
+      const [only] = jobs;
+      if (!refusedData(error) || (jobs.length === 1 && only!.outputJson === undefined)) throw error;
+      if (jobs.length > 1) {
+        const results: boolean[] = [];
+        for (const job of jobs) results.push(...(await this.writeCompletions([job])));
+        return results;
+      }
+      only!.outputJson = undefined;
+      only!.outputNote = JobValueMessages.outputRefused(String(error));
+      return held(jobs, await this.lane.run(withOutput));
+    }
   }
 
   private async writeSnoozes(jobs: InFlightJob[]): Promise<boolean[]> {
@@ -221,10 +235,24 @@ export class LeaseWriter implements ProgressSink {
       values.push(job.progressJson);
       job.progressJson = undefined; // a later progress() queues the next write
     }
-    if (batch.length > 0) {
-      await this.lane.run(() =>
-        this.db.query(workerSql.writeProgress, [batch.map((j) => j.id), batch.map((j) => j.runLease), values]),
+    const write = (from: number, to: number) =>
+      this.lane.run(() =>
+        this.db.query(workerSql.writeProgress, [
+          batch.slice(from, to).map((j) => j.id),
+          batch.slice(from, to).map((j) => j.runLease),
+          values.slice(from, to),
+        ]),
       );
+    try {
+      if (batch.length > 0) await write(0, batch.length);
+    } catch (error) {
+      // One value the server refuses must not cost the others theirs: write them one by one.
+      if (!refusedData(error) || batch.length === 1) throw error;
+      for (let i = 0; i < batch.length; i++) {
+        await write(i, i + 1).catch((one: unknown) =>
+          this.logger.warn(AwaMessages.operationFailed(`writing the progress of job ${batch[i]!.id}`, String(one))),
+        );
+      }
     }
     return jobs.map(() => undefined);
   }
@@ -259,10 +287,4 @@ export class LeaseWriter implements ProgressSink {
       }
     }
   }
-}
-
-/** Which of `jobs` the fenced write changed (the rest had lost their lease). */
-function held(jobs: InFlightJob[], rows: Array<{ id: string; run_lease: string }>): boolean[] {
-  const done = new Set(rows.map((r) => leaseKey(r.id, r.run_lease)));
-  return jobs.map((j) => done.has(j.key));
 }

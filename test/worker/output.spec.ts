@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import pg from 'pg';
 import { JobValueMessages } from '../../lib/awa.messages.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
-const MAX_OUTPUT_BYTES = 200;
+const MAX_OUTPUT_BYTES = 20_000;
 
 const circular = () => {
   const value: Record<string, unknown> = { name: 'loop' };
@@ -27,6 +28,12 @@ const RETURNS: Record<string, () => unknown> = {
   circular,
   function: () => () => 1,
   nul: () => 'a\u0000b',
+  /** JSON the server's parser refuses: nested deeper than its (here lowered) stack allows. */
+  deep: () => {
+    let value: unknown[] = [];
+    for (let i = 0; i < 3_000; i++) value = [value];
+    return value;
+  },
 };
 
 @Injectable()
@@ -46,6 +53,12 @@ describe('output', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    await admin.query(
+      `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET max_stack_depth = %L', current_database(), '100kB'); END $$`,
+    );
+    await admin.end();
     app = await startTestApp({
       url: db.url,
       providers: [Returners],
@@ -108,6 +121,13 @@ describe('output', () => {
       expect(job.errors[0]!.error).toContain(why);
     },
   );
+
+  it('completes a job whose output the database refuses, with output null and an entry, not a retry loop', async () => {
+    const job = await completed('deep');
+    expect(job).toMatchObject({ state: 'completed', attempt: 1, output: null, errors: [{ attempt: 1 }] });
+    expect(job.errors[0]!.error).toContain("output not stored: the database refused the handler's return value");
+    expect(job.errors[0]!.error).toContain('stack depth limit exceeded');
+  });
 
   it('completes jobs with and without output side by side, each with its own output', async () => {
     const whats = ['object', 'undefined', 'overCap', 'string', 'undefined'];
