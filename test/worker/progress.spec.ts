@@ -1,11 +1,9 @@
-import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { AwaErrorCodes, JobHandler, JobValueError, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
-import type { InFlightJob } from '../../lib/worker/in-flight-job.js';
-import { LeaseWriter } from '../../lib/worker/lease-writer.js';
+import { watchResultWrites } from './result-writes.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
@@ -144,15 +142,7 @@ describe('progress', () => {
   });
 
   it("fences a rescued attempt: its later progress and its output never land, the new attempt's do", async () => {
-    // Record what each attempt's result write reported: held (written) or not.
-    const writer = app.get(LeaseWriter);
-    const held = new Map<string, Promise<boolean>>();
-    const complete = writer.complete.bind(writer);
-    const spy = jest.spyOn(writer, 'complete').mockImplementation((job: InFlightJob) => {
-      const result = complete(job);
-      held.set(job.runLease, result);
-      return result;
-    });
+    const writes = watchResultWrites(app);
     try {
       const { id } = await producer.enqueue('progress.fenced', {});
       await waitFor(async () => (await progressOf(id)) !== null, 20_000, 'the progress of attempt 1');
@@ -171,8 +161,8 @@ describe('progress', () => {
       );
       // Now attempt 1 reports again and returns: both are fenced out.
       reporters.gateOf(`late:${id}`).open();
-      await waitFor(() => held.has('1'), 20_000, "attempt 1's result write");
-      expect(await held.get('1')).toBe(false);
+      await waitFor(() => writes.held.has(`${id}:1`), 20_000, "attempt 1's result write");
+      expect(await writes.held.get(`${id}:1`)).toBe(false);
       expect(await producer.getJob(id)).toMatchObject({ state: 'running', runLease: '2', progress: { attempt: 2 } });
       reporters.gateOf(`finish:${id}`).open();
       const job = await finished(id);
@@ -184,10 +174,12 @@ describe('progress', () => {
         output: { from: 2 },
         errors: [{ attempt: 1, error: RescueErrors.deadlineExceeded }],
       });
-      const writes = await dataSource.query(`SELECT progress FROM public.progress_writes WHERE job_id = $1`, [id]);
-      expect(writes).toEqual([{ progress: { attempt: 1 } }, { progress: { attempt: 2 } }]);
+      const progressWrites = await dataSource.query(`SELECT progress FROM public.progress_writes WHERE job_id = $1`, [
+        id,
+      ]);
+      expect(progressWrites).toEqual([{ progress: { attempt: 1 } }, { progress: { attempt: 2 } }]);
     } finally {
-      spy.mockRestore();
+      writes.restore();
     }
   });
 });

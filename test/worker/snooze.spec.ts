@@ -7,14 +7,17 @@ import {
   JobValueError,
   MAX_SNOOZE_MS,
   QueueProducer,
+  RescueErrors,
   type Job,
   type JobRecord,
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { JobValueMessages } from '../../lib/awa.messages.js';
+import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
 import { caughtSync } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
+import { watchResultWrites } from './result-writes.js';
 
 const HOUR = 3_600_000;
 
@@ -59,6 +62,17 @@ class Snoozers {
   forever(job: Job) {
     this.seen(job);
     return job.snooze(1);
+  }
+
+  gates = new Map<string, () => void>();
+
+  /** Attempt 1 snoozes only once the test let it (after its lease was rescued); attempt 2 completes. */
+  @JobHandler('snooze.late')
+  async late(job: Job) {
+    this.seen(job);
+    if (job.attempt > 1) return 'attempt 2';
+    await new Promise<void>((resolve) => this.gates.set(job.id, resolve));
+    return job.snooze(HOUR);
   }
 
   @JobHandler('snooze.invalid')
@@ -170,6 +184,33 @@ describe('snooze', () => {
       errors: [{ attempt: 1, error: JobValueMessages.snoozeCapReached(2) }],
     });
     expect(job.finalizedAt).toBeInstanceOf(Date);
+  });
+
+  it("is fenced: a rescued attempt's snooze changes nothing", async () => {
+    const writes = watchResultWrites(app);
+    try {
+      const { id } = await producer.enqueue('snooze.late', {});
+      await waitFor(() => snoozers.gates.get(id), 20_000, 'attempt 1 to run');
+      // The maintenance leader rescues attempt 1 as past its deadline; attempt 2 completes the job.
+      await app
+        .get(DataSource)
+        .query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
+      await app.get(DeadlineRescueTask).run();
+      await inState(id, 'completed');
+      snoozers.gates.get(id)!();
+      await waitFor(() => writes.held.has(`${id}:1`), 20_000, "attempt 1's snooze write");
+      expect(await writes.held.get(`${id}:1`)).toBe(false);
+      expect(snoozers.attempts.get(id)).toEqual([1, 2]);
+      expect(await producer.getJob(id)).toMatchObject({
+        state: 'completed',
+        attempt: 2,
+        snoozes: 0,
+        output: 'attempt 2',
+        errors: [{ attempt: 1, error: RescueErrors.deadlineExceeded }],
+      });
+    } finally {
+      writes.restore();
+    }
   });
 
   it.each([
