@@ -174,3 +174,23 @@ export const UniqueMessages = {
     `nestjs-awa: a unique job conflicted with another ${rounds} times in a row, each time finishing ` +
     'before it could be read; nothing was enqueued for it. Try again.',
 } as const;
+
+/** Texts of snooze, progress and output: refusals thrown to the handler, and entries in a job's `errors`. */
+export const JobValueMessages = {
+  snoozeInvalid: (got: string, max: number) =>
+    `nestjs-awa: job.snooze(ms) needs a finite number of milliseconds greater than 0 and at most ${max}, got ${got}.`,
+  snoozeCapReached: (max: number) =>
+    `snooze cap reached: the job already snoozed ${max} time(s), the most its queue allows (option maxSnoozes)`,
+  progressInvalid: (reason: string) => `nestjs-awa: job.progress(value) needs a JSON value: ${reason}.`,
+  progressTooLarge: (bytes: number, limit: number) =>
+    `nestjs-awa: job.progress(value) got ${bytes} bytes of JSON; the limit is ${limit} bytes (option ` +
+    'maxProgressBytes). Report a small summary (e.g. a percentage), not the data.',
+  outputInvalid: (reason: string) => `output not stored: the handler's return value is not a JSON value: ${reason}`,
+  outputTooLarge: (bytes: number, limit: number) =>
+    `output not stored: the handler's return value is ${bytes} bytes as JSON; the limit is ${limit} bytes ` +
+    '(option maxOutputBytes)',
+  outputRefused: (error: string) => `output not stored: the database refused the handler's return value: ${error}`,
+  notJson: (type: string) => `${type} is not a JSON value`,
+  nul: 'strings must not contain the NUL character (\\u0000)',
+  loneSurrogate: 'strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)',
+} as const;

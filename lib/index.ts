@@ -51,3 +51,5 @@ export type {
 export { AdminValidationError } from './errors/index.js';
 export type { UniqueOptions } from './interfaces/job.interface.js';
 export { UniqueConflictError } from './errors/index.js';
+export { JobSnoozedError, JobValueError } from './errors/index.js';
+export { MAX_SNOOZE_MS, type JobSnooze } from './worker/job-snooze.js';

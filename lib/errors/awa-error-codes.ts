@@ -20,6 +20,10 @@ export const AwaErrorCodes = {
   adminValidation: 'AWA_ADMIN_VALIDATION',
   /** A unique job kept conflicting with jobs that finished before they could be read; nothing was enqueued. */
   uniqueConflict: 'AWA_UNIQUE_CONFLICT',
+  /** Not a failure: a handler threw JobSnoozedError to put its job back for later, spending no attempt. */
+  jobSnoozed: 'AWA_JOB_SNOOZED',
+  /** A handler passed job.snooze() or job.progress() a value that cannot be used (bad delay, not JSON, too large). */
+  invalidJobValue: 'AWA_INVALID_JOB_VALUE',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

@@ -9,3 +9,5 @@ export { StatementTimeoutError } from './statement-timeout.error.js';
 export { AwaAssertionError } from './awa-assertion.error.js';
 export { AdminValidationError } from './admin-validation.error.js';
 export { UniqueConflictError } from './unique-conflict.error.js';
+export { JobSnoozedError } from './job-snoozed.error.js';
+export { JobValueError } from './job-value.error.js';

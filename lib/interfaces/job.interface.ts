@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { JobSnooze } from '../worker/job-snooze.js';
 
 /** Every state a job can be in. */
 export const JOB_STATES = [
@@ -39,6 +40,18 @@ export interface Job<TArgs = unknown> {
    * the instance shuts down, or the job was cancelled. `signal.reason` says which.
    */
   readonly signal: AbortSignal;
+  /**
+   * `return job.snooze(ms)`: puts the job back to `scheduled`, due `ms` from now (database clock),
+   * spending no attempt and leaving the backoff as it was. Counts against the queue's maxSnoozes.
+   * `ms`: finite, > 0, at most 365 days; else it throws a JobValueError.
+   */
+  snooze(ms: number): JobSnooze;
+  /**
+   * Stores a small JSON value as the job's `progress` (readable through getJob) while it runs.
+   * Returns at once: writes are batched, and the latest value wins. Throws a JobValueError for a
+   * value that is not JSON or is over maxProgressBytes.
+   */
+  progress(value: unknown): void;
 }
 
 /** A handler for one job kind. */

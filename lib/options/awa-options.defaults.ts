@@ -8,6 +8,7 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   retryMaxDelay: 86_400_000,
   pollInterval: 1_000,
   prefetch: 0,
+  maxSnoozes: 100,
 };
 
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {
@@ -27,4 +28,6 @@ export const MODULE_DEFAULTS = {
   orphanSweepInterval: 5_000,
   statementTimeout: 30_000,
   testing: false,
+  maxOutputBytes: 65_536,
+  maxProgressBytes: 8_192,
 } satisfies Partial<AwaModuleOptions>;

@@ -20,6 +20,11 @@ export interface QueueOptions {
    * throughput of short jobs; keep it 0 for long jobs, which it would hoard from other instances.
    */
   prefetch?: number;
+  /**
+   * Times a job of this queue may snooze (`return job.snooze(ms)`); the snooze after that fails the
+   * job for good, with an entry in its `errors`. 0 forbids snoozing. Default 100.
+   */
+  maxSnoozes?: number;
 }
 
 /** How long finished jobs are kept before the maintenance leader deletes them, in ms. */
@@ -81,6 +86,13 @@ export interface AwaModuleOptions {
    * `AwaTesting` (from 'nestjs-awa/testing'). Default false.
    */
   testing?: boolean;
+  /**
+   * Largest stored handler return value (`output`), in bytes of JSON. A larger one is not stored: the
+   * job still completes, with output null and an entry in its `errors`. Default 65_536 (64 KiB).
+   */
+  maxOutputBytes?: number;
+  /** Largest value `job.progress(value)` accepts, in bytes of JSON; a larger one throws. Default 8_192. */
+  maxProgressBytes?: number;
 }
 
 /** forRootAsync: options from a factory, like TypeOrmModule.forRootAsync. */

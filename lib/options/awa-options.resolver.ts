@@ -30,6 +30,8 @@ export interface ResolvedAwaOptions {
   statementTimeout: number;
   retention: Required<RetentionOptions>;
   testing: boolean;
+  maxOutputBytes: number;
+  maxProgressBytes: number;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -58,6 +60,8 @@ const MODULE_KEYS = Object.keys({
   statementTimeout: 1,
   retention: 1,
   testing: 1,
+  maxOutputBytes: 1,
+  maxProgressBytes: 1,
 } satisfies Record<keyof AwaModuleOptions, 1>);
 const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<
   keyof AwaModuleAsyncOptions,
@@ -158,6 +162,13 @@ function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueu
       MAX_TIMER_MS,
     ),
     prefetch: checkNumber(at('prefetch'), pick(q.prefetch, QUEUE_DEFAULTS.prefetch), 'nonNegative', true, 100_000),
+    maxSnoozes: checkNumber(
+      at('maxSnoozes'),
+      pick(q.maxSnoozes, QUEUE_DEFAULTS.maxSnoozes),
+      'nonNegative',
+      true,
+      1_000_000,
+    ),
   };
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
     throw new AwaOptionError(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`);
@@ -267,6 +278,8 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     livenessProbe: pooled ? 'heartbeat' : (o.livenessProbe ?? 'session'),
     connectionMode: o.connectionMode ?? 'direct',
     statementTimeout: num('statementTimeout', 'nonNegative', true, MAX_TIMER_MS),
+    maxOutputBytes: num('maxOutputBytes', 'positive', true, 64 * 1024 * 1024),
+    maxProgressBytes: num('maxProgressBytes', 'positive', true, 1024 * 1024),
     retention: {
       completed: checkNumber(
         'retention.completed',

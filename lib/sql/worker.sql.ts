@@ -105,6 +105,17 @@ const RELEASE_HELD_LEASES = releaseHeldLeases('unnest($1::bigint[], $2::bigint[]
 /** The same fence over the statement's `input` rows. */
 const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
 
+/** Appends an error entry to job row `j` when `when` holds (a boolean expression), else keeps the errors. */
+const appendErrorWhen = (when: string, errorText: string) =>
+  `errors = CASE WHEN ${when} THEN j.errors || jsonb_build_array(jsonb_build_object('at', now(), ` +
+  `'attempt', j.attempt, 'error', ${errorText})) ELSE j.errors END`;
+/** The cancel entry, else `note` (a text expression, null: none). */
+const cancelledOr = (cancelled: string, note: string) =>
+  appendErrorWhen(
+    `${cancelled} OR ${note} IS NOT NULL`,
+    `CASE WHEN ${cancelled} THEN ${CANCELLED_TEXT} ELSE ${note} END`,
+  );
+
 /**
  * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
  * exists is completed; the ids returned are the ones that were. An attempt with a stored cancel
@@ -116,10 +127,7 @@ export const completeJobs = statement<Attempts, AttemptRow>(
   WITH ${RELEASE_HELD_LEASES}
   UPDATE awa.jobs j
      SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
-         errors = CASE WHEN r.cancel_requested
-                       THEN j.errors || jsonb_build_array(jsonb_build_object('at', now(), 'attempt', j.attempt,
-                         'error', ${CANCELLED_TEXT}))
-                       ELSE j.errors END
+         ${appendErrorWhen('r.cancel_requested', CANCELLED_TEXT)}
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text`,
@@ -246,5 +254,79 @@ export const cancelRunningJobs = statement<[...Attempts, error: string], Attempt
          ${appendError('$3::text')}
     FROM released r
    WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
+  RETURNING j.id::text, j.run_lease::text`,
+);
+
+/**
+ * completeJobs for a batch where some handler returned a value: also stores $3, each attempt's
+ * output as JSON text (null: none), and appends $4, a note for the errors (null: none), e.g. an
+ * output over the cap. Batches without either use completeJobs, unchanged. Fenced like completeJobs;
+ * an attempt with a cancel request ends `cancelled`, its output not stored.
+ */
+export const completeJobsWithOutput = statement<
+  [...Attempts, outputs: Array<string | null>, notes: Array<string | null>],
+  AttemptRow
+>(
+  'complete_jobs_with_output',
+  `
+  WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS f(job_id, run_lease, output, note)
+  ), ${RELEASE_INPUT_LEASES}
+  UPDATE awa.jobs j
+     SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
+         output = CASE WHEN r.cancel_requested THEN j.output ELSE f.output::jsonb END,
+         ${cancelledOr('r.cancel_requested', 'f.note')}
+    FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
+   WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
+  RETURNING j.id::text, j.run_lease::text`,
+);
+
+/**
+ * Snoozes attempts ($1 ids, $2 leases, $3 delays in ms, $4 each queue's maxSnoozes, $5 the error
+ * text if over it): back to `scheduled` at now() + delay, attempt given back (so the next failure's
+ * backoff is as if no snooze happened), snoozes + 1. A job that snoozed maxSnoozes times already
+ * fails for good with that error instead; one with a cancel request ends `cancelled`. Fenced like
+ * completeJobs: a rescued attempt's snooze changes nothing.
+ */
+export const snoozeJobs = statement<
+  [...Attempts, delayMs: number[], maxSnoozes: number[], capErrors: string[]],
+  AttemptRow & { state: JobState }
+>(
+  'snooze_jobs',
+  `
+  WITH input AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[], $4::int[], $5::text[])
+      AS f(job_id, run_lease, delay_ms, max_snoozes, cap_error)
+  ), ${RELEASE_INPUT_LEASES}, verdict AS (
+    SELECT f.*, r.cancel_requested AS cancel, (NOT r.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
+      FROM input f
+      JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
+      JOIN awa.jobs j0 ON j0.id = f.job_id
+  )
+  UPDATE awa.jobs j
+     SET state = CASE WHEN v.cancel THEN 'cancelled' WHEN v.capped THEN 'failed' ELSE 'scheduled' END,
+         attempt = CASE WHEN v.cancel OR v.capped THEN j.attempt ELSE j.attempt - 1 END,
+         snoozes = CASE WHEN v.cancel OR v.capped THEN j.snoozes ELSE j.snoozes + 1 END,
+         run_at = CASE WHEN v.cancel OR v.capped THEN j.run_at ELSE now() + ${millis('v.delay_ms')} END,
+         finalized_at = CASE WHEN v.cancel OR v.capped THEN now() END,
+         shutdown_releases = 0,
+         ${appendErrorWhen('v.cancel OR v.capped', `CASE WHEN v.cancel THEN ${CANCELLED_TEXT} ELSE v.cap_error END`)}
+    FROM verdict v
+   WHERE j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'
+  RETURNING j.id::text, j.run_lease::text, j.state`,
+);
+
+/**
+ * Stores progress ($3, JSON texts) on running attempts ($1 ids, $2 leases). Fenced: only where the
+ * lease row is still held and the job still runs on that lease, so a rescued attempt's progress
+ * never lands. Returns the attempts written.
+ */
+export const writeProgress = statement<[...Attempts, values: string[]], AttemptRow>(
+  'write_progress',
+  `
+  UPDATE awa.jobs j SET progress = p.value::jsonb
+    FROM unnest($1::bigint[], $2::bigint[], $3::text[]) AS p(job_id, run_lease, value)
+    JOIN awa.active_leases l ON l.job_id = p.job_id AND l.run_lease = p.run_lease
+   WHERE j.id = p.job_id AND j.run_lease = p.run_lease AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text`,
 );

@@ -117,7 +117,7 @@ export class AwaTesting {
 
   /** Runs one claimed attempt, writes its result as a worker would, and reads the job's new state. */
   private async runAttempt(row: ClaimedJobRow, queue: ResolvedQueueOptions): Promise<DrainedJob> {
-    const job = new InFlightJob(row);
+    const job = new InFlightJob(row, this.writer);
     const handler = this.explorer.handlers.get(row.kind)!;
     const outcome: AttemptOutcome = await job.run(handler.invoke, queue.deadlineDuration, () => undefined);
     job.settled = true;

@@ -1,5 +1,10 @@
+import { JobValueMessages } from '../awa.messages.js';
+import { JobSnoozedError } from '../errors/job-snoozed.error.js';
+import { JobValueError } from '../errors/job-value.error.js';
 import type { Job } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import { encodeJson } from '../util/json-value.js';
+import { JobSnooze } from './job-snooze.js';
 
 export type { ClaimedJobRow };
 
@@ -11,6 +16,13 @@ export type AttemptOutcome =
   | { kind: 'deadline' }
   /** Given back on shutdown: the lease was released, nothing more is written. */
   | { kind: 'released' };
+
+/** Where an attempt's progress goes: the LeaseWriter. */
+export interface ProgressSink {
+  readonly maxProgressBytes: number;
+  /** Queues a write of `job.progressJson`; resolves once it was written (or given up on). */
+  writeProgress(job: InFlightJob): Promise<void>;
+}
 
 /**
  * One attempt this instance is running: the lease it holds, its abort signal and its local
@@ -36,8 +48,21 @@ export class InFlightJob {
   private controller: AbortController | undefined;
   private abortReason: string | undefined;
   private interrupt: ((outcome: AttemptOutcome) => void) | undefined;
+  /** What the handler returned (undefined: nothing), or a JobSnooze, also for a thrown JobSnoozedError. */
+  returned: unknown;
+  /** The output to store on completion, as JSON (see encodeOutput). */
+  outputJson: string | undefined;
+  /** Why the return value was not stored as output: appended to the job's errors on completion. */
+  outputNote: string | undefined;
+  /** The latest `job.progress()` value, as JSON, not written yet. */
+  progressJson: string | undefined;
+  /** Resolves once the progress queued last is written: the attempt's result is written after it. */
+  progressWritten: Promise<void> | undefined;
 
-  constructor(readonly row: ClaimedJobRow) {
+  constructor(
+    readonly row: ClaimedJobRow,
+    private readonly progressSink?: ProgressSink,
+  ) {
     this.id = row.id;
     this.runLease = row.run_lease;
     this.key = leaseKey(row.id, row.run_lease);
@@ -78,6 +103,19 @@ export class InFlightJob {
     this.interrupt?.({ kind: 'released' });
   }
 
+  /** job.progress(value): validated now, written later (batched); the latest value wins. */
+  reportProgress(value: unknown): void {
+    const encoded = encodeJson(value);
+    if ('problem' in encoded) throw new JobValueError('progress', JobValueMessages.progressInvalid(encoded.problem));
+    const limit = this.progressSink?.maxProgressBytes ?? Infinity;
+    if (encoded.bytes > limit)
+      throw new JobValueError('progress', JobValueMessages.progressTooLarge(encoded.bytes, limit));
+    if (this.settled || this.lost || !this.progressSink) return; // it could not land any more
+    const queued = this.progressJson !== undefined;
+    this.progressJson = encoded.json;
+    if (!queued) this.progressWritten = this.progressSink.writeProgress(this);
+  }
+
   /**
    * Runs the handler, racing it against the local hard deadline (0: none), counted from now, the
    * handler's start: a wait in the prefetch buffer is not charged (the lease's deadline_at moves
@@ -106,17 +144,20 @@ export class InFlightJob {
         // unref: a pending deadline alone must not keep a stopping process alive.
         timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs).unref();
       }
+      const returned = (value: unknown) => {
+        if (!done) this.returned = value;
+        finish(RETURNED);
+      };
+      const threw = (error: unknown) =>
+        error instanceof JobSnoozedError ? returned(new JobSnooze(error.delayMs)) : finish({ kind: 'threw', error });
       let result: unknown;
       try {
         result = handler(this.job);
       } catch (error) {
-        finish({ kind: 'threw', error });
+        threw(error);
         return;
       }
-      Promise.resolve(result).then(
-        () => finish(RETURNED),
-        (error: unknown) => finish({ kind: 'threw', error }),
-      );
+      Promise.resolve(result).then(returned, threw);
     });
   }
 }
@@ -159,5 +200,13 @@ class AttemptJob implements Job {
 
   get signal(): AbortSignal {
     return this.#inFlight.signal;
+  }
+
+  snooze(ms: number): JobSnooze {
+    return new JobSnooze(ms);
+  }
+
+  progress(value: unknown): void {
+    this.#inFlight.reportProgress(value);
   }
 }

@@ -1,13 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AWA_OPTIONS } from '../awa.constants.js';
-import { AwaMessages } from '../awa.messages.js';
+import { AwaMessages, JobValueMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { workerSql } from '../sql/index.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
-import { leaseKey, type InFlightJob } from './in-flight-job.js';
+import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
+import { encodeOutput, held, refusedData, snoozeOf } from './job-result.js';
 
 /**
  * Connections a heartbeat tick spreads its chunks over. The server's per-row work dominates a tick
@@ -35,7 +36,7 @@ export interface FailRequest {
  * go through one serial lane, so the instance never deadlocks with itself on its own lease rows.
  */
 @Injectable()
-export class LeaseWriter {
+export class LeaseWriter implements ProgressSink {
   private readonly lane = new SerialLane();
   private readonly logger = new Logger('AwaLeaseWriter');
   private readonly completions = new MicroBatcher<InFlightJob, boolean>((jobs) =>
@@ -44,6 +45,11 @@ export class LeaseWriter {
   private readonly failures = new MicroBatcher<FailRequest, JobState | null>((reqs) =>
     this.persist(() => this.writeFailures(reqs)),
   );
+  private readonly snoozes = new MicroBatcher<InFlightJob, boolean>((jobs) =>
+    this.persist(() => this.writeSnoozes(jobs)),
+  );
+  /** Progress is best effort: one write per job per flush (the latest value), never retried. */
+  private readonly progress = new MicroBatcher<InFlightJob, void>((jobs) => this.writeProgressBatch(jobs));
   private readonly starts = new MicroBatcher<{ job: InFlightJob; deadlineMs: number }, void>((reqs) =>
     this.writeStarts(reqs),
   );
@@ -53,13 +59,37 @@ export class LeaseWriter {
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
-  /** Resolves true if the attempt was completed, false if its lease was no longer held. */
+  get maxProgressBytes(): number {
+    return this.options.maxProgressBytes;
+  }
+
+  /**
+   * Writes what the handler returned (`job.returned`): its output on completion, or a snooze.
+   * Resolves true if written, false if the lease was no longer held. Pending progress goes first.
+   */
   complete(job: InFlightJob): Promise<boolean> {
+    if (job.progressWritten) return job.progressWritten.then(() => this.completeNow(job));
+    return this.completeNow(job);
+  }
+
+  private completeNow(job: InFlightJob): Promise<boolean> {
+    if (job.returned === undefined) return this.completions.push(job);
+    if (snoozeOf(job)) return this.snoozes.push(job);
+    encodeOutput(job, this.options.maxOutputBytes);
     return this.completions.push(job);
+  }
+
+  /** @internal Queues a write of the latest `job.progress()` value (see InFlightJob.reportProgress). */
+  writeProgress(job: InFlightJob): Promise<void> {
+    return this.progress.push(job).catch((error: unknown) => {
+      this.logger.warn(AwaMessages.operationFailed(`writing the progress of job ${job.id}`, String(error)));
+    });
   }
 
   /** Resolves with the new state (retryable or failed), or null if the lease was no longer held. */
   fail(request: FailRequest): Promise<JobState | null> {
+    const { progressWritten } = request.job;
+    if (progressWritten) return progressWritten.then(() => this.failures.push(request));
     return this.failures.push(request);
   }
 
@@ -152,11 +182,79 @@ export class LeaseWriter {
   }
 
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
+    const ids = jobs.map((j) => j.id);
+    const leases = jobs.map((j) => j.runLease);
+    // The common batch, where no handler returned a value, keeps the plain statement.
+    if (!jobs.some((j) => j.returned !== undefined))
+      return held(jobs, await this.lane.run(() => this.db.query(workerSql.completeJobs, [ids, leases])));
+    const withOutput = () =>
+      this.db.query(workerSql.completeJobsWithOutput, [
+        ids,
+        leases,
+        jobs.map((j) => j.outputJson ?? null),
+        jobs.map((j) => j.outputNote ?? null),
+      ]);
+    try {
+      return held(jobs, await this.lane.run(withOutput));
+    } catch (error) {
+      // JSON the server refuses (e.g. nested deeper than its stack allows) must not fail the batch
+      // again and again: write the jobs one by one, and complete the one refused without output.
+      const [only] = jobs;
+      if (!refusedData(error) || (jobs.length === 1 && only!.outputJson === undefined)) throw error;
+      if (jobs.length > 1) {
+        const results: boolean[] = [];
+        for (const job of jobs) results.push(...(await this.writeCompletions([job])));
+        return results;
+      }
+      only!.outputJson = undefined;
+      only!.outputNote = JobValueMessages.outputRefused(String(error));
+      return held(jobs, await this.lane.run(withOutput));
+    }
+  }
+
+  private async writeSnoozes(jobs: InFlightJob[]): Promise<boolean[]> {
+    const caps = jobs.map((j) => this.options.queues.get(j.row.queue)?.maxSnoozes ?? 0);
     const rows = await this.lane.run(() =>
-      this.db.query(workerSql.completeJobs, [jobs.map((j) => j.id), jobs.map((j) => j.runLease)]),
+      this.db.query(workerSql.snoozeJobs, [
+        jobs.map((j) => j.id),
+        jobs.map((j) => j.runLease),
+        jobs.map((j) => snoozeOf(j)!.delayMs),
+        caps,
+        caps.map((max) => JobValueMessages.snoozeCapReached(max)),
+      ]),
     );
-    const done = new Set(rows.map((r) => leaseKey(r.id, r.run_lease)));
-    return jobs.map((j) => done.has(j.key));
+    return held(jobs, rows);
+  }
+
+  private async writeProgressBatch(jobs: InFlightJob[]): Promise<void[]> {
+    const batch: InFlightJob[] = [];
+    const values: string[] = [];
+    for (const job of jobs) {
+      if (job.progressJson === undefined) continue;
+      batch.push(job);
+      values.push(job.progressJson);
+      job.progressJson = undefined; // a later progress() queues the next write
+    }
+    const write = (from: number, to: number) =>
+      this.lane.run(() =>
+        this.db.query(workerSql.writeProgress, [
+          batch.slice(from, to).map((j) => j.id),
+          batch.slice(from, to).map((j) => j.runLease),
+          values.slice(from, to),
+        ]),
+      );
+    try {
+      if (batch.length > 0) await write(0, batch.length);
+    } catch (error) {
+      // One value the server refuses must not cost the others theirs: write them one by one.
+      if (!refusedData(error) || batch.length === 1) throw error;
+      for (let i = 0; i < batch.length; i++) {
+        await write(i, i + 1).catch((one: unknown) =>
+          this.logger.warn(AwaMessages.operationFailed(`writing the progress of job ${batch[i]!.id}`, String(one))),
+        );
+      }
+    }
+    return jobs.map(() => undefined);
   }
 
   private async writeFailures(requests: FailRequest[]): Promise<Array<JobState | null>> {

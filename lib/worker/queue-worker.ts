@@ -134,7 +134,7 @@ export class QueueWorker {
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
         for (const row of rows) {
-          const job = new InFlightJob(row);
+          const job = new InFlightJob(row, this.deps.writer);
           this.deps.leases.add(job); // heartbeated from now on, running or not
           this.toBuffer(job);
         }

@@ -204,6 +204,24 @@ describe('query plans', () => {
       ],
       ['active_leases_pkey'],
     ),
+    planCase(
+      'completeJobsWithOutput',
+      workerSql.completeJobsWithOutput,
+      [['1'], ['1'], ['{"n": 1}'], [null]],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
+    planCase(
+      'snoozeJobs',
+      workerSql.snoozeJobs,
+      [['1'], ['1'], [1_000], [100], ['cap']],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
+    planCase(
+      'writeProgress',
+      workerSql.writeProgress,
+      [['1'], ['1'], ['{"n": 1}']],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
   ];
 
   const modes = ['custom', 'generic'] as const;

@@ -589,6 +589,198 @@ describe('worker.sql', () => {
     });
   });
 
+  describe('completeJobsWithOutput', () => {
+    it('stores each output and appends each note; a cancel request ends it cancelled, output not stored', async () => {
+      const withOutput = await seedRunning(f.sql);
+      const without = await seedRunning(f.sql);
+      const noted = await seedRunning(f.sql);
+      const cancelled = await seedRunning(f.sql);
+      await f.sql(`UPDATE awa.active_leases SET cancel_requested = true WHERE job_id = $1`, [cancelled.id]);
+      const jobs = [withOutput, without, noted, cancelled];
+      const rows = await f.run(workerSql.completeJobsWithOutput, [
+        jobs.map((j) => j.id),
+        jobs.map((j) => j.runLease),
+        ['{"total": 3, "text": "it\'s \\"done\\""}', null, null, '{"x": 1}'],
+        [null, null, 'output not stored: too big', null],
+      ]);
+      expect(ids(rows)).toEqual(jobs.map((j) => j.id).sort());
+      const read = async (id: string) =>
+        (await f.sql(`SELECT state, output, errors FROM awa.jobs WHERE id = $1`, [id]))[0];
+      expect(await read(withOutput.id)).toEqual({
+        state: 'completed',
+        output: { total: 3, text: 'it\'s "done"' },
+        errors: [],
+      });
+      expect(await read(without.id)).toEqual({ state: 'completed', output: null, errors: [] });
+      expect(await read(noted.id)).toMatchObject({
+        state: 'completed',
+        output: null,
+        errors: [{ attempt: 1, error: 'output not stored: too big' }],
+      });
+      expect(await read(cancelled.id)).toMatchObject({
+        state: 'cancelled',
+        output: null,
+        errors: [{ attempt: 1, error: RescueErrors.cancelled }],
+      });
+      expect(await countLeases()).toBe(0);
+    });
+
+    it('is fenced: a wrong run_lease or a lease already gone stores no output and is not returned', async () => {
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+      const rows = await f.run(workerSql.completeJobsWithOutput, [
+        [wrong.id, gone.id],
+        ['1', gone.runLease],
+        ['1', '2'],
+        ['late', 'late'],
+      ]);
+      expect(rows).toEqual([]);
+      const left = await f.sql(`SELECT state, output, errors FROM awa.jobs ORDER BY id`);
+      expect(left).toEqual([
+        { state: 'running', output: null, errors: [] },
+        { state: 'running', output: null, errors: [] },
+      ]);
+      expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
+    });
+  });
+
+  describe('snoozeJobs', () => {
+    const snooze = (jobs: Array<{ id: string; runLease: string }>, delayMs: number, maxSnoozes = 100, on?: pg.Client) =>
+      f.run(
+        workerSql.snoozeJobs,
+        [
+          jobs.map((j) => j.id),
+          jobs.map((j) => j.runLease),
+          jobs.map(() => delayMs),
+          jobs.map(() => maxSnoozes),
+          jobs.map(() => `cap of ${maxSnoozes}`),
+        ],
+        on,
+      );
+    const snoozeState = async (id: string) =>
+      (
+        await f.sql(
+          `SELECT state, attempt, snoozes, shutdown_releases, finalized_at, errors FROM awa.jobs WHERE id = $1`,
+          [id],
+        )
+      )[0];
+
+    it(
+      'puts the job back to scheduled at now() + delay (database clock), gives the attempt back and counts ' +
+        'the snooze',
+      async () => {
+        const job = await seedRunning(f.sql, { attempt: 3, runLease: 5 });
+        await f.sql(`UPDATE awa.jobs SET shutdown_releases = 2, snoozes = 4 WHERE id = $1`, [job.id]);
+        const client = await f.client();
+        await client.query('BEGIN'); // now() stands still: run_at is exactly now() + delay
+        expect(await snooze([job], 90_000, 100, client)).toEqual([
+          { id: job.id, run_lease: job.runLease, state: 'scheduled' },
+        ]);
+        expect(await readJob(execOn(client), job.id)).toMatchObject({ run_at_in_ms: 90_000 });
+        await client.query('COMMIT');
+        expect(await snoozeState(job.id)).toEqual({
+          state: 'scheduled',
+          attempt: 2,
+          snoozes: 5,
+          shutdown_releases: 0,
+          finalized_at: null,
+          errors: [],
+        });
+        expect(await leasesOf(f.sql, job.id)).toEqual([]);
+        // Not due yet: no claim takes it.
+        expect(await claim('default', ['k'], 10)).toEqual([]);
+      },
+    );
+
+    it('fails the job for good, with the cap error, once it snoozed maxSnoozes times', async () => {
+      const atCap = await seedRunning(f.sql, { attempt: 2, runAtMs: -5_000 });
+      const below = await seedRunning(f.sql);
+      await f.sql(`UPDATE awa.jobs SET snoozes = 3 WHERE id = $1`, [atCap.id]);
+      await f.sql(`UPDATE awa.jobs SET snoozes = 2 WHERE id = $1`, [below.id]);
+      const rows = await snooze([atCap, below], 1_000, 3);
+      expect(rows.sort((x, y) => Number(x.id) - Number(y.id)).map((r) => r.state)).toEqual(['failed', 'scheduled']);
+      const failed = await snoozeState(atCap.id);
+      expect(failed).toMatchObject({
+        state: 'failed',
+        attempt: 2,
+        snoozes: 3,
+        errors: [{ attempt: 2, error: 'cap of 3' }],
+      });
+      expect(failed.finalized_at).toBeInstanceOf(Date);
+      expect((await readJob(f.sql, atCap.id))!.run_at_in_ms).toBeLessThan(-4_000); // run_at kept
+      expect(await snoozeState(below.id)).toMatchObject({ state: 'scheduled', snoozes: 3, attempt: 0 });
+    });
+
+    it('ends an attempt with a cancel request cancelled instead of snoozing it', async () => {
+      const job = await seedRunning(f.sql);
+      await f.sql(`UPDATE awa.active_leases SET cancel_requested = true WHERE job_id = $1`, [job.id]);
+      expect(await snooze([job], 1_000)).toMatchObject([{ state: 'cancelled' }]);
+      expect(await snoozeState(job.id)).toMatchObject({
+        state: 'cancelled',
+        attempt: 1,
+        snoozes: 0,
+        errors: [{ error: RescueErrors.cancelled }],
+      });
+    });
+
+    it('is fenced: a rescued attempt (lease gone, or a newer lease) snoozes nothing', async () => {
+      const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+      expect(await snooze([{ id: wrong.id, runLease: '1' }, gone], 1_000)).toEqual([]);
+      expect(await snoozeState(wrong.id)).toMatchObject({ state: 'running', attempt: 2, snoozes: 0 });
+      expect(await snoozeState(gone.id)).toMatchObject({ state: 'running', attempt: 1, snoozes: 0 });
+      expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
+    });
+
+    it('spends no attempt and leaves the backoff alone: two snoozes, then a failure retries as attempt 1', async () => {
+      const id = await seedJob(f.sql, { maxAttempts: 5 });
+      for (let i = 0; i < 2; i++) {
+        const [claimed] = await claim('default', ['k'], 1);
+        expect(claimed).toMatchObject({ id, attempt: 1 });
+        await snooze([{ id, runLease: claimed!.run_lease }], 60_000);
+        await f.sql(`UPDATE awa.jobs SET run_at = now() WHERE id = $1`, [id]); // due at once
+      }
+      const [third] = await claim('default', ['k'], 1);
+      expect(third).toMatchObject({ id, attempt: 1, run_lease: '3' });
+      await f.run(workerSql.failJobs, [[id], [third!.run_lease], ['boom'], [10_000], [10_000_000]]);
+      const job = await readJob(f.sql, id);
+      expect(job).toMatchObject({ state: 'retryable', attempt: 1, errors: [{ attempt: 1, error: 'boom' }] });
+      // The backoff of attempt 1: base * 2^0, plus up to 25% jitter (attempt 3 would be 4x).
+      expect(job!.retry_delay_ms).toBeGreaterThanOrEqual(10_000);
+      expect(job!.retry_delay_ms).toBeLessThanOrEqual(12_500);
+      expect((await snoozeState(id)).snoozes).toBe(2);
+    });
+  });
+
+  describe('writeProgress', () => {
+    it('stores progress on held attempts only: never on a rescued one, nor on a job no longer running', async () => {
+      const held = await seedRunning(f.sql);
+      const gone = await seedRunning(f.sql);
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
+      const newer = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
+      const rows = await f.run(workerSql.writeProgress, [
+        [held.id, gone.id, newer.id],
+        [held.runLease, gone.runLease, '1'],
+        ['{"done": 40}', '"late"', '"late"'],
+      ]);
+      expect(rows).toEqual([{ id: held.id, run_lease: held.runLease }]);
+      const progress = await f.sql(`SELECT id::text, progress FROM awa.jobs ORDER BY id`);
+      expect(progress).toEqual([
+        { id: held.id, progress: { done: 40 } },
+        { id: gone.id, progress: null },
+        { id: newer.id, progress: null },
+      ]);
+      // Once completed, the attempt's lease is gone: a progress write that comes late changes nothing.
+      await f.run(workerSql.completeJobs, [[held.id], [held.runLease]]);
+      expect(await f.run(workerSql.writeProgress, [[held.id], [held.runLease], ['{"done": 99}']])).toEqual([]);
+      expect(await f.sql(`SELECT progress FROM awa.jobs WHERE id = $1`, [held.id])).toEqual([
+        { progress: { done: 40 } },
+      ]);
+    });
+  });
+
   it('ran every statement of worker.sql', () => {
     expect(
       statementsOf(workerSql)

@@ -143,6 +143,7 @@ describe('module options', () => {
       'retryMaxDelay',
       'pollInterval',
       'prefetch',
+      'maxSnoozes',
     ];
     expect(error).toMatchObject({
       code: AwaErrorCodes.invalidOption,
@@ -166,6 +167,8 @@ describe('module options', () => {
       connectionMode: 'direct',
       statementTimeout: 30_000,
       retention: { completed: 86_400_000, failed: 604_800_000 },
+      maxOutputBytes: 65_536,
+      maxProgressBytes: 8_192,
     });
     expect(o.queues.get('default')).toEqual({
       name: 'default',
@@ -176,6 +179,7 @@ describe('module options', () => {
       retryMaxDelay: 86_400_000,
       pollInterval: 1_000,
       prefetch: 0,
+      maxSnoozes: 100,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
   });

@@ -13,6 +13,7 @@ const QUEUE_KEYS = [
   'retryMaxDelay',
   'pollInterval',
   'prefetch',
+  'maxSnoozes',
 ];
 
 /** The resolver refuses unknown keys and bad values with an AwaOptionError naming the option's path. */
@@ -76,6 +77,7 @@ describe('options resolver', () => {
           retryMaxDelay: 20,
           pollInterval: 50,
           prefetch: 1,
+          maxSnoozes: 0,
         },
       },
       heartbeatInterval: 1_000,
@@ -92,6 +94,8 @@ describe('options resolver', () => {
       statementTimeout: 0,
       retention: { completed: 0, failed: 0 },
       testing: true,
+      maxOutputBytes: 100,
+      maxProgressBytes: 100,
     };
     expect(resolveAwaOptions(every)).toMatchObject({
       dataSource: 'main',
@@ -108,6 +112,10 @@ describe('options resolver', () => {
     ['a bad enum', { connectionMode: 'pgbouncer' }, 'connectionMode'],
     ['a bad retention', { retention: 'forever' }, 'retention'],
     ['a testing flag that is not a boolean', { testing: 'yes' }, 'testing'],
+    ['a negative snooze cap', { queues: { q: { maxSnoozes: -1 } } }, 'queues.q.maxSnoozes'],
+    ['a fractional snooze cap', { queues: { q: { maxSnoozes: 1.5 } } }, 'queues.q.maxSnoozes'],
+    ['an output cap of 0', { maxOutputBytes: 0 }, 'maxOutputBytes'],
+    ['a progress cap that is not a number', { maxProgressBytes: '8k' }, 'maxProgressBytes'],
   ])('refuses %s with an AwaOptionError, an AwaError of code AWA_INVALID_OPTION', (_what, options, path) => {
     const error = refusal(options);
     expect(error).toBeInstanceOf(AwaOptionError);
