@@ -108,3 +108,24 @@ export const AbortReasons = {
   shutdown: 'shutdown timeout: the job will be released',
   cancelled: 'cancelled by producer.cancel()',
 } as const;
+
+/** Texts of periodic (cron) schedules and of the cron forms of the maintenance ticks. */
+export const ScheduleMessages = {
+  notAnObject: (got: string) => `expected a schedule object { name, cron, kind, ... }, got ${got}`,
+  nameInvalid: () => 'a schedule name is a non-empty string of at most 200 characters',
+  nameDuplicate: (name: string, first: string) => `schedule "${name}" is declared twice (first at ${first})`,
+  cronInvalid: (cron: string, reason: string) =>
+    `${JSON.stringify(cron)} is not a cron expression (${reason}); 5 fields (minute first) or 6 (second first)`,
+  cronNeverFires: (cron: string) => `${JSON.stringify(cron)} never fires (no date matches it)`,
+  timeZoneInvalid: (zone: string) => `${JSON.stringify(zone)} is not an IANA time zone (e.g. 'Europe/Berlin', 'UTC')`,
+  missedInvalid: (got: string) => `expected 'skip', 'once' or 'all', got ${got}`,
+  notFound: (name: string) => `nestjs-awa: no schedule named "${name}".`,
+  periodicWithoutHandler: (method: string) =>
+    `@Periodic on ${method} needs @JobHandler on the same method: it enqueues that handler's kind`,
+  bothTimerForms: (interval: string, cron: string) =>
+    `set either ${interval} (ms) or ${cron} (a cron expression), not both: they are two forms of one tick`,
+  enqueued: (name: string, count: number) => `schedule "${name}": enqueued ${count} fire(s)`,
+  missedSkipped: (name: string, policy: string) => `schedule "${name}": missed fires left out (missed: '${policy}')`,
+  pruned: (names: readonly string[]) =>
+    `removed schedule(s) no longer declared in code: ${names.map((n) => `"${n}"`).join(', ')}`,
+} as const;

@@ -22,6 +22,8 @@ import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
+import { JobSchedules } from './schedules/job-schedules.service.js';
+import { ScheduleTask } from './schedules/schedule.task.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
@@ -47,8 +49,10 @@ const SERVICES: Provider[] = [
   PromotionTask,
   CleanupTask,
   UnhandledKindsTask,
+  ScheduleTask,
+  JobSchedules,
 ];
-const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];
+const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS, JobSchedules];
 
 /**
  * The job queue. Import it once, next to TypeOrmModule.forRoot(...) and ScheduleModule.forRoot();

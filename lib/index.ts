@@ -37,3 +37,14 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export { Periodic, type PeriodicOptions } from './decorators/periodic.decorator.js';
+export { JobSchedules } from './schedules/job-schedules.service.js';
+export { MAX_MISSED_FIRES, MISSED_GRACE_MS } from './schedules/fire-times.js';
+export type {
+  ScheduleDefinition,
+  ScheduleMissed,
+  ScheduleRecord,
+  ScheduleSource,
+} from './schedules/schedule.interface.js';
+export { ScheduleNotFoundError } from './errors/schedule-not-found.error.js';
+export { ScheduleMessages } from './awa.messages.js';

@@ -14,6 +14,8 @@ export const AwaErrorCodes = {
   enqueueValidation: 'AWA_ENQUEUE_VALIDATION',
   /** A statement of the queue's own ran past the option statementTimeout and was stopped on the server. */
   statementTimeout: 'AWA_STATEMENT_TIMEOUT',
+  /** JobSchedules was asked about a schedule name that does not exist. */
+  scheduleNotFound: 'AWA_SCHEDULE_NOT_FOUND',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];
