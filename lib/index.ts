@@ -47,4 +47,3 @@ export type {
   ScheduleSource,
 } from './schedules/schedule.interface.js';
 export { ScheduleNotFoundError } from './errors/schedule-not-found.error.js';
-export { ScheduleMessages } from './awa.messages.js';
