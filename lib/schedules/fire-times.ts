@@ -18,7 +18,7 @@ export function cronTimeOf(cron: string, timeZone: string | null | undefined): C
 /** The first fire strictly after `after` (ms), or undefined if there is none within cron's horizon. */
 export function nextFireAfter(time: CronTime, after: number): number | undefined {
   try {
-    return time.getNextDateFrom(new Date(after)).toMillis();
+    return time.getNextDateFrom(new Date(after), time.timeZone).toMillis();
   } catch {
     return undefined; // e.g. '0 0 30 2 *': no date within cron's search horizon
   }
@@ -83,15 +83,26 @@ function latestMissed(
   missed: ScheduleMissed,
 ): { fires: number[]; skipped: boolean } {
   if (missed === 'skip') return { fires: [], skipped: true };
-  const limit = missed === 'once' ? 1 : MAX_MISSED_FIRES;
-  const fires: number[] = [];
-  let upTo = cutoff;
-  while (fires.length < limit) {
-    const fire = latestFire(time, start, upTo) ?? (start <= upTo ? start : undefined);
-    if (fire === undefined) return { fires: fires.reverse(), skipped: false };
-    fires.push(fire);
-    upTo = fire - 1;
+  const latest = latestFire(time, start, cutoff) ?? start;
+  if (missed === 'once') return { fires: [latest], skipped: latest !== start };
+  // 'all': walk forward over a window that ends at the latest fire, widened until it holds the cap.
+  const before = latestFire(time, start, latest - 1);
+  let from = before === undefined ? start : Math.max(start, latest - (latest - before) * (MAX_MISSED_FIRES + 1));
+  for (;;) {
+    const fires = walk(time, from, latest);
+    if (fires.length >= MAX_MISSED_FIRES || from === start)
+      return { fires: fires.slice(-MAX_MISSED_FIRES), skipped: fires.length > MAX_MISSED_FIRES || from > start };
+    from = Math.max(start, latest - 2 * (latest - from));
   }
-  const more = start <= upTo;
-  return { fires: fires.reverse(), skipped: more };
+}
+
+/** Every fire in [from, to], oldest first (`from` itself counts as one: it is a stored fire or a bound). */
+function walk(time: CronTime, from: number, to: number): number[] {
+  const fires: number[] = [];
+  let fire: number | undefined = nextFireAfter(time, from - 1);
+  while (fire !== undefined && fire <= to) {
+    fires.push(fire);
+    fire = nextFireAfter(time, fire);
+  }
+  return fires;
 }
