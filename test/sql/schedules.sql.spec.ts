@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { JOB_STATES } from '../../lib/interfaces/job.interface.js';
+import { MAX_MISSED_FIRES, MISSED_GRACE_MS } from '../../lib/schedules/fire-times.js';
 import { runScheduleTick, scheduleJob, type TickExec } from '../../lib/schedules/schedule-tick.js';
 import { schedulesSql, type SqlStatement } from '../../lib/sql/index.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
@@ -217,6 +218,25 @@ describe('schedules.sql', () => {
     await Promise.all(clients.map(tick));
     const again = (await f.sql('SELECT unique_key FROM awa.jobs')).map((r) => r.unique_key as string);
     expect(new Set(again).size).toBe(again.length);
+  });
+
+  it.each([
+    ['skip', 0],
+    ['once', 1],
+    ['all', MAX_MISSED_FIRES],
+  ] as const)("a tick after a long downtime enqueues %s's share of the missed fires", async (missed, count) => {
+    const since = new Date(Math.floor(Date.now() / 86_400_000 - 200) * 86_400_000).toISOString();
+    await upsert([schedule('daily', since, { cron: '0 0 * * *', missed })]);
+    const client = await f.client();
+    await client.query('BEGIN');
+    await runScheduleTick(execOn(client), 10, () => 5);
+    await client.query('COMMIT');
+    const [{ n }] = await f.sql(
+      `SELECT count(*)::int AS n FROM awa.jobs WHERE run_at < now() - ${MISSED_GRACE_MS} * interval '1 millisecond'`,
+    );
+    expect(n).toBe(count);
+    const stored = (await row('daily'))!;
+    expect(stored.next_fire_at!.getTime()).toBeGreaterThan(Date.now() - MISSED_GRACE_MS);
   });
 
   it('finds due schedules with an index scan on schedules_due_idx', async () => {
