@@ -124,8 +124,8 @@ export const ScheduleMessages = {
     `@Periodic on ${method} needs @JobHandler on the same method: it enqueues that handler's kind`,
   bothTimerForms: (interval: string, cron: string) =>
     `set either ${interval} (ms) or ${cron} (a cron expression), not both: they are two forms of one tick`,
-  enqueued: (name: string, count: number) => `schedule "${name}": enqueued ${count} fire(s)`,
-  missedSkipped: (name: string, policy: string) => `schedule "${name}": missed fires left out (missed: '${policy}')`,
+  missedSkipped: (name: string, policy: string) =>
+    `schedule "${name}": missed fires left out while catching up (missed: '${policy}'; 'all' keeps the latest 100)`,
   pruned: (names: readonly string[]) =>
     `removed schedule(s) no longer declared in code: ${names.map((n) => `"${n}"`).join(', ')}`,
 } as const;

@@ -24,8 +24,10 @@ export type { SweepReport } from './sweep-runner.js';
 /**
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
  * stale heartbeats and expired deadlines, promotes due jobs and deletes expired finished jobs;
- * every orphanSweepInterval it rescues the leases of dead instances. Every instance asks for
- * leadership on each tick, so a new leader takes over within one orphan-sweep interval.
+ * every orphanSweepInterval it rescues the leases of dead instances; every scheduleInterval it
+ * enqueues the due fires of periodic jobs. Each tick may be a cron instead (maintenanceCron, ...),
+ * registered as a CronJob. Every instance asks for leadership on each tick, so a new leader takes
+ * over within one orphan-sweep interval.
  */
 @Injectable()
 export class MaintenanceService {

@@ -39,8 +39,8 @@ export interface TickResult {
   schedules: number;
   /** Jobs inserted (a fire already enqueued is not counted). */
   enqueued: number;
-  /** Names of schedules that had missed fires left out. */
-  skipped: string[];
+  /** Schedules that had missed fires left out, with their policy. */
+  skipped: Array<{ name: string; missed: string }>;
 }
 
 /**
@@ -57,10 +57,10 @@ export async function runScheduleTick(
   const due = await exec(schedulesSql.lockDueSchedules, [limit]);
   const jobs: object[] = [];
   const advances: object[] = [];
-  const skipped: string[] = [];
+  const skipped: TickResult['skipped'] = [];
   for (const row of due) {
     const plan = planFires(cronTimeOf(row.cron, row.time_zone), row.next_fire_at!, row.db_now, row.missed);
-    if (plan.skipped) skipped.push(row.name);
+    if (plan.skipped) skipped.push({ name: row.name, missed: row.missed });
     for (const fire of plan.fires) jobs.push(scheduleJob(row, maxAttemptsOf(row.queue), fire, fireKey(row.name, fire)));
     advances.push({
       name: row.name,

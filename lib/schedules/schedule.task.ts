@@ -34,7 +34,7 @@ export class ScheduleTask implements MaintenanceTask {
         (queue) => this.options.queues.get(queue)?.maxAttempts ?? QUEUE_DEFAULTS.maxAttempts,
       ),
     );
-    for (const name of result.skipped) this.logger.warn(ScheduleMessages.missedSkipped(name, 'policy or cap'));
+    for (const { name, missed } of result.skipped) this.logger.warn(ScheduleMessages.missedSkipped(name, missed));
     return result.schedules;
   }
 }
