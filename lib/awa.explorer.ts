@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { AWA_OPTIONS, JOB_HANDLER_METADATA } from './awa.constants.js';
-import { AwaMessages } from './awa.messages.js';
+import { AwaMessages, ScheduleMessages } from './awa.messages.js';
 import type { JobHandlerMetadata } from './decorators/job-handler.decorator.js';
+import { PERIODIC_METADATA, type PeriodicMetadata } from './decorators/periodic.decorator.js';
 import { HandlerRegistrationError } from './errors/handler-registration.error.js';
 import type { Job } from './interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
@@ -15,10 +16,21 @@ export interface RegisteredHandler {
   invoke: (job: Job) => unknown;
 }
 
+/** A @Periodic found on a handler method. */
+export interface DeclaredPeriodic {
+  /** `Class.method` of the handler. */
+  handler: string;
+  kind: string;
+  queue: string;
+  periodic: PeriodicMetadata;
+}
+
 /** Finds every @JobHandler method on the app's providers and controllers, at boot. */
 @Injectable()
 export class AwaExplorer {
   private readonly byKind = new Map<string, RegisteredHandler>();
+  /** Every @Periodic of the handlers, in discovery order. */
+  readonly periodic: DeclaredPeriodic[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -29,6 +41,7 @@ export class AwaExplorer {
 
   explore(): void {
     this.byKind.clear();
+    this.periodic.length = 0;
     const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
     for (const wrapper of wrappers) {
       const { instance } = wrapper;
@@ -38,6 +51,7 @@ export class AwaExplorer {
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const meta = this.reflector.get<JobHandlerMetadata | undefined>(JOB_HANDLER_METADATA, prototype[method]);
         if (meta) this.register(meta, instance as Record<string, (job: Job) => unknown>, method);
+        this.collectPeriodic(meta, prototype[method], `${instance.constructor.name}.${method}`);
       }
     }
   }
@@ -51,6 +65,13 @@ export class AwaExplorer {
     const out = new Map<string, string[]>();
     for (const h of this.byKind.values()) out.set(h.queue, [...(out.get(h.queue) ?? []), h.kind]);
     return out;
+  }
+
+  private collectPeriodic(meta: JobHandlerMetadata | undefined, method: object, handler: string): void {
+    const list = this.reflector.get<PeriodicMetadata[] | undefined>(PERIODIC_METADATA, method as never);
+    if (!list) return;
+    if (!meta) throw new HandlerRegistrationError(handler, ScheduleMessages.periodicWithoutHandler(handler));
+    for (const periodic of list) this.periodic.push({ handler, kind: meta.kind, queue: meta.queue, periodic });
   }
 
   private register(meta: JobHandlerMetadata, instance: Record<string, (job: Job) => unknown>, method: string): void {

@@ -194,3 +194,24 @@ export const JobValueMessages = {
   nul: 'strings must not contain the NUL character (\\u0000)',
   loneSurrogate: 'strings must not contain a lone UTF-16 surrogate (a string cut in the middle of a character)',
 } as const;
+
+/** Texts of periodic (cron) schedules and of the cron forms of the maintenance ticks. */
+export const ScheduleMessages = {
+  notAnObject: (got: string) => `expected a schedule object { name, cron, kind, ... }, got ${got}`,
+  nameInvalid: () => 'a schedule name is a non-empty string of at most 200 characters',
+  nameDuplicate: (name: string, first: string) => `schedule "${name}" is declared twice (first at ${first})`,
+  cronInvalid: (cron: string, reason: string) =>
+    `${JSON.stringify(cron)} is not a cron expression (${reason}); 5 fields (minute first) or 6 (second first)`,
+  cronNeverFires: (cron: string) => `${JSON.stringify(cron)} never fires (no date matches it)`,
+  timeZoneInvalid: (zone: string) => `${JSON.stringify(zone)} is not an IANA time zone (e.g. 'Europe/Berlin', 'UTC')`,
+  missedInvalid: (got: string) => `expected 'skip', 'once' or 'all', got ${got}`,
+  notFound: (name: string) => `nestjs-awa: no schedule named "${name}".`,
+  periodicWithoutHandler: (method: string) =>
+    `@Periodic on ${method} needs @JobHandler on the same method: it enqueues that handler's kind`,
+  bothTimerForms: (interval: string, cron: string) =>
+    `set either ${interval} (ms) or ${cron} (a cron expression), not both: they are two forms of one tick`,
+  missedSkipped: (name: string, policy: string) =>
+    `schedule "${name}": missed fires left out while catching up (missed: '${policy}'; 'all' keeps the latest 100)`,
+  pruned: (names: readonly string[]) =>
+    `removed schedule(s) no longer declared in code: ${names.map((n) => `"${n}"`).join(', ')}`,
+} as const;

@@ -24,6 +24,8 @@ import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
+import { JobSchedules } from './schedules/job-schedules.service.js';
+import { ScheduleTask } from './schedules/schedule.task.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
 import { AwaTesting } from './testing/awa-testing.service.js';
@@ -53,6 +55,8 @@ const SERVICES: Provider[] = [
   AwaStatus,
   AwaTesting,
   QueueAdmin,
+  ScheduleTask,
+  JobSchedules,
 ];
 const EXPORTS = [
   QueueProducer,
@@ -63,6 +67,7 @@ const EXPORTS = [
   AwaStatus,
   AwaTesting,
   QueueAdmin,
+  JobSchedules,
 ];
 
 /**

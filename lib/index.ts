@@ -53,3 +53,13 @@ export type { UniqueOptions } from './interfaces/job.interface.js';
 export { UniqueConflictError } from './errors/index.js';
 export { JobSnoozedError, JobValueError } from './errors/index.js';
 export { MAX_SNOOZE_MS, type JobSnooze } from './worker/job-snooze.js';
+export { Periodic, type PeriodicOptions } from './decorators/periodic.decorator.js';
+export { JobSchedules } from './schedules/job-schedules.service.js';
+export { MAX_MISSED_FIRES, MISSED_GRACE_MS } from './schedules/fire-times.js';
+export type {
+  ScheduleDefinition,
+  ScheduleMissed,
+  ScheduleRecord,
+  ScheduleSource,
+} from './schedules/schedule.interface.js';
+export { ScheduleNotFoundError } from './errors/schedule-not-found.error.js';

@@ -4,6 +4,7 @@ import { AwaClaimIndexes1764500000002 } from './1764500000002-AwaClaimIndexes.js
 import { AwaInstanceSettings1764500000003 } from './1764500000003-AwaInstanceSettings.js';
 import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
 import { AwaJobLifecycle1764600000000 } from './1764600000000-AwaJobLifecycle.js';
+import { AwaSchedules1764600000001 } from './1764600000001-AwaSchedules.js';
 import { AwaAdminIndexes1764600000005 } from './1764600000005-AwaAdminIndexes.js';
 
 export {
@@ -13,6 +14,7 @@ export {
   AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
   AwaJobLifecycle1764600000000,
+  AwaSchedules1764600000001,
   AwaAdminIndexes1764600000005,
 };
 
@@ -24,5 +26,6 @@ export const AwaMigrations = [
   AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
   AwaJobLifecycle1764600000000,
+  AwaSchedules1764600000001,
   AwaAdminIndexes1764600000005,
 ];

@@ -24,6 +24,8 @@ export const AwaErrorCodes = {
   jobSnoozed: 'AWA_JOB_SNOOZED',
   /** A handler passed job.snooze() or job.progress() a value that cannot be used (bad delay, not JSON, too large). */
   invalidJobValue: 'AWA_INVALID_JOB_VALUE',
+  /** JobSchedules was asked about a schedule name that does not exist. */
+  scheduleNotFound: 'AWA_SCHEDULE_NOT_FOUND',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

@@ -11,3 +11,4 @@ export { AdminValidationError } from './admin-validation.error.js';
 export { UniqueConflictError } from './unique-conflict.error.js';
 export { JobSnoozedError } from './job-snoozed.error.js';
 export { JobValueError } from './job-value.error.js';
+export { ScheduleNotFoundError } from './schedule-not-found.error.js';

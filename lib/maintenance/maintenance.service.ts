@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
+import { CronJob } from 'cron';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { ScheduleTask } from '../schedules/schedule.task.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { DeadlineRescueTask } from './tasks/deadline-rescue.task.js';
@@ -15,14 +17,17 @@ import { runSweep, type SweepReport, type SweepTaskName } from './sweep-runner.j
 
 export const MAINTENANCE_INTERVAL_NAME = 'awa.maintenance';
 export const ORPHAN_SWEEP_INTERVAL_NAME = 'awa.orphan-sweep';
+export const SCHEDULE_TICK_NAME = 'awa.schedules';
 
 export type { SweepReport } from './sweep-runner.js';
 
 /**
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
  * stale heartbeats and expired deadlines, promotes due jobs and deletes expired finished jobs;
- * every orphanSweepInterval it rescues the leases of dead instances. Every instance asks for
- * leadership on each tick, so a new leader takes over within one orphan-sweep interval.
+ * every orphanSweepInterval it rescues the leases of dead instances; every scheduleInterval it
+ * enqueues the due fires of periodic jobs. Each tick may be a cron instead (maintenanceCron, ...),
+ * registered as a CronJob. Every instance asks for leadership on each tick, so a new leader takes
+ * over within one orphan-sweep interval.
  */
 @Injectable()
 export class MaintenanceService {
@@ -45,6 +50,7 @@ export class MaintenanceService {
     promotion: PromotionTask,
     cleanup: CleanupTask,
     private readonly unhandledKinds: UnhandledKindsTask,
+    private readonly schedules: ScheduleTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup];
   }
@@ -57,21 +63,21 @@ export class MaintenanceService {
   /** @internal The lifecycle (AwaLifecycle) starts and stops maintenance, in order with the rest. */
   start(): void {
     this.stopped = false;
-    this.scheduler.addInterval(
-      MAINTENANCE_INTERVAL_NAME,
-      setInterval(
-        () => void this.guarded(MAINTENANCE_INTERVAL_NAME, () => this.sweep()),
-        this.options.maintenanceInterval,
-      ),
-    );
-    this.scheduler.addInterval(
-      ORPHAN_SWEEP_INTERVAL_NAME,
-      setInterval(
-        () => void this.guarded(ORPHAN_SWEEP_INTERVAL_NAME, () => this.sweepOrphans()),
-        this.options.orphanSweepInterval,
-      ),
-    );
+    const { maintenanceInterval, maintenanceCron, orphanSweepInterval, orphanSweepCron } = this.options;
+    this.addTick(MAINTENANCE_INTERVAL_NAME, maintenanceInterval, maintenanceCron, () => this.sweep());
+    this.addTick(ORPHAN_SWEEP_INTERVAL_NAME, orphanSweepInterval, orphanSweepCron, () => this.sweepOrphans());
+    const { scheduleInterval, scheduleCron } = this.options;
+    this.addTick(SCHEDULE_TICK_NAME, scheduleInterval, scheduleCron, () => this.enqueueSchedules());
     void this.guarded(MAINTENANCE_INTERVAL_NAME, () => this.sweep());
+  }
+
+  /** A tick in the SchedulerRegistry: a CronJob when `cron` is set, else an interval of `ms`. */
+  private addTick(name: string, ms: number, cron: string | undefined, body: () => Promise<unknown>): void {
+    const tick = () => void this.guarded(name, body);
+    if (cron === undefined) return this.scheduler.addInterval(name, setInterval(tick, ms));
+    const job = CronJob.from({ cronTime: cron, onTick: tick, start: false });
+    this.scheduler.addCronJob(name, job as never);
+    job.start();
   }
 
   /** @internal */
@@ -79,8 +85,9 @@ export class MaintenanceService {
     this.stopped = true;
     clearTimeout(this.confirmTimer);
     this.stopping = true;
-    for (const name of [MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME]) {
+    for (const name of [MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME, SCHEDULE_TICK_NAME]) {
       if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
+      if (this.scheduler.doesExist('cron', name)) this.scheduler.deleteCronJob(name);
     }
     try {
       await Promise.allSettled([...this.inProgress.values()]);
@@ -108,6 +115,16 @@ export class MaintenanceService {
     const report = await this.runTasks([this.orphanRescue], this.options.orphanSweepInterval / 2);
     this.scheduleOrphanConfirmation();
     return report[this.orphanRescue.name];
+  }
+
+  /** One schedule tick now, if this instance is (or becomes) the leader: the due fires of periodic jobs. */
+  async enqueueSchedules(): Promise<number | undefined> {
+    if (!(await this.election.ensureLeader())) return undefined;
+    const report = await runSweep([this.schedules], (task) => this.runBatch(task), {
+      budgetMs: this.options.scheduleInterval / 2,
+      keepGoing: () => !this.stopping && this.election.isLeader,
+    });
+    return report[this.schedules.name];
   }
 
   /** A missing lock is confirmed by a second look; take it when due rather than at the next tick. */

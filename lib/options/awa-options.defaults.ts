@@ -30,4 +30,5 @@ export const MODULE_DEFAULTS = {
   testing: false,
   maxOutputBytes: 65_536,
   maxProgressBytes: 8_192,
+  scheduleInterval: 1_000,
 } satisfies Partial<AwaModuleOptions>;

@@ -1,4 +1,5 @@
 import type { ModuleMetadata } from '@nestjs/common';
+import type { ScheduleDefinition } from '../schedules/schedule.interface.js';
 
 /** Options of one queue. Every instance applies them to the jobs it claims from that queue. */
 export interface QueueOptions {
@@ -93,6 +94,16 @@ export interface AwaModuleOptions {
   maxOutputBytes?: number;
   /** Largest value `job.progress(value)` accepts, in bytes of JSON; a larger one throws. Default 8_192. */
   maxProgressBytes?: number;
+  /** Periodic jobs declared in options (next to those of @Periodic). */
+  schedules?: ScheduleDefinition[];
+  /** How often the maintenance leader enqueues due schedule fires, in ms. Default 1_000. */
+  scheduleInterval?: number;
+  /** The schedule tick as a cron expression (e.g. '* * * * * *'), instead of scheduleInterval. */
+  scheduleCron?: string;
+  /** The maintenance sweep as a cron expression (e.g. '*\/30 * * * * *'), instead of maintenanceInterval. */
+  maintenanceCron?: string;
+  /** The orphan sweep as a cron expression (e.g. '*\/5 * * * * *'), instead of orphanSweepInterval. */
+  orphanSweepCron?: string;
 }
 
 /** forRootAsync: options from a factory, like TypeOrmModule.forRootAsync. */

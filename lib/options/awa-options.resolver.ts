@@ -1,8 +1,10 @@
 import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
+import { checkScheduleOptions, type CheckedSchedule } from '../schedules/schedule-definition.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
+import { resolveTickTimer } from './tick-timer.js';
 import type {
   AwaModuleAsyncOptions,
   AwaModuleOptions,
@@ -32,6 +34,13 @@ export interface ResolvedAwaOptions {
   testing: boolean;
   maxOutputBytes: number;
   maxProgressBytes: number;
+  /** Schedules of the option `schedules`, checked. */
+  schedules: CheckedSchedule[];
+  scheduleInterval: number;
+  /** Set: the tick runs on this cron instead of every ...Interval ms (which then holds its shortest gap). */
+  scheduleCron: string | undefined;
+  maintenanceCron: string | undefined;
+  orphanSweepCron: string | undefined;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -62,6 +71,11 @@ const MODULE_KEYS = Object.keys({
   testing: 1,
   maxOutputBytes: 1,
   maxProgressBytes: 1,
+  schedules: 1,
+  scheduleInterval: 1,
+  scheduleCron: 1,
+  maintenanceCron: 1,
+  orphanSweepCron: 1,
 } satisfies Record<keyof AwaModuleOptions, 1>);
 const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<
   keyof AwaModuleAsyncOptions,
@@ -263,18 +277,26 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     throw new AwaOptionError('retention', `expected an object, got ${describe(o.retention)}`);
   }
   if (o.retention) rejectUnknownKeys('retention.', o.retention, RETENTION_KEYS);
+  const tick = (interval: 'maintenanceInterval' | 'orphanSweepInterval' | 'scheduleInterval', cron: string) =>
+    resolveTickTimer({ interval: o[interval], cron: o[cron as keyof AwaModuleOptions] }, interval, cron, () =>
+      num(interval, 'positive', false, MAX_TIMER_MS),
+    );
+  const maintenance = tick('maintenanceInterval', 'maintenanceCron');
+  const orphanSweep = tick('orphanSweepInterval', 'orphanSweepCron');
+  const schedule = tick('scheduleInterval', 'scheduleCron');
+  const maxArgsBytes = num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024);
   return {
     dataSource: o.dataSource,
     queues,
     heartbeatInterval,
     heartbeatStaleAfter,
-    maintenanceInterval: num('maintenanceInterval', 'positive', false, MAX_TIMER_MS),
+    maintenanceInterval: maintenance.interval,
     rescueBatchSize: num('rescueBatchSize', 'positive', true, 100_000),
     heartbeatBatchSize: num('heartbeatBatchSize', 'positive', true, 100_000),
     migrationsRun: o.migrationsRun ?? MODULE_DEFAULTS.migrationsRun,
     shutdownTimeout: num('shutdownTimeout', 'nonNegative', false, MAX_TIMER_MS),
-    maxArgsBytes: num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024),
-    orphanSweepInterval: num('orphanSweepInterval', 'positive', false, MAX_TIMER_MS),
+    maxArgsBytes,
+    orphanSweepInterval: orphanSweep.interval,
     livenessProbe: pooled ? 'heartbeat' : (o.livenessProbe ?? 'session'),
     connectionMode: o.connectionMode ?? 'direct',
     statementTimeout: num('statementTimeout', 'nonNegative', true, MAX_TIMER_MS),
@@ -297,5 +319,10 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
       ),
     },
     testing: o.testing ?? MODULE_DEFAULTS.testing,
+    schedules: checkScheduleOptions(o.schedules, { queues, maxArgsBytes }),
+    scheduleInterval: schedule.interval,
+    scheduleCron: schedule.cron,
+    maintenanceCron: maintenance.cron,
+    orphanSweepCron: orphanSweep.cron,
   };
 }

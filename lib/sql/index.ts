@@ -8,3 +8,4 @@ export * as sessionSql from './session.sql.js';
 export * as leaderSql from './leader.sql.js';
 export * as testingSql from './testing.sql.js';
 export * as adminSql from './admin.sql.js';
+export * as schedulesSql from './schedules.sql.js';

@@ -1,0 +1,117 @@
+import { DEFAULT_QUEUE } from '../awa.constants.js';
+import { AwaMessages, ScheduleMessages } from '../awa.messages.js';
+import { AwaOptionError } from '../errors/awa-option.error.js';
+import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
+import { encodeJob } from '../producer/enqueue-validator.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ScheduleMissed } from '../sql/schedules.sql.js';
+import { isStorableText } from '../util/unicode-text.js';
+import { findUnknownKey } from '../util/nearest-name.js';
+import { cronTimeOf, nextFireAfter } from './fire-times.js';
+import type { ScheduleDefinition } from './schedule.interface.js';
+
+/** A checked schedule definition. `queue` stays undefined until the handlers are known (boot). */
+export interface CheckedSchedule {
+  name: string;
+  cron: string;
+  kind: string;
+  args: unknown;
+  queue: string | undefined;
+  timeZone: string | null;
+  missed: ScheduleMissed;
+}
+
+const SCHEDULE_KEYS = Object.keys({
+  name: 1,
+  cron: 1,
+  kind: 1,
+  args: 1,
+  queue: 1,
+  timeZone: 1,
+  missed: 1,
+} satisfies Record<keyof ScheduleDefinition, 1>);
+const MISSED: readonly ScheduleMissed[] = ['skip', 'once', 'all'];
+
+const show = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : String(value));
+
+/** Checks a cron expression and time zone; `at(key)` is the option path of a key, for errors. */
+export function checkCron(cron: unknown, timeZone: unknown, at: (key: string) => string): void {
+  if (timeZone !== undefined && timeZone !== null) {
+    if (typeof timeZone !== 'string' || timeZone === '') throw new AwaOptionError(at('timeZone'), 'expected a string');
+    try {
+      cronTimeOf('* * * * *', timeZone);
+    } catch {
+      throw new AwaOptionError(at('timeZone'), ScheduleMessages.timeZoneInvalid(timeZone));
+    }
+  }
+  if (typeof cron !== 'string' || cron.trim() === '')
+    throw new AwaOptionError(at('cron'), `expected a cron expression, got ${show(cron)}`);
+  let time;
+  try {
+    time = cronTimeOf(cron, timeZone as string | undefined);
+  } catch (error) {
+    throw new AwaOptionError(at('cron'), ScheduleMessages.cronInvalid(cron, (error as Error).message));
+  }
+  if (nextFireAfter(time, Date.now()) === undefined)
+    throw new AwaOptionError(at('cron'), ScheduleMessages.cronNeverFires(cron));
+}
+
+/**
+ * Checks one schedule definition before anything touches the database. Every error is an
+ * AwaOptionError whose path is `prefix` + the key, e.g. `schedules[2].cron`.
+ */
+export function checkSchedule(
+  raw: unknown,
+  prefix: string,
+  options: Pick<ResolvedAwaOptions, 'queues' | 'maxArgsBytes'>,
+): CheckedSchedule {
+  const at = (key: string) => `${prefix}${key}`;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new AwaOptionError(prefix.replace(/\.$/, ''), ScheduleMessages.notAnObject(show(raw)));
+  const unknown = findUnknownKey(raw, SCHEDULE_KEYS);
+  if (unknown)
+    throw new AwaOptionError(at(unknown.key), AwaMessages.unknownOption(unknown.nearest, unknown.close, SCHEDULE_KEYS));
+  const def = raw as ScheduleDefinition;
+  if (typeof def.name !== 'string' || def.name.trim() === '' || def.name.length > 200 || !isStorableText(def.name))
+    throw new AwaOptionError(at('name'), ScheduleMessages.nameInvalid());
+  checkCron(def.cron, def.timeZone, at);
+  if (def.missed !== undefined && !MISSED.includes(def.missed))
+    throw new AwaOptionError(at('missed'), ScheduleMessages.missedInvalid(show(def.missed)));
+  try {
+    // The job checks of enqueue: kind, queue (if given) and args.
+    encodeJob(
+      { kind: def.kind, args: def.args ?? null, queue: def.queue },
+      options as ResolvedAwaOptions,
+      () => DEFAULT_QUEUE,
+    );
+  } catch (error) {
+    if (error instanceof EnqueueValidationError) throw new AwaOptionError(at(error.field), error.message);
+    throw error;
+  }
+  return {
+    name: def.name,
+    cron: def.cron,
+    kind: def.kind,
+    args: def.args ?? null,
+    queue: def.queue,
+    timeZone: def.timeZone ?? null,
+    missed: def.missed ?? 'once',
+  };
+}
+
+/** Checks the module option `schedules`: an array of definitions with distinct names. */
+export function checkScheduleOptions(
+  raw: unknown,
+  options: Pick<ResolvedAwaOptions, 'queues' | 'maxArgsBytes'>,
+): CheckedSchedule[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw new AwaOptionError('schedules', `expected an array, got ${show(raw)}`);
+  const seen = new Map<string, string>();
+  return raw.map((item, i) => {
+    const checked = checkSchedule(item, `schedules[${i}].`, options);
+    const first = seen.get(checked.name);
+    if (first) throw new AwaOptionError(`schedules[${i}].name`, ScheduleMessages.nameDuplicate(checked.name, first));
+    seen.set(checked.name, `schedules[${i}]`);
+    return checked;
+  });
+}
