@@ -108,3 +108,13 @@ export const AbortReasons = {
   shutdown: 'shutdown timeout: the job will be released',
   cancelled: 'cancelled by producer.cancel()',
 } as const;
+
+/** Texts of flow control: rate limits, key concurrency and back-offs. */
+export const FlowMessages = {
+  concurrencyKeyInvalid: () =>
+    'nestjs-awa: concurrencyKey must be a string of 1 to 200 characters, without the NUL character or a lone ' +
+    'UTF-16 surrogate.',
+  rateLimited: (retryAfterMs: number) => `rate limited: retry after ${retryAfterMs} ms`,
+  retryAfterInvalid: (value: string) =>
+    `nestjs-awa: retryAfterMs must be a finite number of ms from 0 to 2147483647, got ${value}`,
+} as const;

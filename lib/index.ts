@@ -37,3 +37,6 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export { RateLimitedError } from './errors/index.js';
+export type { RateLimited } from './interfaces/job.interface.js';
+export type { RateLimitOptions } from './options/awa-options.interface.js';

@@ -39,6 +39,18 @@ export interface Job<TArgs = unknown> {
    * the instance shuts down, or the job was cancelled. `signal.reason` says which.
    */
   readonly signal: AbortSignal;
+  /**
+   * Backs off (e.g. on HTTP 429): return the marker it gives (`return job.rateLimit(ms)`). The attempt
+   * ends without spending an attempt, the job waits again, and the claims of its queue (of its key, if
+   * the queue has keyConcurrency) are held back for `retryAfterMs` on every instance. Same as throwing
+   * `new RateLimitedError(retryAfterMs)`.
+   */
+  rateLimit(retryAfterMs: number): RateLimited;
+}
+
+/** What `job.rateLimit()` returns: a handler returns it to back off. */
+export interface RateLimited {
+  readonly retryAfterMs: number;
 }
 
 /** A handler for one job kind. */
@@ -55,6 +67,11 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** The caller's EntityManager: the job is inserted in the caller's transaction. */
   manager?: EntityManager;
+  /**
+   * The key the queue's `keyConcurrency` limits (a tenant, an account): 1-200 characters. Default:
+   * none. A queue with keyConcurrency claims keyed jobs only.
+   */
+  concurrencyKey?: string;
 }
 
 export interface EnqueueManyItem<TArgs = unknown> extends Omit<EnqueueOptions, 'manager'> {

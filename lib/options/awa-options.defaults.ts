@@ -8,6 +8,8 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   retryMaxDelay: 86_400_000,
   pollInterval: 1_000,
   prefetch: 0,
+  rateLimit: null,
+  keyConcurrency: 0,
 };
 
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {

@@ -1,5 +1,5 @@
 import { PRIORITY_MAX, PRIORITY_MIN } from '../awa.constants.js';
-import { AwaMessages } from '../awa.messages.js';
+import { AwaMessages, FlowMessages } from '../awa.messages.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { EnqueueManyItem, EnqueueOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
@@ -20,6 +20,7 @@ export const ENQUEUE_OPTION_KEYS = Object.keys({
   runAt: 1,
   maxAttempts: 1,
   manager: 1,
+  concurrencyKey: 1,
 } satisfies Record<keyof EnqueueOptions, 1>);
 export const ENQUEUE_MANY_OPTION_KEYS = ['manager'];
 const ITEM_KEYS = Object.keys({
@@ -29,6 +30,7 @@ const ITEM_KEYS = Object.keys({
   priority: 1,
   runAt: 1,
   maxAttempts: 1,
+  concurrencyKey: 1,
 } satisfies Record<keyof EnqueueManyItem, 1>);
 
 /** Refuses options (or, with `index`, an enqueueMany item) that are not an object or carry a key not in `known`. */
@@ -86,12 +88,16 @@ export function encodeJob(
     if (Number.isNaN(t) || t < EARLIEST_RUN_AT || t > LATEST_RUN_AT) refuse('runAt', AwaMessages.enqueueRunAtInvalid());
     runAt = JSON.stringify(item.runAt.toISOString());
   }
+  const key = item.concurrencyKey;
+  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200 || !isStorableText(key)))
+    refuse('concurrencyKey', FlowMessages.concurrencyKeyInvalid());
   const args = encodeArgs(item.args, options.maxArgsBytes, index);
   return {
     queue,
     json:
       `{"kind":${JSON.stringify(kind)},"queue":${JSON.stringify(queue)},"args":${args},` +
-      `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}}`,
+      `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}` +
+      (key === undefined ? '}' : `,"concurrency_key":${JSON.stringify(key)}}`),
   };
 }
 

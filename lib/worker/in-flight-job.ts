@@ -1,4 +1,5 @@
-import type { Job } from '../interfaces/job.interface.js';
+import { backOffOf, rateLimitMarker } from '../flow/rate-limit.marker.js';
+import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 
 export type { ClaimedJobRow };
@@ -9,6 +10,8 @@ export type AttemptOutcome =
   | { kind: 'returned' }
   | { kind: 'threw'; error: unknown }
   | { kind: 'deadline' }
+  /** The handler backed off (job.rateLimit() or RateLimitedError): give the attempt back, unspent. */
+  | { kind: 'rateLimited'; retryAfterMs: number }
   /** Given back on shutdown: the lease was released, nothing more is written. */
   | { kind: 'released' };
 
@@ -110,18 +113,24 @@ export class InFlightJob {
       try {
         result = handler(this.job);
       } catch (error) {
-        finish({ kind: 'threw', error });
+        finish(settledAs(error, { kind: 'threw', error }));
         return;
       }
       Promise.resolve(result).then(
-        () => finish(RETURNED),
-        (error: unknown) => finish({ kind: 'threw', error }),
+        (value: unknown) => finish(settledAs(value, RETURNED)),
+        (error: unknown) => finish(settledAs(error, { kind: 'threw', error })),
       );
     });
   }
 }
 
 const RETURNED: AttemptOutcome = Object.freeze({ kind: 'returned' });
+
+/** A back-off if the handler returned or threw one, else `otherwise`. */
+function settledAs(value: unknown, otherwise: AttemptOutcome): AttemptOutcome {
+  const retryAfterMs = backOffOf(value);
+  return retryAfterMs === undefined ? otherwise : { kind: 'rateLimited', retryAfterMs };
+}
 
 /**
  * The Job a handler receives. A class with plain fields (not a frozen literal with getters): one
@@ -159,5 +168,9 @@ class AttemptJob implements Job {
 
   get signal(): AbortSignal {
     return this.#inFlight.signal;
+  }
+
+  rateLimit(retryAfterMs: number): RateLimited {
+    return rateLimitMarker(retryAfterMs);
   }
 }

@@ -10,7 +10,16 @@ describe('flow.sql', () => {
   beforeEach(() => resetFlow(f.sql));
 
   const claim = (want: number, o: { rate?: number; periodMs?: number; keys?: number; queue?: string } = {}) =>
-    f.run(flowSql.claimFlowJobs, [o.queue ?? 'q', ['k'], want, 'instance-a', 0, o.rate ?? 0, o.periodMs ?? 0, o.keys ?? 0]);
+    f.run(flowSql.claimFlowJobs, [
+      o.queue ?? 'q',
+      ['k'],
+      want,
+      'instance-a',
+      0,
+      o.rate ?? 0,
+      o.periodMs ?? 0,
+      o.keys ?? 0,
+    ]);
   const jobs = (rows: FlowClaimRow[]) => rows.filter((r) => r.id !== null);
   const waitOf = (rows: FlowClaimRow[]) => rows.find((r) => r.id === null)?.wait_ms ?? null;
   const keyRow = async (key: string) =>
@@ -36,7 +45,7 @@ describe('flow.sql', () => {
 
     it('keeps every window of one period within the limit over the recorded attempted_at', async () => {
       await seedKeyed(f.sql, null, 24);
-      for (let left = 24; left > 0; ) {
+      for (let left = 24; left > 0;) {
         const rows = await claim(4, { rate: 5, periodMs: 150 });
         left -= jobs(rows).length;
         const wait = waitOf(rows);
@@ -44,7 +53,12 @@ describe('flow.sql', () => {
       }
       const stamps = await f.sql(`SELECT extract(epoch FROM attempted_at)::float8 * 1000 AS at FROM awa.jobs`);
       expect(stamps).toHaveLength(24);
-      expect(maxInWindow(stamps.map((s) => s.at as number), 150)).toBeLessThanOrEqual(5);
+      expect(
+        maxInWindow(
+          stamps.map((s) => s.at as number),
+          150,
+        ),
+      ).toBeLessThanOrEqual(5);
     });
   });
 
@@ -68,7 +82,9 @@ describe('flow.sql', () => {
       for (;;) {
         const rows = jobs(await claim(1, { keys: 100 }));
         if (rows.length === 0) break;
-        const [{ key }] = await f.sql(`SELECT concurrency_key AS key FROM awa.jobs WHERE id = $1::bigint`, [rows[0]!.id]);
+        const [{ key }] = await f.sql(`SELECT concurrency_key AS key FROM awa.jobs WHERE id = $1::bigint`, [
+          rows[0]!.id,
+        ]);
         order.push(key as string);
       }
       expect(order.slice(0, 6)).toEqual(['big', 'b', 'c', 'big', 'b', 'c']);
