@@ -29,6 +29,12 @@ class FlowHandlers {
     await this.dataSource.query(`UPDATE flow_runs SET ended = clock_timestamp() WHERE job_id = $1`, [job.id]);
   }
 
+  /** Records its end, in order (a sequence), with its key. */
+  @JobHandler('flow.fair', { queue: 'fair' })
+  async fair(job: Job<{ key: string }>) {
+    await this.dataSource.query(`INSERT INTO flow_done (key) VALUES ($1)`, [job.args.key]);
+  }
+
   @JobHandler('flow.rated', { queue: 'rated' })
   rated() {
     return undefined;
@@ -60,6 +66,7 @@ describe('flow control in a worker', () => {
         queues: {
           ...FAST_OPTIONS.queues,
           keyed: { concurrency: 20, keyConcurrency: 2, pollInterval: 200 },
+          fair: { concurrency: 20, keyConcurrency: 5, pollInterval: 200 },
           rated: { concurrency: 20, rateLimit: { limit: 5, period: 300 }, pollInterval: 5_000 },
         },
       },
@@ -67,6 +74,7 @@ describe('flow control in a worker', () => {
     producer = app.get(QueueProducer);
     handlers = app.get(FlowHandlers);
     await sql('CREATE TABLE flow_runs (job_id bigint, started timestamptz, ended timestamptz)');
+    await sql('CREATE TABLE flow_done (seq bigserial PRIMARY KEY, key text NOT NULL)');
   });
   afterAll(async () => {
     await app?.close();
@@ -90,6 +98,30 @@ describe('flow control in a worker', () => {
     );
     expect(maxOverlap(runs)).toBe(2);
   });
+
+  it('serves keys round-robin: 20 small keys finish before a 20,000-job key has done 20% of its jobs', async () => {
+    const BIG = 20_000;
+    await sql(
+      `INSERT INTO awa.jobs (kind, queue, args, concurrency_key)
+       SELECT 'flow.fair', 'fair', '{"key": "big"}', 'big' FROM generate_series(1, ${BIG})`,
+    );
+    const small = Array.from({ length: 200 }, (_, i) => `small-${i % 20}`);
+    await producer.enqueueMany(small.map((key) => ({ kind: 'flow.fair', args: { key }, concurrencyKey: key })));
+    await waitFor(
+      async () => (await sql(`SELECT count(*)::int AS n FROM flow_done WHERE key <> 'big'`))[0].n === 200,
+      60_000,
+    );
+    // For each small key: how many big jobs had finished when its last job finished.
+    const rows = await sql(
+      `SELECT s.key, (SELECT count(*)::int FROM flow_done b WHERE b.key = 'big' AND b.seq < max(s.seq)) AS big_before
+         FROM flow_done s WHERE s.key <> 'big' GROUP BY s.key`,
+    );
+    expect(rows).toHaveLength(20);
+    for (const row of rows) expect(row.big_before).toBeLessThan(BIG / 5);
+    await sql(
+      `UPDATE awa.jobs SET state = 'cancelled', finalized_at = now() WHERE queue = 'fair' AND state = 'available'`,
+    );
+  }, 90_000);
 
   it('starts at most `limit` attempts in any window of `period`, and sleeps until the next may start', async () => {
     await producer.enqueueMany(Array.from({ length: 17 }, () => ({ kind: 'flow.rated', args: {} })));
