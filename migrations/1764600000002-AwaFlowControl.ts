@@ -6,8 +6,9 @@ import { CLAIM_FLOW_FUNCTION } from './flow-claim.function.js';
  * Flow control: a fleet-wide rate limit per queue and a concurrency limit per key, both enforced by
  * the claim itself (awa.claim_flow). The rate limit is a sliding log on the queue's row; the keys are
  * rows of awa.flow_keys, locked by the claim, whose `running` count every deleted lease gives back.
- * Jobs and leases without a key pay nothing: the row triggers have WHEN conditions on the key, the
- * lease trigger leaves at once when no deleted lease had a key, and the plain claim is unchanged.
+ * Jobs and leases without a key pay next to nothing: the row trigger has a WHEN condition on the key,
+ * the statement triggers (insert, lease deletion) leave at once when no row had a key, and the plain
+ * claim is unchanged.
  */
 export class AwaFlowControl1764600000002 implements MigrationInterface {
   name = 'AwaFlowControl1764600000002';
@@ -41,7 +42,22 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
         WHERE has_waiting AND NOT saturated`,
       // A keyed job that becomes available marks its key as having work. DO UPDATE locks the key row
       // even when nothing changes: a claim that holds it is waited for, so it cannot clear the flag
-      // after missing this job.
+      // after missing this job. A statement's keys are taken in (queue, key) order, the order in which
+      // lease deletions lock them too, so two statements over several keys cannot deadlock.
+      `CREATE FUNCTION awa.flow_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF NOT EXISTS (SELECT FROM inserted_jobs WHERE concurrency_key IS NOT NULL) THEN RETURN NULL; END IF;
+        INSERT INTO awa.flow_keys AS f (queue, key)
+        SELECT DISTINCT queue, concurrency_key FROM inserted_jobs
+         WHERE concurrency_key IS NOT NULL AND state = 'available' ORDER BY 1, 2
+        ON CONFLICT (queue, key) DO UPDATE SET has_waiting = true WHERE NOT f.has_waiting;
+        RETURN NULL;
+      END
+      $fn$`,
+      `CREATE TRIGGER jobs_flow_inserted AFTER INSERT ON awa.jobs REFERENCING NEW TABLE AS inserted_jobs
+        FOR EACH STATEMENT EXECUTE FUNCTION awa.flow_jobs_inserted()`,
+      // The same for a keyed job made available again (promotion, release, back-off): row by row, so
+      // that the many updates of unkeyed jobs (every completion) pay nothing.
       `CREATE FUNCTION awa.flow_key_waiting() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO awa.flow_keys AS f (queue, key) VALUES (NEW.queue, NEW.concurrency_key)
@@ -49,9 +65,6 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
         RETURN NULL;
       END
       $fn$`,
-      `CREATE TRIGGER jobs_flow_inserted AFTER INSERT ON awa.jobs FOR EACH ROW
-        WHEN (NEW.concurrency_key IS NOT NULL AND NEW.state = 'available')
-        EXECUTE FUNCTION awa.flow_key_waiting()`,
       `CREATE TRIGGER jobs_flow_available AFTER UPDATE OF state ON awa.jobs FOR EACH ROW
         WHEN (NEW.concurrency_key IS NOT NULL AND NEW.state = 'available' AND OLD.state <> 'available')
         EXECUTE FUNCTION awa.flow_key_waiting()`,
@@ -87,6 +100,7 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
       'DROP TRIGGER IF EXISTS jobs_flow_available ON awa.jobs',
       'DROP TRIGGER IF EXISTS jobs_flow_inserted ON awa.jobs',
       'DROP FUNCTION IF EXISTS awa.flow_key_waiting()',
+      'DROP FUNCTION IF EXISTS awa.flow_jobs_inserted()',
       'DROP TABLE IF EXISTS awa.flow_keys',
       'DROP INDEX IF EXISTS awa.jobs_flow_idx',
       `ALTER TABLE awa.queues DROP COLUMN IF EXISTS rate_n, DROP COLUMN IF EXISTS rate_at,

@@ -91,6 +91,8 @@ export function encodeJob(
   const key = item.concurrencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200 || !isStorableText(key)))
     refuse('concurrencyKey', FlowMessages.concurrencyKeyInvalid());
+  if (key === undefined && queueOptions.keyConcurrency > 0)
+    refuse('concurrencyKey', FlowMessages.concurrencyKeyRequired(queue));
   const args = encodeArgs(item.args, options.maxArgsBytes, index);
   return {
     queue,

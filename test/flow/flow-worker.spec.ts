@@ -9,6 +9,7 @@ import {
   type Job,
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { FlowMessages } from '../../lib/awa.messages.js';
 import { caught } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
@@ -157,10 +158,12 @@ describe('flow control in a worker', () => {
     },
   );
 
-  it('refuses a bad concurrencyKey and a bad retryAfterMs with typed errors naming them', async () => {
+  it('refuses a bad or missing concurrencyKey and a bad retryAfterMs with typed errors naming them', async () => {
     const error = await caught(() => producer.enqueue('flow.keyed', {}, { concurrencyKey: '' }));
     expect(error).toBeInstanceOf(EnqueueValidationError);
     expect(error).toMatchObject({ field: 'concurrencyKey' });
+    const missing = await caught(() => producer.enqueue('flow.keyed', {}));
+    expect(missing).toMatchObject({ field: 'concurrencyKey', message: FlowMessages.concurrencyKeyRequired('keyed') });
     expect(() => new RateLimitedError(-1)).toThrow(AwaOptionError);
   });
 });

@@ -91,6 +91,23 @@ describe('flow.sql', () => {
       expect(order.slice(6)).toEqual(Array(18).fill('big'));
     });
 
+    it('within a rate limit takes no more than the tokens left, whatever the free key slots', async () => {
+      await seedKeyed(f.sql, 'a', 5);
+      await seedKeyed(f.sql, 'b', 5);
+      const rows = await claim(10, { keys: 5, rate: 3, periodMs: 60_000 });
+      expect(jobs(rows)).toHaveLength(3);
+      expect(waitOf(rows)).toBeGreaterThan(50_000);
+      expect(jobs(await claim(10, { keys: 5, rate: 3, periodMs: 60_000 }))).toHaveLength(0);
+    });
+
+    it('marks the keys of one enqueue statement, and only keyed available jobs', async () => {
+      await f.sql(`INSERT INTO awa.jobs (kind, queue, concurrency_key, state, run_at)
+                   VALUES ('k', 'q', 'z', 'available', now()), ('k', 'q', 'y', 'available', now()),
+                          ('k', 'q', NULL, 'available', now()), ('k', 'q', 'later', 'scheduled', now() + interval '1 h')`);
+      const keys = await f.sql(`SELECT key FROM awa.flow_keys ORDER BY key`);
+      expect(keys).toEqual([{ key: 'y' }, { key: 'z' }]);
+    });
+
     it('forgets a key with nothing waiting until a job of it becomes available again', async () => {
       await seedKeyed(f.sql, 'a', 1);
       await complete(await claim(5, { keys: 3 }));
