@@ -51,18 +51,36 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
     await client.query(`SET client_min_messages = log`);
   }, 120_000);
 
-  it('claims from the free keys only, by index, without reading the saturated keys or their jobs', async () => {
+  /**
+   * Plans of the statements inside one claim, rolled back. `noSeqScan`: for small tables, where the
+   * planner rightly prefers a sequential scan; the plan then shows whether an index serves each scan.
+   */
+  async function claimPlans(values: unknown[], noSeqScan = false): Promise<{ rows: unknown[]; scans: PlanNode[] }> {
+    plans.length = 0;
     await client.query('BEGIN');
-    const { rows } = await client.query({
-      text: flowSql.claimFlowJobs.text,
-      values: ['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT],
-    });
+    if (noSeqScan) await client.query('SET LOCAL enable_seqscan = off');
+    const { rows } = await client.query({ text: flowSql.claimFlowJobs.text, values });
     await client.query('ROLLBACK');
-    expect(rows).toHaveLength(FREE_KEYS * KEY_LIMIT);
     const scans = plans
       .flatMap(nodes)
-      .filter((n) => n['Relation Name'] === 'jobs' || n['Relation Name'] === 'flow_keys')
+      .filter((n) => ['jobs', 'flow_keys', 'queues'].includes(n['Relation Name'] ?? ''))
       .filter((n) => n['Node Type'] !== 'ModifyTable');
+    return { rows, scans };
+  }
+
+  it('the rate-limited claim without keys reads the queue row and the (queue, kind) indexes', async () => {
+    await f.sql(`INSERT INTO awa.jobs (kind, queue) SELECT 'k', 'plain' FROM generate_series(1, 100)`);
+    const { rows, scans } = await claimPlans(['plain', ['k'], 10, 'instance-a', 0, 100, 1_000, 0], true);
+    expect(rows).toHaveLength(10);
+    expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    expect(scans.map((n) => n['Index Name'])).toEqual(
+      expect.arrayContaining(['jobs_claim_kind_idx', 'jobs_pkey', 'queues_pkey']),
+    );
+  });
+
+  it('claims from the free keys only, by index, without reading the saturated keys or their jobs', async () => {
+    const { rows, scans } = await claimPlans(['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT]);
+    expect(rows).toHaveLength(FREE_KEYS * KEY_LIMIT);
     expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     const indexes = [...new Set(scans.map((n) => `${n['Relation Name']} ${n['Index Name']}`))].sort();
     expect(indexes).toEqual([
@@ -70,6 +88,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
       'flow_keys flow_keys_ready_idx',
       'jobs jobs_flow_idx',
       'jobs jobs_pkey',
+      'queues queues_pkey',
     ]);
     // Rows each scan produced or threw away: bounded by the free keys and their slots, not by 10,000 keys.
     const read = scans.map(
