@@ -16,7 +16,8 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await applyOnce(queryRunner, this.name, [
       `ALTER TABLE awa.jobs ADD COLUMN concurrency_key text CHECK (length(concurrency_key) BETWEEN 1 AND 200)`,
-      `ALTER TABLE awa.active_leases ADD COLUMN concurrency_key text`,
+      // The key (and its queue) of a keyed attempt, so that deleting its lease can free its slot.
+      `ALTER TABLE awa.active_leases ADD COLUMN concurrency_key text, ADD COLUMN flow_queue text`,
       // The rate limit's sliding log: (start time, attempts started then) of the claims of the last period.
       `ALTER TABLE awa.queues
         ADD COLUMN held_until timestamptz,
@@ -74,9 +75,8 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
       BEGIN
         IF NOT EXISTS (SELECT FROM old_leases WHERE concurrency_key IS NOT NULL) THEN RETURN NULL; END IF;
         WITH freed AS (
-          SELECT j.queue, o.concurrency_key AS key, count(*)::int AS n
-            FROM old_leases o JOIN awa.jobs j ON j.id = o.job_id
-           WHERE o.concurrency_key IS NOT NULL GROUP BY 1, 2
+          SELECT o.flow_queue AS queue, o.concurrency_key AS key, count(*)::int AS n
+            FROM old_leases o WHERE o.concurrency_key IS NOT NULL GROUP BY 1, 2
         ), locked AS (
           SELECT f.queue, f.key, d.n FROM awa.flow_keys f JOIN freed d ON d.queue = f.queue AND d.key = f.key
            ORDER BY f.queue, f.key FOR UPDATE OF f
@@ -105,7 +105,7 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
       'DROP INDEX IF EXISTS awa.jobs_flow_idx',
       `ALTER TABLE awa.queues DROP COLUMN IF EXISTS rate_n, DROP COLUMN IF EXISTS rate_at,
         DROP COLUMN IF EXISTS held_until`,
-      'ALTER TABLE awa.active_leases DROP COLUMN IF EXISTS concurrency_key',
+      'ALTER TABLE awa.active_leases DROP COLUMN IF EXISTS flow_queue, DROP COLUMN IF EXISTS concurrency_key',
       'ALTER TABLE awa.jobs DROP COLUMN IF EXISTS concurrency_key',
     ]);
   }

@@ -14,10 +14,11 @@
  *    the order of the log.
  * 3. The key limit (p_key_limit running attempts per key, 0: no keys): the least recently served keys
  *    with waiting jobs and free slots are locked (SKIP LOCKED: another claim serves them), one job
- *    each per round, round-robin; then by priority. Each key's jobs are read from jobs_flow_idx.
+ *    each per round, round-robin; then by priority. Each key's jobs are read from jobs_flow_idx, no more
+ *    of them than its free slots and the rounds the batch can use (its size over the keys, plus one).
  *    The jobs are read in a second statement, so with a snapshot taken after the key rows were locked:
- *    it sees every lease and job committed before: a key whose jobs were all found (fewer than its free
- *    slots) and all taken has nothing waiting, and leaves the index until a job of it becomes available.
+ *    it sees every lease and job committed before: a key whose jobs were all found (fewer than it read)
+ *    and all taken has nothing waiting, and leaves the index until a job of it becomes available.
  */
 export const CLAIM_FLOW_FUNCTION = `
 CREATE FUNCTION awa.claim_flow(
@@ -38,6 +39,11 @@ DECLARE
   taken integer := 0;
   keys text[];
   frees integer[];
+  lims integer[];
+  ns integer[];
+  founds integer[];
+  ids bigint[];
+  os bigint[];
 BEGIN
   IF p_rate_limit > 0 THEN
     SELECT q.held_until, q.rate_at, q.rate_n INTO held, log_at, log_n FROM awa.queues q
@@ -78,47 +84,51 @@ BEGIN
              WHERE f.queue = p_queue AND f.has_waiting AND NOT f.saturated
                AND (f.held_until IS NULL OR f.held_until <= t)
              ORDER BY f.last_claimed_at LIMIT take FOR UPDATE SKIP LOCKED) c;
+    lims := ARRAY(SELECT least(f.v, (take + cardinality(keys) - 1) / greatest(cardinality(keys), 1) + 1)
+                    FROM unnest(frees) WITH ORDINALITY AS f(v, o) ORDER BY f.o);
+    ns := array_fill(0, ARRAY[cardinality(keys)]);
+    founds := array_fill(0, ARRAY[cardinality(keys)]);
+    SELECT coalesce(array_agg(r.id ORDER BY r.g), '{}'), coalesce(array_agg(r.o ORDER BY r.g), '{}')
+      INTO ids, os
+      FROM (SELECT p.id, p.o, row_number() OVER (ORDER BY p.rn, p.priority, p.o) AS g
+              FROM (SELECT c.o, j.id, j.priority,
+                           row_number() OVER (PARTITION BY c.o ORDER BY j.priority, j.run_at, j.id) AS rn
+                      FROM unnest(keys, lims) WITH ORDINALITY AS c(key, lim, o) CROSS JOIN LATERAL (
+                        SELECT j.id, j.priority, j.run_at FROM awa.jobs j
+                         WHERE j.state = 'available' AND j.queue = p_queue AND j.concurrency_key = c.key
+                           AND j.kind = ANY (p_kinds)
+                         ORDER BY j.priority, j.run_at, j.id
+                         LIMIT greatest(c.lim, 0) FOR UPDATE SKIP LOCKED) j) p) r;
+    FOR i IN 1 .. cardinality(ids) LOOP
+      founds[os[i]] := founds[os[i]] + 1;
+      IF i <= take THEN ns[os[i]] := ns[os[i]] + 1; END IF;
+    END LOOP;
     RETURN QUERY
-    WITH cand AS (
-      SELECT c.key, c.free, c.o FROM unnest(keys, frees) WITH ORDINALITY AS c(key, free, o)
-    ), probe AS (
-      SELECT c.key, c.o, p.id, p.priority,
-             row_number() OVER (PARTITION BY c.key ORDER BY p.priority, p.run_at, p.id) AS rn
-        FROM cand c CROSS JOIN LATERAL (
-          SELECT j.id, j.priority, j.run_at FROM awa.jobs j
-           WHERE j.state = 'available' AND j.queue = p_queue AND j.concurrency_key = c.key
-             AND j.kind = ANY (p_kinds)
-           ORDER BY j.priority, j.run_at, j.id
-           LIMIT greatest(c.free, 0) FOR UPDATE SKIP LOCKED) p
-    ), picked AS (
-      SELECT p.id, p.key FROM probe p ORDER BY p.rn, p.priority, p.o LIMIT take
-    ), claimed AS (
+    WITH claimed AS (
       UPDATE awa.jobs j
          SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = t
-       WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p))
+       WHERE j.id = ANY (ids[1:take])
       RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
                 j.concurrency_key
     ), leased AS (
       INSERT INTO awa.active_leases
-        (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at, concurrency_key)
+        (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at, concurrency_key, flow_queue)
       SELECT c.id, c.run_lease, p_instance, t,
-             CASE WHEN p_deadline_ms > 0 THEN t + p_deadline_ms * interval '1 millisecond' END, t, c.concurrency_key
+             CASE WHEN p_deadline_ms > 0 THEN t + p_deadline_ms * interval '1 millisecond' END, t, c.concurrency_key,
+             c.queue
         FROM claimed c
-    ), counted AS (
-      UPDATE awa.flow_keys f
-         SET running = f.running + s.n,
-             last_claimed_at = CASE WHEN s.n > 0 THEN t ELSE f.last_claimed_at END,
-             has_waiting = CASE WHEN s.free <= 0 THEN f.has_waiting ELSE s.found >= s.free OR s.found > s.n END,
-             saturated = f.running + s.n >= coalesce(f.max_running, p_key_limit)
-        FROM (SELECT c.key, c.free,
-                     (SELECT count(*) FROM picked p WHERE p.key = c.key)::int AS n,
-                     (SELECT count(*) FROM probe p WHERE p.key = c.key)::int AS found
-                FROM cand c) s
-       WHERE f.queue = p_queue AND f.key = s.key
     )
     SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
            (extract(epoch FROM c.created_at) * 1000)::float8, NULL::float8
       FROM claimed c;
+    GET DIAGNOSTICS taken = ROW_COUNT;
+    UPDATE awa.flow_keys f
+       SET running = f.running + s.n,
+           last_claimed_at = CASE WHEN s.n > 0 THEN t ELSE f.last_claimed_at END,
+           has_waiting = CASE WHEN s.lim <= 0 THEN f.has_waiting ELSE s.found >= s.lim OR s.found > s.n END,
+           saturated = f.running + s.n >= coalesce(f.max_running, p_key_limit)
+      FROM unnest(keys, lims, ns, founds) AS s(key, lim, n, found)
+     WHERE f.queue = p_queue AND f.key = s.key;
   ELSE
     RETURN QUERY
     WITH kinds AS (
@@ -154,8 +164,8 @@ BEGIN
     SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
            (extract(epoch FROM c.created_at) * 1000)::float8, NULL::float8
       FROM claimed c;
+    GET DIAGNOSTICS taken = ROW_COUNT;
   END IF;
-  GET DIAGNOSTICS taken = ROW_COUNT;
 
   IF p_rate_limit > 0 AND taken > 0 THEN
     log_at := log_at || t;
