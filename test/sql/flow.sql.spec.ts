@@ -103,7 +103,8 @@ describe('flow.sql', () => {
     it('marks the keys of one enqueue statement, and only keyed available jobs', async () => {
       await f.sql(`INSERT INTO awa.jobs (kind, queue, concurrency_key, state, run_at)
                    VALUES ('k', 'q', 'z', 'available', now()), ('k', 'q', 'y', 'available', now()),
-                          ('k', 'q', NULL, 'available', now()), ('k', 'q', 'later', 'scheduled', now() + interval '1 h')`);
+                          ('k', 'q', NULL, 'available', now()),
+                          ('k', 'q', 'later', 'scheduled', now() + interval '1 h')`);
       const keys = await f.sql(`SELECT key FROM awa.flow_keys ORDER BY key`);
       expect(keys).toEqual([{ key: 'y' }, { key: 'z' }]);
     });
