@@ -5,6 +5,7 @@ import 'reflect-metadata';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { bigTableScenario } from './scenarios/big-table.scenario.js';
 import { enqueueScenario } from './scenarios/enqueue.scenario.js';
+import { flowScenario } from './scenarios/flow.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
@@ -33,6 +34,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     latencyScenario('notify'),
     heartbeatScenario,
     bigTableScenario(headline),
+    flowScenario,
   ];
 }
 

@@ -215,3 +215,15 @@ export const ScheduleMessages = {
   pruned: (names: readonly string[]) =>
     `removed schedule(s) no longer declared in code: ${names.map((n) => `"${n}"`).join(', ')}`,
 } as const;
+
+/** Texts of flow control: rate limits, key concurrency and back-offs. */
+export const FlowMessages = {
+  concurrencyKeyInvalid: () =>
+    'nestjs-awa: concurrencyKey must be a string of 1 to 200 characters, without the NUL character or a lone ' +
+    'UTF-16 surrogate.',
+  concurrencyKeyRequired: (queue: string) =>
+    `nestjs-awa: queue "${queue}" has keyConcurrency, and claims only jobs with a concurrencyKey: give one.`,
+  rateLimited: (retryAfterMs: number) => `rate limited: retry after ${retryAfterMs} ms`,
+  retryAfterInvalid: (value: string) =>
+    `nestjs-awa: retryAfterMs must be a finite number of ms from 0 to 2147483647, got ${value}`,
+} as const;

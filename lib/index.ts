@@ -63,3 +63,6 @@ export type {
   ScheduleSource,
 } from './schedules/schedule.interface.js';
 export { ScheduleNotFoundError } from './errors/schedule-not-found.error.js';
+export { RateLimitedError } from './errors/index.js';
+export type { RateLimited } from './interfaces/job.interface.js';
+export type { RateLimitOptions } from './options/awa-options.interface.js';

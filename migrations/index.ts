@@ -6,6 +6,7 @@ import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
 import { AwaJobLifecycle1764600000000 } from './1764600000000-AwaJobLifecycle.js';
 import { AwaSchedules1764600000001 } from './1764600000001-AwaSchedules.js';
 import { AwaAdminIndexes1764600000005 } from './1764600000005-AwaAdminIndexes.js';
+import { AwaFlowControl1764600000002 } from './1764600000002-AwaFlowControl.js';
 
 export {
   AwaInit1764400000000,
@@ -15,6 +16,7 @@ export {
   AwaLeaderLease1764500000004,
   AwaJobLifecycle1764600000000,
   AwaSchedules1764600000001,
+  AwaFlowControl1764600000002,
   AwaAdminIndexes1764600000005,
 };
 
@@ -27,5 +29,6 @@ export const AwaMigrations = [
   AwaLeaderLease1764500000004,
   AwaJobLifecycle1764600000000,
   AwaSchedules1764600000001,
+  AwaFlowControl1764600000002,
   AwaAdminIndexes1764600000005,
 ];

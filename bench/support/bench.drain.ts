@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { QueueProducer } from 'nestjs-awa';
+import { QueueProducer, type EnqueueManyItem } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { BenchKinds } from './bench.handlers.js';
 import type { DbObserver } from './bench.observer.js';
@@ -30,10 +30,12 @@ export async function gatedDrain(options: {
   handled: () => number;
   timeoutMs: number;
   log: (line: string) => void;
+  /** Enqueue options of job `i` (e.g. its concurrencyKey). Default: none. */
+  options?: (i: number) => Omit<EnqueueManyItem, 'kind' | 'args'>;
 }): Promise<GatedDrain> {
   const { producer, observer, n, chunk } = options;
   const queue = producer.get(QueueProducer);
-  const items = Array.from({ length: n }, (_, i) => ({ kind: BenchKinds.noop, args: { i } }));
+  const items = Array.from({ length: n }, (_, i) => ({ ...options.options?.(i), kind: BenchKinds.noop, args: { i } }));
   const ids: string[] = [];
   let t0 = 0;
   const enqueueStarted = now();

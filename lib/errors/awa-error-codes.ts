@@ -26,6 +26,8 @@ export const AwaErrorCodes = {
   invalidJobValue: 'AWA_INVALID_JOB_VALUE',
   /** JobSchedules was asked about a schedule name that does not exist. */
   scheduleNotFound: 'AWA_SCHEDULE_NOT_FOUND',
+  /** Thrown by a handler to back off (RateLimitedError): the job waits again without spending an attempt. */
+  rateLimited: 'AWA_RATE_LIMITED',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

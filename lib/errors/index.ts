@@ -12,3 +12,4 @@ export { UniqueConflictError } from './unique-conflict.error.js';
 export { JobSnoozedError } from './job-snoozed.error.js';
 export { JobValueError } from './job-value.error.js';
 export { ScheduleNotFoundError } from './schedule-not-found.error.js';
+export { RateLimitedError } from './rate-limited.error.js';

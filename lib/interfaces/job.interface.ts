@@ -52,6 +52,18 @@ export interface Job<TArgs = unknown> {
    * value that is not JSON or is over maxProgressBytes.
    */
   progress(value: unknown): void;
+  /**
+   * Backs off (e.g. on HTTP 429): return the marker it gives (`return job.rateLimit(ms)`). The attempt
+   * ends without spending an attempt, the job waits again, and the claims of its queue (of its key, if
+   * the queue has keyConcurrency) are held back for `retryAfterMs` on every instance. Same as throwing
+   * `new RateLimitedError(retryAfterMs)`.
+   */
+  rateLimit(retryAfterMs: number): RateLimited;
+}
+
+/** What `job.rateLimit()` returns: a handler returns it to back off. */
+export interface RateLimited {
+  readonly retryAfterMs: number;
 }
 
 /** A handler for one job kind. */
@@ -72,6 +84,11 @@ export interface EnqueueOptions {
   unique?: UniqueOptions;
   /** Labels stored with the job (jobs.tags): at most 20 distinct non-empty strings of at most 100 characters. */
   tags?: readonly string[];
+  /**
+   * The key the queue's `keyConcurrency` limits (a tenant, an account): 1-200 characters. Default:
+   * none. A queue with keyConcurrency claims keyed jobs only.
+   */
+  concurrencyKey?: string;
 }
 
 /**

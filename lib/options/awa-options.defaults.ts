@@ -9,6 +9,8 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   pollInterval: 1_000,
   prefetch: 0,
   maxSnoozes: 100,
+  rateLimit: null,
+  keyConcurrency: 0,
 };
 
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {

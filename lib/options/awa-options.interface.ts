@@ -26,6 +26,26 @@ export interface QueueOptions {
    * job for good, with an entry in its `errors`. 0 forbids snoozing. Default 100.
    */
   maxSnoozes?: number;
+  /**
+   * Fleet-wide rate limit: at most `limit` attempts of this queue start in any window of `period` ms,
+   * summed over all instances, enforced by the claim. Default null (none). With it, the queue
+   * prefetches nothing: a claimed attempt counts as started.
+   */
+  rateLimit?: RateLimitOptions | null;
+  /**
+   * Fleet-wide limit of running attempts per `concurrencyKey` (enqueue option): at most this many
+   * attempts of one key hold a lease at any instant, over all instances; keys are served round-robin.
+   * Only keyed jobs are claimed from such a queue. Default 0 (off).
+   */
+  keyConcurrency?: number;
+}
+
+/** A queue's rate limit: `limit` attempt starts per `period` ms. */
+export interface RateLimitOptions {
+  /** Attempts that may start in one window. An integer from 1 to 1,000,000. */
+  limit: number;
+  /** The window, in ms. */
+  period: number;
 }
 
 /** How long finished jobs are kept before the maintenance leader deletes them, in ms. */

@@ -9,6 +9,7 @@ import type {
   AwaModuleAsyncOptions,
   AwaModuleOptions,
   QueueOptions,
+  RateLimitOptions,
   RetentionOptions,
 } from './awa-options.interface.js';
 
@@ -183,11 +184,33 @@ function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueu
       true,
       1_000_000,
     ),
+    rateLimit: resolveRateLimit(at('rateLimit'), q.rateLimit),
+    keyConcurrency: checkNumber(
+      at('keyConcurrency'),
+      pick(q.keyConcurrency, QUEUE_DEFAULTS.keyConcurrency),
+      'nonNegative',
+      true,
+      1_000_000,
+    ),
   };
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
     throw new AwaOptionError(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`);
   }
   return resolved;
+}
+
+const RATE_LIMIT_KEYS = Object.keys({ limit: 1, period: 1 } satisfies Record<keyof RateLimitOptions, 1>);
+
+/** A queue's rateLimit: null (none), or { limit, period } with nothing else. */
+function resolveRateLimit(path: string, raw: RateLimitOptions | null | undefined): RateLimitOptions | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'object')
+    throw new AwaOptionError(path, `expected { limit, period } or null, got ${describe(raw)}`);
+  rejectUnknownKeys(`${path}.`, raw, RATE_LIMIT_KEYS);
+  return {
+    limit: checkNumber(`${path}.limit`, raw.limit, 'positive', true, 1_000_000),
+    period: checkNumber(`${path}.period`, raw.period, 'positive', true, MAX_INTERVAL_MS),
+  };
 }
 
 /** forRootAsync's own options: a factory, and no key it does not know. */

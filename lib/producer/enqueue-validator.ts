@@ -1,5 +1,5 @@
 import { PRIORITY_MAX, PRIORITY_MIN } from '../awa.constants.js';
-import { AwaMessages } from '../awa.messages.js';
+import { AwaMessages, FlowMessages } from '../awa.messages.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { EnqueueManyItem, EnqueueOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
@@ -23,6 +23,7 @@ export const ENQUEUE_OPTION_KEYS = Object.keys({
   manager: 1,
   unique: 1,
   tags: 1,
+  concurrencyKey: 1,
 } satisfies Record<keyof EnqueueOptions, 1>);
 export const ENQUEUE_MANY_OPTION_KEYS = ['manager'];
 const ITEM_KEYS = Object.keys({
@@ -34,6 +35,7 @@ const ITEM_KEYS = Object.keys({
   maxAttempts: 1,
   unique: 1,
   tags: 1,
+  concurrencyKey: 1,
 } satisfies Record<keyof EnqueueManyItem, 1>);
 
 /** Refuses options (or, with `index`, an enqueueMany item) that are not an object or carry a key not in `known`. */
@@ -100,6 +102,11 @@ export function encodeJob(
     if (Number.isNaN(t) || t < EARLIEST_RUN_AT || t > LATEST_RUN_AT) refuse('runAt', AwaMessages.enqueueRunAtInvalid());
     runAt = JSON.stringify(item.runAt.toISOString());
   }
+  const key = item.concurrencyKey;
+  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200 || !isStorableText(key)))
+    refuse('concurrencyKey', FlowMessages.concurrencyKeyInvalid());
+  if (key === undefined && queueOptions.keyConcurrency > 0)
+    refuse('concurrencyKey', FlowMessages.concurrencyKeyRequired(queue));
   const args = encodeArgs(item.args, options.maxArgsBytes, index);
   const tags = encodeTags(item.tags, refuse);
   const unique = item.unique === undefined ? undefined : encodeUnique(item.unique, { kind, queue, args }, refuse);
@@ -108,7 +115,8 @@ export function encodeJob(
     queue,
     json:
       `{"kind":${JSON.stringify(kind)},"queue":${JSON.stringify(queue)},"args":${args},` +
-      `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}${extra}}`,
+      `"priority":${priority},"max_attempts":${maxAttempts},"run_at":${runAt}${extra}` +
+      (key === undefined ? '}' : `,"concurrency_key":${JSON.stringify(key)}}`),
     unique: unique && { ...unique, args, runAt },
   };
 }

@@ -9,3 +9,4 @@ export * as leaderSql from './leader.sql.js';
 export * as testingSql from './testing.sql.js';
 export * as adminSql from './admin.sql.js';
 export * as schedulesSql from './schedules.sql.js';
+export * as flowSql from './flow.sql.js';

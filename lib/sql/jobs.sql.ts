@@ -30,18 +30,20 @@ export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attemp
   attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output`;
 
 /**
- * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, tags?}.
+ * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, tags?,
+ * concurrency_key?}.
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
  */
 export const insertJobs = statement<[jobsJson: string], { id: string }>(
   'insert_jobs',
   `
-  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags)
+  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, concurrency_key)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
-         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}')
+         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}'), t.concurrency_key
     FROM json_to_recordset($1::json)
-      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz, tags text[])
+      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz, tags text[],
+           concurrency_key text)
   RETURNING id::text`,
 );
 
@@ -74,13 +76,15 @@ export const insertUniqueJobs = statement<[jobsJson: string], UniqueInsertRow>(
                     END AS key
           FROM json_to_recordset($1::json)
             AS t(ord integer, kind text, queue text, args jsonb, priority smallint, max_attempts integer,
-                 run_at timestamptz, tags text[], unique_key text, unique_period bigint, unique_states text[])
+                 run_at timestamptz, tags text[], unique_key text, unique_period bigint, unique_states text[],
+                 concurrency_key text)
       ) t
   ), inserted AS (
-    INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, unique_key, unique_states)
+    INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, unique_key, unique_states,
+                          concurrency_key)
     SELECT i.kind, i.queue, coalesce(i.args, 'null'::jsonb), i.priority, i.max_attempts, coalesce(i.run_at, now()),
            CASE WHEN i.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(i.tags, '{}'), i.key,
-           i.unique_states
+           i.unique_states, i.concurrency_key
       FROM input i WHERE i.key IS NULL OR i.first_of_key ORDER BY i.ord
     ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state = ANY (unique_states) DO NOTHING
     RETURNING id, unique_key

@@ -123,7 +123,10 @@ export class AwaTesting {
     job.settled = true;
     let error: string | undefined;
     if (outcome.kind === 'returned') await this.writer.complete(job);
-    else {
+    else if (outcome.kind === 'rateLimited') {
+      const flow = queue.rateLimit !== null || queue.keyConcurrency > 0;
+      await this.writer.rateLimit(job, outcome.retryAfterMs, flow, queue.keyConcurrency > 0);
+    } else {
       if (outcome.kind === 'deadline') job.abort(AbortReasons.deadline);
       error = outcome.kind === 'threw' ? clip(describeThrown(outcome.error)) : RescueErrors.deadlineExceeded;
       await this.writer.fail({

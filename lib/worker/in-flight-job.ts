@@ -1,7 +1,8 @@
 import { JobValueMessages } from '../awa.messages.js';
 import { JobSnoozedError } from '../errors/job-snoozed.error.js';
 import { JobValueError } from '../errors/job-value.error.js';
-import type { Job } from '../interfaces/job.interface.js';
+import { backOffOf, rateLimitMarker } from '../flow/rate-limit.marker.js';
+import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { encodeJson } from '../util/json-value.js';
 import { JobSnooze } from './job-snooze.js';
@@ -14,6 +15,8 @@ export type AttemptOutcome =
   | { kind: 'returned' }
   | { kind: 'threw'; error: unknown }
   | { kind: 'deadline' }
+  /** The handler backed off (job.rateLimit() or RateLimitedError): give the attempt back, unspent. */
+  | { kind: 'rateLimited'; retryAfterMs: number }
   /** Given back on shutdown: the lease was released, nothing more is written. */
   | { kind: 'released' };
 
@@ -145,11 +148,14 @@ export class InFlightJob {
         timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs).unref();
       }
       const returned = (value: unknown) => {
-        if (!done) this.returned = value;
-        finish(RETURNED);
+        const backOff = settledAs(value, RETURNED);
+        if (!done && backOff === RETURNED) this.returned = value;
+        finish(backOff);
       };
       const threw = (error: unknown) =>
-        error instanceof JobSnoozedError ? returned(new JobSnooze(error.delayMs)) : finish({ kind: 'threw', error });
+        error instanceof JobSnoozedError
+          ? returned(new JobSnooze(error.delayMs))
+          : finish(settledAs(error, { kind: 'threw', error }));
       let result: unknown;
       try {
         result = handler(this.job);
@@ -163,6 +169,12 @@ export class InFlightJob {
 }
 
 const RETURNED: AttemptOutcome = Object.freeze({ kind: 'returned' });
+
+/** A back-off if the handler returned or threw one, else `otherwise`. */
+function settledAs(value: unknown, otherwise: AttemptOutcome): AttemptOutcome {
+  const retryAfterMs = backOffOf(value);
+  return retryAfterMs === undefined ? otherwise : { kind: 'rateLimited', retryAfterMs };
+}
 
 /**
  * The Job a handler receives. A class with plain fields (not a frozen literal with getters): one
@@ -208,5 +220,9 @@ class AttemptJob implements Job {
 
   progress(value: unknown): void {
     this.#inFlight.reportProgress(value);
+  }
+
+  rateLimit(retryAfterMs: number): RateLimited {
+    return rateLimitMarker(retryAfterMs);
   }
 }

@@ -4,7 +4,7 @@ import { AwaMessages, JobValueMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { workerSql } from '../sql/index.js';
+import { flowSql, workerSql } from '../sql/index.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
@@ -137,6 +137,19 @@ export class LeaseWriter implements ProgressSink {
         this.db.query(workerSql.cancelRunningJobs, [[job.id], [job.runLease], reason]),
       );
       return rows.length > 0;
+    });
+  }
+
+  /**
+   * Gives a backed-off attempt back unspent and holds its queue (or key) for `retryAfterMs` (see
+   * flowSql.rateLimitJob). Resolves with the job's new state, or null if the lease was no longer held.
+   */
+  rateLimit(job: InFlightJob, retryAfterMs: number, flow: boolean, keyed: boolean): Promise<string | null> {
+    return this.persist(async () => {
+      const rows = await this.lane.run(() =>
+        this.db.query(flowSql.rateLimitJob, [job.id, job.runLease, retryAfterMs, flow, keyed]),
+      );
+      return rows[0]?.state ?? null;
     });
   }
 

@@ -3,7 +3,7 @@ import { AbortReasons, AwaMessages, RescueErrors } from '../awa.messages.js';
 import type { RegisteredHandler } from '../awa.explorer.js';
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
-import { workerSql } from '../sql/index.js';
+import { claimBatch, hasFlowControl } from '../flow/flow-claim.js';
 import { clip, describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
@@ -51,6 +51,11 @@ export class QueueWorker {
   private readonly keepDeadline: number;
   /** When the claim loop last ran to its end without an error (monotonic clock), for the health check. */
   lastTickAt = performance.now();
+  /** Key concurrency: a slot freed here or elsewhere may free a key, so each freed slot claims again. */
+  private readonly claimOnFree: boolean;
+  /** Wakes the claim when the rate limit or a hold lets the next attempt start. */
+  private flowTimer: NodeJS.Timeout | undefined;
+  private flowWakeAt = 0;
 
   constructor(
     readonly options: ResolvedQueueOptions,
@@ -61,6 +66,7 @@ export class QueueWorker {
     this.logger = new Logger(`AwaWorker:${options.name}`);
     this.waitLimit = bufferWaitLimit(options.deadlineDuration);
     this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
+    this.claimOnFree = options.keyConcurrency > 0;
   }
 
   start(): void {
@@ -91,6 +97,7 @@ export class QueueWorker {
   async stopClaiming(): Promise<InFlightJob[]> {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
+    clearTimeout(this.flowTimer);
     await this.claimRun;
     const unstarted = this.buffer.splice(0);
     for (const job of unstarted) job.whileBuffered = undefined;
@@ -114,7 +121,8 @@ export class QueueWorker {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
         const { concurrency } = this.options;
-        const prefetch = this.bufferStale ? 0 : this.options.prefetch;
+        // A rate-limited claim starts its attempts: buffered jobs would start later, bunched.
+        const prefetch = this.bufferStale || this.options.rateLimit ? 0 : this.options.prefetch;
         const held = this.running.size + this.buffer.length;
         // Backpressure: each settled handler's unwritten result still holds a lease, so results
         // waiting for the writer count against an allowance of the same size as the slots and
@@ -124,15 +132,10 @@ export class QueueWorker {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
-        const rows = await this.deps.db.query(workerSql.claimJobs, [
-          this.options.name,
-          this.kinds,
-          want,
-          this.deps.instanceId,
-          this.options.deadlineDuration,
-        ]);
+        const { rows, waitMs } = await claimBatch(this.deps.db, this.options, this.kinds, want, this.deps.instanceId);
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
+        if (waitMs !== null) this.wakeIn(waitMs);
         for (const row of rows) {
           const job = new InFlightJob(row, this.deps.writer);
           this.deps.leases.add(job); // heartbeated from now on, running or not
@@ -150,6 +153,18 @@ export class QueueWorker {
     } finally {
       this.claiming = false;
     }
+  }
+
+  /** Claims again in `ms` (at least 1), unless a wake-up is due sooner already. */
+  private wakeIn(ms: number): void {
+    const at = performance.now() + Math.max(1, Math.ceil(ms));
+    if (this.flowTimer && this.flowWakeAt <= at) return;
+    clearTimeout(this.flowTimer);
+    this.flowWakeAt = at;
+    this.flowTimer = setTimeout(() => {
+      this.flowTimer = undefined;
+      this.wake();
+    }, at - performance.now()).unref();
   }
 
   /**
@@ -257,7 +272,7 @@ export class QueueWorker {
   /** A write ended: settleWrites() may return, and a claim held back by unwritten results may go. */
   private writeDone(): void {
     if (--this.writing === 0) this.writesDone.release();
-    if (this.wanted && !this.stopped) this.wake();
+    if ((this.wanted || this.claimOnFree) && !this.stopped) this.wake();
   }
 
   private freeSlot(job: InFlightJob): void {
@@ -265,7 +280,7 @@ export class QueueWorker {
     this.bufferStale = false;
     if (this.running.size === 0) this.handlersDone.release();
     if (!this.stopped) this.pump();
-    if (this.wanted) this.wake();
+    if (this.wanted || this.claimOnFree) this.wake();
   }
 
   /** Resolves once every result of a settled handler has been written (or given up on). */
@@ -291,12 +306,15 @@ export class QueueWorker {
         ? await this.deps.writer.cancel(inFlight, RescueErrors.cancelled)
         : outcome.kind === 'returned'
           ? await this.deps.writer.complete(inFlight)
-          : (await this.deps.writer.fail({
-              job: inFlight,
-              error: outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
-              retryBaseDelay: this.options.retryBaseDelay,
-              retryMaxDelay: this.options.retryMaxDelay,
-            })) !== null;
+          : outcome.kind === 'rateLimited'
+            ? await this.backOff(inFlight, outcome.retryAfterMs)
+            : (await this.deps.writer.fail({
+                job: inFlight,
+                error:
+                  outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
+                retryBaseDelay: this.options.retryBaseDelay,
+                retryMaxDelay: this.options.retryMaxDelay,
+              })) !== null;
       if (!held) {
         this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
         inFlight.abort(AbortReasons.leaseLost);
@@ -308,6 +326,14 @@ export class QueueWorker {
       // heartbeated (it is removed from the registry now), maintenance rescues and reruns it.
       this.logger.error(AwaMessages.operationFailed(`writing the result of job ${row.id}`, String(error)));
     }
+  }
+
+  /** The handler backed off: the attempt goes back unspent, and the queue (or key) is held back. */
+  private async backOff(inFlight: InFlightJob, retryAfterMs: number): Promise<boolean> {
+    const flow = hasFlowControl(this.options);
+    const held = (await this.deps.writer.rateLimit(inFlight, retryAfterMs, flow, this.claimOnFree)) !== null;
+    if (held && flow && !this.stopped) this.wakeIn(retryAfterMs); // a held key says no wait of its own
+    return held;
   }
 
   private onLate(inFlight: InFlightJob, outcome: AttemptOutcome): void {

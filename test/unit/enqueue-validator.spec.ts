@@ -59,6 +59,7 @@ describe('encodeJob', () => {
         'priority',
         'runAt',
         'maxAttempts',
+        'concurrencyKey',
       ]),
     ],
     ['a manager in an item', { manager: {} }, 'manager', AwaMessages.enqueueManagerInItem()],

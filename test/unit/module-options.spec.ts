@@ -95,8 +95,8 @@ describe('module options', () => {
     // JavaScript users and configs read from files have no type checker: unknown keys fail too.
     [
       'an option of another queue library',
-      { queues: { default: { keyConcurrency: 2 } as object } },
-      'queues.default.keyConcurrency',
+      { queues: { default: { localConcurrency: 2 } as object } },
+      'queues.default.localConcurrency',
       AwaMessages.unknownOption('concurrency', true, []),
     ],
     [
@@ -132,7 +132,7 @@ describe('module options', () => {
 
   it('rejects an unknown queue option no known one is close to, naming the nearest and listing the known ones', () => {
     const error = caughtSync(() =>
-      AwaModule.forRoot({ queues: { default: { rateLimit: { max: 10, duration: 1_000 } } as object } }),
+      AwaModule.forRoot({ queues: { default: { limiter: { max: 10, duration: 1_000 } } as object } }),
     );
     expect(error).toBeInstanceOf(AwaOptionError);
     const queueKeys = [
@@ -144,11 +144,13 @@ describe('module options', () => {
       'pollInterval',
       'prefetch',
       'maxSnoozes',
+      'rateLimit',
+      'keyConcurrency',
     ];
     expect(error).toMatchObject({
       code: AwaErrorCodes.invalidOption,
-      path: 'queues.default.rateLimit',
-      problem: AwaMessages.unknownOption('maxAttempts', false, queueKeys),
+      path: 'queues.default.limiter',
+      problem: AwaMessages.unknownOption('rateLimit', false, queueKeys),
     });
   });
 
@@ -180,6 +182,8 @@ describe('module options', () => {
       pollInterval: 1_000,
       prefetch: 0,
       maxSnoozes: 100,
+      rateLimit: null,
+      keyConcurrency: 0,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
   });

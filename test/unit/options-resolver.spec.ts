@@ -14,6 +14,8 @@ const QUEUE_KEYS = [
   'pollInterval',
   'prefetch',
   'maxSnoozes',
+  'rateLimit',
+  'keyConcurrency',
 ];
 
 /** The resolver refuses unknown keys and bad values with an AwaOptionError naming the option's path. */
@@ -30,8 +32,8 @@ describe('options resolver', () => {
     ],
     [
       'a queue option of another library',
-      { queues: { default: { keyConcurrency: 2 } } },
-      'queues.default.keyConcurrency',
+      { queues: { default: { localConcurrency: 2 } } },
+      'queues.default.localConcurrency',
       'concurrency',
     ],
     ['a misspelt retention option', { retention: { complete: 0 } }, 'retention.complete', 'completed'],
@@ -47,12 +49,12 @@ describe('options resolver', () => {
   });
 
   it('refuses an option no known one is close to, listing the known ones', () => {
-    const error = refusal({ queues: { default: { rateLimit: { max: 10, duration: 1_000 }, keyConcurrency: 2 } } });
+    const error = refusal({ queues: { default: { limiter: { max: 10, duration: 1_000 } } } });
     expect(error).toBeInstanceOf(AwaOptionError);
-    const nearest = nearestName('rateLimit', QUEUE_KEYS)!;
+    const nearest = nearestName('limiter', QUEUE_KEYS)!;
     expect(nearest.close).toBe(false);
     expect(error).toMatchObject({
-      path: 'queues.default.rateLimit',
+      path: 'queues.default.limiter',
       problem: AwaMessages.unknownOption(nearest.nearest, false, QUEUE_KEYS),
     });
     expect((error as AwaOptionError).problem).toContain(`known: ${QUEUE_KEYS.join(', ')})`);

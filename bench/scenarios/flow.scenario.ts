@@ -1,0 +1,107 @@
+import type { EnqueueManyItem, QueueOptions } from 'nestjs-awa';
+import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import type { BenchDatabase } from '../support/bench.database.js';
+import { gatedDrain } from '../support/bench.drain.js';
+import { DbObserver } from '../support/bench.observer.js';
+import { now } from '../support/bench.progress.js';
+import { once } from '../support/bench.repeat.js';
+import { r2 } from '../support/bench.report.js';
+import type { Scenario, ScenarioContext } from './scenario.js';
+
+interface FlowRun {
+  label: string;
+  queue: QueueOptions;
+  /** Enqueue options of job i. */
+  options?: (i: number) => Omit<EnqueueManyItem, 'kind' | 'args'>;
+}
+
+const HEADLINE: QueueOptions = { concurrency: 24, prefetch: 500 };
+const KEYS = 1_000;
+const TARGET_RATE = 2_000;
+
+/**
+ * Flow control (issue 9), each run on a fresh database, one instance in the bench process: the plain
+ * drain (headline profile, and without prefetch, which a rate-limited queue never uses), the drain with
+ * 1,000 keys and keyConcurrency 5, the drain under a rate limit far above what the machine does, and
+ * the rate achieved against a limit of 2,000/s. Figures only: ratios are for the reader.
+ */
+const RUNS: FlowRun[] = [
+  { label: 'plain drain, c=24, prefetch=500', queue: HEADLINE },
+  { label: 'plain drain, c=24, prefetch=0', queue: { ...HEADLINE, prefetch: 0 } },
+  {
+    label: `${KEYS} keys, keyConcurrency 5, c=24, prefetch=500`,
+    queue: { ...HEADLINE, keyConcurrency: 5 },
+    options: (i) => ({ concurrencyKey: `tenant-${i % KEYS}` }),
+  },
+  {
+    label: 'rateLimit 1,000,000/s (above capacity), c=24',
+    queue: { ...HEADLINE, rateLimit: { limit: 1_000_000, period: 1_000 } },
+  },
+  {
+    label: `rateLimit ${TARGET_RATE}/s, c=24`,
+    queue: { ...HEADLINE, rateLimit: { limit: TARGET_RATE, period: 1_000 } },
+  },
+];
+
+async function drain(ctx: ScenarioContext, db: BenchDatabase, run: FlowRun): Promise<void> {
+  const { app, hooks } = await createBenchApp(db.url, { queues: { default: run.queue } }, true);
+  const close = once(() => app.close());
+  ctx.defer(close);
+  const observer = new DbObserver(db.url);
+  const end = once(() => observer.end());
+  ctx.defer(end);
+  try {
+    await observer.connect();
+    const result = await gatedDrain({
+      producer: app,
+      observer,
+      n: ctx.config.n,
+      chunk: ctx.config.enqueueChunk,
+      handled: () => hooks.handled,
+      timeoutMs: ctx.config.scenarioTimeoutMs,
+      log: ctx.log,
+      options: run.options,
+    });
+    // Starts per second over the drain: the first to the last claim (attempted_at, the limiter's clock).
+    const [span] = await observer.query<{ starts: number; ms: number }>(
+      `SELECT count(*)::int AS starts, extract(epoch FROM max(attempted_at) - min(attempted_at))::float8 * 1000 AS ms
+         FROM awa.jobs`,
+    );
+    const value = Math.round(result.completedInDb / (result.ms / 1000));
+    const startRate = span && span.ms > 0 ? Math.round(((span.starts - 1) / span.ms) * 1000) : 0;
+    ctx.log(`  ${run.label}: ${value} jobs/s (${r2(result.ms)} ms), ${startRate} starts/s`);
+    ctx.figure({
+      metric: 'flow_jobs_per_s',
+      value,
+      n: ctx.config.n,
+      unit: 'jobs/s',
+      config: {
+        label: run.label,
+        awa: effectiveOptions(app),
+        ms: r2(result.ms),
+        start_rate_per_s: startRate,
+        ok: result.ok,
+        ...(run.queue.rateLimit ? { rate_limit_per_s: run.queue.rateLimit.limit } : {}),
+      },
+    });
+  } finally {
+    await end();
+    await close();
+  }
+}
+
+export const flowScenario: Scenario = {
+  id: 'flow',
+  title: 'flow control: key concurrency and rate limits beside the plain drain',
+  timeoutMs: 900_000,
+  run: async (ctx) => {
+    const started = now();
+    for (const run of RUNS) {
+      if (ctx.abandoned) break;
+      const db = await ctx.database();
+      await drain(ctx, db, run);
+      await db.drop();
+    }
+    ctx.log(`  flow runs took ${Math.round(now() - started)} ms`);
+  },
+};

@@ -1,0 +1,48 @@
+import type { AwaDatabase } from '../database/awa-database.js';
+import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import { flowSql, workerSql } from '../sql/index.js';
+import type { ClaimedJobRow } from '../sql/worker.sql.js';
+
+/** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
+export interface ClaimResult {
+  rows: ClaimedJobRow[];
+  waitMs: number | null;
+}
+
+/** @internal Whether a queue claims through awa.claim_flow: it has a rate limit or key concurrency. */
+export const hasFlowControl = (options: ResolvedQueueOptions): boolean =>
+  options.rateLimit !== null || options.keyConcurrency > 0;
+
+/**
+ * @internal Claims up to `want` jobs of the queue: with the plain claim (unchanged, no flow cost) for
+ * a queue without flow control, else with the flow claim, which also says when to claim again.
+ */
+export async function claimBatch(
+  db: AwaDatabase,
+  options: ResolvedQueueOptions,
+  kinds: string[],
+  want: number,
+  instanceId: string,
+): Promise<ClaimResult> {
+  if (!hasFlowControl(options)) {
+    const rows = await db.query(workerSql.claimJobs, [options.name, kinds, want, instanceId, options.deadlineDuration]);
+    return { rows, waitMs: null };
+  }
+  const result = await db.query(flowSql.claimFlowJobs, [
+    options.name,
+    kinds,
+    want,
+    instanceId,
+    options.deadlineDuration,
+    options.rateLimit?.limit ?? 0,
+    options.rateLimit?.period ?? 0,
+    options.keyConcurrency,
+  ]);
+  const rows: ClaimedJobRow[] = [];
+  let waitMs: number | null = null;
+  for (const row of result) {
+    if (row.id === null) waitMs = row.wait_ms;
+    else rows.push(row);
+  }
+  return { rows, waitMs };
+}
