@@ -57,6 +57,10 @@ BEGIN
     SELECT q.held_until INTO held FROM awa.queues q WHERE q.name = p_queue;
   END IF;
   t := clock_timestamp();
+  -- A paused queue (QueueAdmin.pauseQueue) starts nothing; resume NOTIFYs its workers.
+  IF EXISTS (SELECT FROM awa.queues q WHERE q.name = p_queue AND q.paused_at IS NOT NULL) THEN
+    RETURN;
+  END IF;
   IF held > t THEN
     RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::integer,
       NULL::smallint, NULL::text, NULL::float8, extract(epoch FROM held - t)::float8 * 1000;
