@@ -9,6 +9,7 @@ import { AwaLifecycle } from './awa.lifecycle.js';
 import { AwaMessages } from './awa.messages.js';
 import { AWA_DATA_SOURCE, AwaDatabase } from './database/awa-database.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
+import { AwaEvents } from './events/awa-events.js';
 import { AwaSetupError } from './errors/awa-setup.error.js';
 import { AwaEntities } from './entities/index.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
@@ -47,8 +48,9 @@ const SERVICES: Provider[] = [
   PromotionTask,
   CleanupTask,
   UnhandledKindsTask,
+  AwaEvents,
 ];
-const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];
+const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS, AwaEvents];
 
 /**
  * The job queue. Import it once, next to TypeOrmModule.forRoot(...) and ScheduleModule.forRoot();

@@ -4,6 +4,7 @@ import { AwaClaimIndexes1764500000002 } from './1764500000002-AwaClaimIndexes.js
 import { AwaInstanceSettings1764500000003 } from './1764500000003-AwaInstanceSettings.js';
 import { AwaLeaderLease1764500000004 } from './1764500000004-AwaLeaderLease.js';
 import { AwaJobLifecycle1764600000000 } from './1764600000000-AwaJobLifecycle.js';
+import { AwaTraceContext1764600000003 } from './1764600000003-AwaTraceContext.js';
 
 export {
   AwaInit1764400000000,
@@ -12,6 +13,7 @@ export {
   AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
   AwaJobLifecycle1764600000000,
+  AwaTraceContext1764600000003,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -22,4 +24,5 @@ export const AwaMigrations = [
   AwaInstanceSettings1764500000003,
   AwaLeaderLease1764500000004,
   AwaJobLifecycle1764600000000,
+  AwaTraceContext1764600000003,
 ];

@@ -95,6 +95,16 @@ export function encodeJob(
   };
 }
 
+/**
+ * The insert statement's JSON array of encoded jobs; with a W3C `traceparent` (a span was active at
+ * enqueue), each job carries it.
+ */
+export function jobsPayload(encoded: ReadonlyArray<{ json: string }>, traceparent?: string): string {
+  if (traceparent === undefined) return `[${encoded.map((e) => e.json).join(',')}]`;
+  const extra = `,"traceparent":${JSON.stringify(traceparent)}}`;
+  return `[${encoded.map((e) => e.json.slice(0, -1) + extra).join(',')}]`;
+}
+
 function encodeArgs(args: unknown, maxBytes: number, index: number | undefined): string {
   const refuse = (message: string): never => {
     throw new EnqueueValidationError('args', message, index);

@@ -6,6 +6,7 @@ import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
+import { AwaEvents } from '../events/awa-events.js';
 import type {
   CancelResult,
   EnqueueManyItem,
@@ -17,7 +18,13 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { jobsSql } from '../sql/index.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import { WorkerService } from '../worker/worker.service.js';
-import { ENQUEUE_MANY_OPTION_KEYS, ENQUEUE_OPTION_KEYS, checkEnqueueOptions, encodeJob } from './enqueue-validator.js';
+import {
+  ENQUEUE_MANY_OPTION_KEYS,
+  ENQUEUE_OPTION_KEYS,
+  checkEnqueueOptions,
+  encodeJob,
+  jobsPayload,
+} from './enqueue-validator.js';
 
 export interface EnqueuedJob {
   id: string;
@@ -38,6 +45,7 @@ export class QueueProducer {
     private readonly explorer: AwaExplorer,
     private readonly workers: WorkerService,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly events: AwaEvents,
   ) {}
 
   /**
@@ -99,15 +107,19 @@ export class QueueProducer {
     const encoded = items.map((item, i) =>
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
-    const payload = `[${encoded.map((e) => e.json).join(',')}]`;
-    const rows = manager
-      ? await queryRowsWithManager(manager, jobsSql.insertJobs, [payload])
-      : await this.db.query(jobsSql.insertJobs, [payload]);
+    const jobs = encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue }));
+    const rows = await this.events.send(jobs, (traceparent) => {
+      const payload = jobsPayload(encoded, traceparent);
+      return manager
+        ? queryRowsWithManager(manager, jobsSql.insertJobs, [payload])
+        : this.db.query(jobsSql.insertJobs, [payload]);
+    });
+    this.events.emit({ type: 'enqueued', jobs });
     if (!manager) {
       // Committed already: wake local workers now instead of waiting for our own NOTIFY.
       for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);
     }
-    return rows.map((row, i) => ({ id: row.id, kind: items[i]!.kind, queue: encoded[i]!.queue }));
+    return rows.map((row, i) => ({ id: row.id, ...jobs[i]! }));
   }
 
   private defaultQueue(kind: string): string {

@@ -30,18 +30,19 @@ export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attemp
   attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output`;
 
 /**
- * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at}.
+ * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, traceparent?}.
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
  */
 export const insertJobs = statement<[jobsJson: string], { id: string }>(
   'insert_jobs',
   `
-  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state)
+  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, traceparent)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
-         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END
+         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, t.traceparent
     FROM json_to_recordset($1::json)
-      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz)
+      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz,
+           traceparent text)
   RETURNING id::text`,
 );
 

@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import { AbortReasons, AwaMessages, RescueErrors } from '../awa.messages.js';
 import type { RegisteredHandler } from '../awa.explorer.js';
 import type { AwaDatabase } from '../database/awa-database.js';
+import type { AwaEvents } from '../events/awa-events.js';
+import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { workerSql } from '../sql/index.js';
 import { clip, describeThrown } from '../util/describe-error.js';
@@ -15,6 +17,7 @@ export interface QueueWorkerDeps {
   db: AwaDatabase;
   leases: LeaseRegistry;
   writer: LeaseWriter;
+  events: AwaEvents;
   instanceId: string;
   handlers: ReadonlyMap<string, RegisteredHandler>;
   /** False while this instance could look dead to the leader (its session is down): claim nothing. */
@@ -129,6 +132,7 @@ export class QueueWorker {
           this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
+        this.deps.events.emit({ type: 'claimed', queue: this.options.name, count: rows.length });
         for (const row of rows) {
           const job = new InFlightJob(row);
           this.deps.leases.add(job); // heartbeated from now on, running or not
@@ -187,7 +191,8 @@ export class QueueWorker {
 
   private async cancelUnstarted(job: InFlightJob): Promise<void> {
     try {
-      await this.deps.writer.cancel(job, RescueErrors.cancelled);
+      const held = await this.deps.writer.cancel(job, RescueErrors.cancelled);
+      this.deps.events.emit({ type: 'ended', job, outcome: undefined, state: ifHeld(held, 'cancelled') });
     } catch (error) {
       // Not lost: the lease stays stored with its cancel request, and its rescue ends it cancelled.
       this.logger.error(AwaMessages.operationFailed(`cancelling job ${job.id}`, String(error)));
@@ -236,6 +241,7 @@ export class QueueWorker {
 
   /** One attempt, from handler start until its result is written. */
   private async attempt(job: InFlightJob): Promise<void> {
+    this.deps.events.emit({ type: 'started', job });
     const outcome = await this.runHandler(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
@@ -271,7 +277,7 @@ export class QueueWorker {
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
     const handler = this.deps.handlers.get(inFlight.row.kind);
     const outcome: AttemptOutcome = handler
-      ? await inFlight.run(handler.invoke, this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
+      ? await inFlight.run(this.deps.events.process(inFlight, handler.invoke), this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
       : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
     inFlight.settled = true;
     return outcome;
@@ -282,17 +288,18 @@ export class QueueWorker {
     if (outcome.kind === 'released') return; // shutdown gave the job back already
     if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
     try {
-      const held = inFlight.cancelRequested
-        ? await this.deps.writer.cancel(inFlight, RescueErrors.cancelled)
+      const state = inFlight.cancelRequested
+        ? ifHeld(await this.deps.writer.cancel(inFlight, RescueErrors.cancelled), 'cancelled')
         : outcome.kind === 'returned'
-          ? await this.deps.writer.complete(inFlight)
-          : (await this.deps.writer.fail({
+          ? ifHeld(await this.deps.writer.complete(inFlight), 'completed')
+          : await this.deps.writer.fail({
               job: inFlight,
               error: outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
               retryBaseDelay: this.options.retryBaseDelay,
               retryMaxDelay: this.options.retryMaxDelay,
-            })) !== null;
-      if (!held) {
+            });
+      this.deps.events.emit({ type: 'ended', job: inFlight, outcome, state });
+      if (state === null) {
         this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
         inFlight.abort(AbortReasons.leaseLost);
       } else if (outcome.kind === 'threw') {
@@ -312,3 +319,6 @@ export class QueueWorker {
     );
   }
 }
+
+/** The state an attempt's write left its job in: `state` if the lease was still held, else null. */
+const ifHeld = (held: boolean, state: JobState): JobState | null => (held ? state : null);
