@@ -108,3 +108,14 @@ export const AbortReasons = {
   shutdown: 'shutdown timeout: the job will be released',
   cancelled: 'cancelled by producer.cancel()',
 } as const;
+
+/** Texts of the OpenTelemetry integration (AwaTelemetryModule). */
+export const AwaTelemetryMessages = {
+  apiMissing: (reason: string) =>
+    'AwaTelemetryModule needs the optional peer dependency @opentelemetry/api (npm install @opentelemetry/api), ' +
+    `and it could not be loaded: ${reason}`,
+  optionNotBoolean: 'expected true or false',
+  optionsNotObject: 'expected an object such as { metrics: true, traces: true }',
+  deadlineExceeded: 'hard deadline exceeded',
+  leaseLost: 'lease lost: the attempt was rescued',
+} as const;

@@ -37,3 +37,5 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export { AwaTelemetryModule } from './telemetry/awa-telemetry.module.js';
+export type { AwaTelemetryOptions } from './telemetry/telemetry.options.js';
