@@ -25,7 +25,10 @@ export type AwaEventListener = (event: AwaEvent) => void;
 /** Wraps the core's two traced operations: an insert of jobs, and a handler's run. */
 export interface AwaTraceHooks {
   /** Runs `insert`, giving it the W3C traceparent to store with the jobs (or undefined). */
-  send<T>(jobs: ReadonlyArray<{ kind: string; queue: string }>, insert: (traceparent?: string) => Promise<T>): Promise<T>;
+  send<T>(
+    jobs: ReadonlyArray<{ kind: string; queue: string }>,
+    insert: (traceparent?: string) => Promise<T>,
+  ): Promise<T>;
   /** The handler to run for this attempt, wrapped in its consumer span. */
   process(job: InFlightJob, invoke: (job: Job) => unknown): (job: Job) => unknown;
 }
@@ -61,7 +64,10 @@ export class AwaEvents {
     }
   }
 
-  send<T>(jobs: ReadonlyArray<{ kind: string; queue: string }>, insert: (traceparent?: string) => Promise<T>): Promise<T> {
+  send<T>(
+    jobs: ReadonlyArray<{ kind: string; queue: string }>,
+    insert: (traceparent?: string) => Promise<T>,
+  ): Promise<T> {
     return this.trace ? this.trace.send(jobs, insert) : insert();
   }
 

@@ -277,7 +277,9 @@ export class QueueWorker {
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
     const handler = this.deps.handlers.get(inFlight.row.kind);
     const outcome: AttemptOutcome = handler
-      ? await inFlight.run(this.deps.events.process(inFlight, handler.invoke), this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
+      ? await inFlight.run(this.deps.events.process(inFlight, handler.invoke), this.options.deadlineDuration, (late) =>
+          this.onLate(inFlight, late),
+        )
       : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
     inFlight.settled = true;
     return outcome;

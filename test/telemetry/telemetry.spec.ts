@@ -34,7 +34,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
   let sdk: OtelSdk;
   let app: TestingModule;
   let producer: QueueProducer;
-  const ids: Record<string, string> = {};
+  const ids = {} as Record<'ok' | 'flaky' | 'bad' | 'wait' | 'later' | 'unhandled' | 'lost', string>;
   const exec = (text: string, values?: unknown[]) => app.get(DataSource).query(text, values);
   const stateOf = async (id: string) => (await producer.getJob(id))?.state;
   const until = (id: string, state: JobState) => waitFor(async () => (await stateOf(id)) === state, 15_000, state);
