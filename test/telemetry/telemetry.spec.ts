@@ -73,7 +73,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
   });
 
   describe('metrics', () => {
-    it('counts enqueued, started, completed, failed, retried, cancelled and rescued jobs by queue and kind', async () => {
+    it('counts enqueued, started, completed, failed, retried, cancelled and rescued jobs', async () => {
       const m = await sdk.collect();
       const at = (kind: string, more: Record<string, unknown> = {}) => ({ queue: 'default', kind, ...more });
       expect(sumOf(m.get(N.enqueued), at('tel.ok'))).toBe(1);
@@ -90,7 +90,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(m.get(N.completed)?.descriptor.unit).toBe('{job}');
     });
 
-    it('records job duration by outcome, the wait from run_at to start, claim batch sizes and heartbeat ticks', async () => {
+    it('records duration by outcome, wait from run_at to start, claim batch sizes, heartbeat ticks', async () => {
       await waitFor(async () => histogramCount((await sdk.collect()).get(N.heartbeat)) > 0, 15_000, 'a heartbeat');
       const m = await sdk.collect();
       expect(histogramCount(m.get(N.duration), { kind: 'tel.ok', outcome: 'completed' })).toBe(1);
