@@ -17,6 +17,8 @@ export type AwaEvent =
    */
   | { type: 'ended'; job: InFlightJob; outcome: AttemptOutcome | undefined; state: JobState | null }
   | { type: 'snoozed'; job: InFlightJob }
+  /** Jobs cancelled while waiting (never claimed), by producer.cancel(). */
+  | { type: 'cancelled'; jobs: ReadonlyArray<{ kind: string; queue: string }> }
   | { type: 'rescued'; reason: RescueReason; jobs: readonly RescuedRow[] }
   | { type: 'heartbeat'; durationMs: number; leases: number };
 

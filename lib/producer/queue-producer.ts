@@ -88,7 +88,10 @@ export class QueueProducer {
     // The job may change state between the two statements (claimed, or its attempt ended): retry.
     for (let round = 0; ; round++) {
       const [waiting] = await this.db.query(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
-      if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
+      if (waiting) {
+        this.events.emit({ type: 'cancelled', jobs: [waiting] });
+        return { outcome: 'cancelled', previousState: waiting.previous_state };
+      }
       const [current] = await this.db.query(jobsSql.requestCancel, [id]);
       if (!current) return { outcome: 'not-found' };
       if (current.signalled) return { outcome: 'signalled', previousState: 'running' };

@@ -52,10 +52,13 @@ export const getJob = statement<[id: string], JobRow>(
 );
 
 /**
- * Cancels a job that is not running and not finished. Returns its previous state, or nothing.
+ * Cancels a job that is not running and not finished. Returns its previous state, queue and kind, or nothing.
  * A running job gets a stored cancel request instead (see requestCancel).
  */
-export const cancelWaitingJob = statement<[id: string, error: string], { previous_state: JobState }>(
+export const cancelWaitingJob = statement<
+  [id: string, error: string],
+  { previous_state: JobState; queue: string; kind: string }
+>(
   'cancel_waiting_job',
   `
   WITH target AS (
@@ -65,7 +68,7 @@ export const cancelWaitingJob = statement<[id: string, error: string], { previou
   )
   UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$2::text')}
     FROM target WHERE j.id = target.id
-  RETURNING target.state AS previous_state`,
+  RETURNING target.state AS previous_state, j.queue, j.kind`,
 );
 
 /**

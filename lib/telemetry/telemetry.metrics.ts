@@ -34,7 +34,7 @@ const COUNTERS: Record<CounterName, string> = {
   failed: 'Attempts that failed (handler threw or passed its deadline); outcome: the job state after it',
   retried: 'Failed attempts whose job will run again (retryable)',
   snoozed: 'Attempts that snoozed their job',
-  cancelled: 'Jobs cancelled while claimed by a worker',
+  cancelled: 'Jobs cancelled, waiting or claimed',
   rescued: 'Leases rescued by maintenance; reason: heartbeat, deadline or orphan',
 };
 
@@ -72,7 +72,8 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
   const onEvent = (event: AwaEvent): void => {
     switch (event.type) {
       case 'enqueued':
-        for (const [attributes, count] of groupCounts(event.jobs)) counters.enqueued.add(count, attributes);
+      case 'cancelled':
+        for (const [attributes, count] of groupCounts(event.jobs)) counters[event.type].add(count, attributes);
         return;
       case 'claimed':
         claimBatch.record(event.count, { queue: event.queue });

@@ -34,7 +34,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
   let sdk: OtelSdk;
   let app: TestingModule;
   let producer: QueueProducer;
-  const ids = {} as Record<'ok' | 'flaky' | 'bad' | 'wait' | 'later' | 'unhandled' | 'lost', string>;
+  const ids = {} as Record<'ok' | 'flaky' | 'bad' | 'wait' | 'later' | 'unhandled' | 'dropped' | 'lost', string>;
   const exec = (text: string, values?: unknown[]) => app.get(DataSource).query(text, values);
   const stateOf = async (id: string) => (await producer.getJob(id))?.state;
   const until = (id: string, state: JobState) => waitFor(async () => (await stateOf(id)) === state, 15_000, state);
@@ -55,6 +55,8 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
     ids.wait = (await producer.enqueue('tel.wait', {})).id;
     ids.later = (await producer.enqueue('tel.later', {}, { runAt: new Date(Date.now() + 3_600_000) })).id;
     ids.unhandled = (await producer.enqueue('tel.none', {})).id;
+    ids.dropped = (await producer.enqueue('tel.dropped', {}, { runAt: new Date(Date.now() + 3_600_000) })).id;
+    expect(await producer.cancel(ids.dropped)).toMatchObject({ outcome: 'cancelled' });
     // A lease whose worker stopped heartbeating a minute ago: the leader's heartbeat rescue takes it.
     ids.lost = (await seedRunning(exec, { kind: 'tel.lost', instanceId: 'gone', heartbeatAgeMs: 60_000 })).id;
 
@@ -86,6 +88,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(sumOf(m.get(N.failed), at('tel.bad', { outcome: 'failed' }))).toBe(1);
       expect(sumOf(m.get(N.retried), at('tel.bad'))).toBe(0);
       expect(sumOf(m.get(N.cancelled), at('tel.wait'))).toBe(1);
+      expect(sumOf(m.get(N.cancelled), at('tel.dropped'))).toBe(1);
       expect(sumOf(m.get(N.rescued), at('tel.lost', { reason: 'heartbeat', outcome: 'retryable' }))).toBe(1);
       expect(m.get(N.completed)?.descriptor.unit).toBe('{job}');
     });
