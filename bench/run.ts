@@ -7,6 +7,7 @@ import { bigTableScenario } from './scenarios/big-table.scenario.js';
 import { enqueueScenario } from './scenarios/enqueue.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
+import { otelScenario } from './scenarios/otel.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import { soakScenario } from './scenarios/soak.scenario.js';
@@ -33,6 +34,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     latencyScenario('notify'),
     heartbeatScenario,
     bigTableScenario(headline),
+    otelScenario(headline),
   ];
 }
 
