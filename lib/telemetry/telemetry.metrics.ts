@@ -38,6 +38,10 @@ const COUNTERS: Record<CounterName, string> = {
   rescued: 'Leases rescued by maintenance; reason: heartbeat, deadline or orphan',
 };
 
+/** Bucket bounds of the histograms in seconds (the SDK's default ones are made for milliseconds). */
+const SECOND_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 300];
+const BATCH_BUCKETS = [0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000];
+
 /** What the gauges read: the database and whether this instance leads maintenance. */
 export interface GaugeSource {
   db: AwaDatabase;
@@ -59,13 +63,14 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     ]),
   ) as Record<CounterName, Counter>;
   const seconds = (name: string, description: string): Histogram =>
-    meter.createHistogram(name, { description, unit: 's' });
+    meter.createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: SECOND_BUCKETS } });
   const duration = seconds(AwaMetricNames.duration, 'Handler run time of an attempt; outcome: the job state after it');
   const wait = seconds(AwaMetricNames.wait, 'Time from run_at (due) to the handler start');
   const heartbeat = seconds(AwaMetricNames.heartbeat, 'Duration of a heartbeat tick of this instance');
   const claimBatch = meter.createHistogram(AwaMetricNames.claimBatch, {
     description: 'Jobs returned by one claim statement',
     unit: '{job}',
+    advice: { explicitBucketBoundaries: BATCH_BUCKETS },
   });
   const startedAt = new WeakMap<InFlightJob, number>();
 

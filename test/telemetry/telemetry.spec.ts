@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import type { Histogram } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { AwaTelemetryModule, JobHandler, MaintenanceService, QueueProducer, type Job, type JobState } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
@@ -8,7 +9,7 @@ import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
 import { seedRunning } from '../support/job-factory.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
-import { histogramCount, registerOtelSdk, sumOf, type OtelSdk } from './otel-sdk.js';
+import { histogramCount, pointsOf, registerOtelSdk, sumOf, type OtelSdk } from './otel-sdk.js';
 
 @Injectable()
 class TelemetryHandlers {
@@ -102,6 +103,9 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(histogramCount(m.get(N.duration), { kind: 'tel.wait', outcome: 'cancelled' })).toBe(1);
       expect(histogramCount(m.get(N.wait), { queue: 'default', kind: 'tel.flaky' })).toBe(2);
       expect(m.get(N.duration)?.descriptor.unit).toBe('s');
+      // Buckets in seconds, not the SDK's default ones made for milliseconds.
+      const [point] = pointsOf(m.get(N.duration), { kind: 'tel.ok' });
+      expect((point?.value as Histogram).buckets.boundaries.slice(0, 3)).toEqual([0.005, 0.01, 0.025]);
       // Every started job came through a claim: the batch sizes add up to at least the starts.
       const claimed = m.get(N.claimBatch)!.dataPoints.filter((p) => p.attributes.queue === 'default');
       const claimedJobs = claimed.reduce((total, p) => total + (p.value as { sum: number }).sum, 0);
