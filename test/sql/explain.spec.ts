@@ -3,6 +3,7 @@ import { RescueErrors } from '../../lib/awa.messages.js';
 import { rescueParams } from '../../lib/maintenance/tasks/maintenance-task.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { instancesSql, maintenanceSql, workerSql, type SqlParams, type SqlStatement } from '../../lib/sql/index.js';
+import { queueDepths } from '../../lib/telemetry/telemetry.sql.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 interface PlanNode {
@@ -97,7 +98,8 @@ describe('query plans', () => {
         await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
         await client.query(`PREPARE awa_explained AS ${statement.text}`);
         // EXECUTE takes no bound parameters: untyped literals, which take the parameters' types.
-        text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained(${values.map(literal).join(', ')})`;
+        const args = values.length > 0 ? `(${values.map(literal).join(', ')})` : ''; // no () without parameters
+        text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained${args}`;
       }
       const { rows } = await client.query({ text, values: mode === 'generic' ? [] : (values as unknown[]) });
       return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
@@ -149,6 +151,12 @@ describe('query plans', () => {
       ['jobs_finalized_idx'],
     ),
     planCase('findUnhandledKinds', maintenanceSql.findUnhandledKinds, [90_000, 50], ['jobs_claim_kind_idx']),
+    planCase(
+      'queueDepths',
+      queueDepths,
+      [],
+      ['active_leases_pkey', 'jobs_claim_kind_idx', 'jobs_pending_idx', 'jobs_pkey'],
+    ),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.
     planCase(

@@ -1,6 +1,6 @@
 import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { queueDepths } from '../../lib/telemetry/telemetry.sql.js';
-import { seedJob } from '../support/job-factory.js';
+import { seedJob, seedRunning } from '../support/job-factory.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -10,12 +10,12 @@ describe('telemetry.sql', () => {
   const f = useSqlFixture();
 
   describe('queueDepths', () => {
-    it('counts unfinished jobs by queue and state, with the age of the oldest due available job', async () => {
+    it('counts unfinished jobs by queue and state (running: by lease), with the oldest available age', async () => {
       await seedJob(f.sql, { queue: 'a', state: 'available', runAtMs: -60_000 });
       await seedJob(f.sql, { queue: 'a', state: 'available', runAtMs: -1_000 });
       await seedJob(f.sql, { queue: 'a', state: 'scheduled', runAtMs: 60_000 });
       await seedJob(f.sql, { queue: 'b', state: 'retryable', runAtMs: 60_000 });
-      await seedJob(f.sql, { queue: 'b', state: 'running' });
+      await seedRunning(f.sql, { queue: 'b' });
       for (const state of ['completed', 'failed', 'cancelled'])
         await seedJob(f.sql, { queue: 'a', state, finalizedAtMs: -1 });
 
