@@ -23,6 +23,11 @@ class TelemetryHandlers {
     throw new Error('always bad');
   }
 
+  /** Never settles: its attempt ends at the queue's hard deadline. */
+  @JobHandler('tel.hang', { queue: 'hang' }) hang() {
+    return new Promise(() => undefined);
+  }
+
   /** Runs until cancelled. */
   @JobHandler('tel.wait') wait(job: Job) {
     return new Promise((resolve) => job.signal.addEventListener('abort', resolve));
@@ -35,7 +40,10 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
   let sdk: OtelSdk;
   let app: TestingModule;
   let producer: QueueProducer;
-  const ids = {} as Record<'ok' | 'flaky' | 'bad' | 'wait' | 'later' | 'unhandled' | 'dropped' | 'lost', string>;
+  const ids = {} as Record<
+    'ok' | 'flaky' | 'bad' | 'wait' | 'later' | 'unhandled' | 'dropped' | 'hang' | 'lost',
+    string
+  >;
   const exec = (text: string, values?: unknown[]) => app.get(DataSource).query(text, values);
   const stateOf = async (id: string) => (await producer.getJob(id))?.state;
   const until = (id: string, state: JobState) => waitFor(async () => (await stateOf(id)) === state, 15_000, state);
@@ -47,6 +55,12 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       url: db.url,
       providers: [TelemetryHandlers],
       imports: [AwaTelemetryModule.forRoot() as never],
+      awa: {
+        queues: {
+          default: { pollInterval: 200, retryBaseDelay: 50, retryMaxDelay: 200 },
+          hang: { pollInterval: 200, deadlineDuration: 300 },
+        },
+      },
     });
     producer = app.get(QueueProducer);
 
@@ -59,11 +73,13 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
     ids.dropped = (await producer.enqueue('tel.dropped', {}, { runAt: new Date(Date.now() + 3_600_000) })).id;
     expect(await producer.cancel(ids.dropped)).toMatchObject({ outcome: 'cancelled' });
     // A lease whose worker stopped heartbeating a minute ago: the leader's heartbeat rescue takes it.
+    ids.hang = (await producer.enqueue('tel.hang', {}, { maxAttempts: 1 })).id;
     ids.lost = (await seedRunning(exec, { kind: 'tel.lost', instanceId: 'gone', heartbeatAgeMs: 60_000 })).id;
 
     await until(ids.ok, 'completed');
     await until(ids.flaky, 'completed');
     await until(ids.bad, 'failed');
+    await until(ids.hang, 'failed');
     await until(ids.wait, 'running');
     expect(await producer.cancel(ids.wait)).toMatchObject({ outcome: 'signalled' });
     await until(ids.wait, 'cancelled');
@@ -88,6 +104,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(sumOf(m.get(N.retried), at('tel.flaky'))).toBe(1);
       expect(sumOf(m.get(N.failed), at('tel.bad', { outcome: 'failed' }))).toBe(1);
       expect(sumOf(m.get(N.retried), at('tel.bad'))).toBe(0);
+      expect(sumOf(m.get(N.failed), { queue: 'hang', kind: 'tel.hang', outcome: 'failed' })).toBe(1);
       expect(sumOf(m.get(N.cancelled), at('tel.wait'))).toBe(1);
       expect(sumOf(m.get(N.cancelled), at('tel.dropped'))).toBe(1);
       expect(sumOf(m.get(N.rescued), at('tel.lost', { reason: 'heartbeat', outcome: 'retryable' }))).toBe(1);
@@ -107,9 +124,11 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       const [point] = pointsOf(m.get(N.duration), { kind: 'tel.ok' });
       expect((point?.value as Histogram).buckets.boundaries.slice(0, 3)).toEqual([0.005, 0.01, 0.025]);
       // Every started job came through a claim: the batch sizes add up to at least the starts.
-      const claimed = m.get(N.claimBatch)!.dataPoints.filter((p) => p.attributes.queue === 'default');
-      const claimedJobs = claimed.reduce((total, p) => total + (p.value as { sum: number }).sum, 0);
-      expect(claimedJobs).toBeGreaterThanOrEqual(sumOf(m.get(N.started)));
+      for (const queue of ['default', 'hang']) {
+        const claimed = pointsOf(m.get(N.claimBatch), { queue });
+        const claimedJobs = claimed.reduce((total, p) => total + (p.value as Histogram).sum!, 0);
+        expect(claimedJobs).toBeGreaterThanOrEqual(sumOf(m.get(N.started), { queue }));
+      }
       expect(m.get(N.heartbeat)?.descriptor.unit).toBe('s');
     });
 
@@ -172,6 +191,14 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(attempts[0]!.status).toMatchObject({ code: SpanStatusCode.ERROR, message: 'flaky on its first attempt' });
       expect(attempts[0]!.events.map((e) => e.name)).toEqual(['exception']);
       expect(attempts[1]!.status.code).toBe(SpanStatusCode.UNSET);
+    });
+
+    it('ends the span of a handler still running at its hard deadline, with the error', async () => {
+      await waitFor(() => consumerSpans(ids.hang).length === 1, 15_000, 'the span of the hung handler');
+      const [span] = consumerSpans(ids.hang);
+      expect(span?.name).toBe('process hang');
+      expect(span?.status).toMatchObject({ code: SpanStatusCode.ERROR, message: 'hard deadline exceeded' });
+      expect(span?.attributes['awa.job.state']).toBe('failed');
     });
 
     it('records the error of a job that fails for good on its consumer span', async () => {
