@@ -64,7 +64,10 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
   ) as Record<CounterName, Counter>;
   const seconds = (name: string, description: string): Histogram =>
     meter.createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: SECOND_BUCKETS } });
-  const duration = seconds(AwaMetricNames.duration, 'From the start of an attempt until its end was written; outcome: the job state after it');
+  const duration = seconds(
+    AwaMetricNames.duration,
+    'From the start of an attempt until its end was written; outcome: the job state after it',
+  );
   const wait = seconds(AwaMetricNames.wait, 'Time from run_at (due) to the handler start');
   const heartbeat = seconds(AwaMetricNames.heartbeat, 'Duration of a heartbeat tick of this instance');
   const claimBatch = meter.createHistogram(AwaMetricNames.claimBatch, {
