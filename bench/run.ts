@@ -8,6 +8,7 @@ import { enqueueScenario } from './scenarios/enqueue.scenario.js';
 import { flowScenario } from './scenarios/flow.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
+import { otelScenario } from './scenarios/otel.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import { soakScenario } from './scenarios/soak.scenario.js';
@@ -35,6 +36,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     heartbeatScenario,
     bigTableScenario(headline),
     flowScenario,
+    otelScenario(headline),
   ];
 }
 

@@ -227,3 +227,14 @@ export const FlowMessages = {
   retryAfterInvalid: (value: string) =>
     `nestjs-awa: retryAfterMs must be a finite number of ms from 0 to 2147483647, got ${value}`,
 } as const;
+
+/** Texts of the OpenTelemetry integration (AwaTelemetryModule). */
+export const AwaTelemetryMessages = {
+  apiMissing: (reason: string) =>
+    'AwaTelemetryModule needs the optional peer dependency @opentelemetry/api (npm install @opentelemetry/api), ' +
+    `and it could not be loaded: ${reason}`,
+  optionNotBoolean: 'expected true or false',
+  optionsNotObject: 'expected an object such as { metrics: true, traces: true }',
+  deadlineExceeded: 'hard deadline exceeded',
+  leaseLost: 'lease lost: the attempt was rescued',
+} as const;

@@ -11,6 +11,7 @@ import { AwaMessages } from './awa.messages.js';
 import { AwaStatus } from './awa.status.js';
 import { AWA_DATA_SOURCE, AwaDatabase } from './database/awa-database.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
+import { AwaEvents } from './events/awa-events.js';
 import { AwaSetupError } from './errors/awa-setup.error.js';
 import { AwaEntities } from './entities/index.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
@@ -57,6 +58,7 @@ const SERVICES: Provider[] = [
   QueueAdmin,
   ScheduleTask,
   JobSchedules,
+  AwaEvents,
 ];
 const EXPORTS = [
   QueueProducer,
@@ -68,6 +70,7 @@ const EXPORTS = [
   AwaTesting,
   QueueAdmin,
   JobSchedules,
+  AwaEvents,
 ];
 
 /**

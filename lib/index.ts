@@ -66,3 +66,5 @@ export { ScheduleNotFoundError } from './errors/schedule-not-found.error.js';
 export { RateLimitedError } from './errors/index.js';
 export type { RateLimited } from './interfaces/job.interface.js';
 export type { RateLimitOptions } from './options/awa-options.interface.js';
+export { AwaTelemetryModule } from './telemetry/awa-telemetry.module.js';
+export type { AwaTelemetryOptions } from './telemetry/telemetry.options.js';

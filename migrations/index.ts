@@ -7,6 +7,7 @@ import { AwaJobLifecycle1764600000000 } from './1764600000000-AwaJobLifecycle.js
 import { AwaSchedules1764600000001 } from './1764600000001-AwaSchedules.js';
 import { AwaAdminIndexes1764600000005 } from './1764600000005-AwaAdminIndexes.js';
 import { AwaFlowControl1764600000002 } from './1764600000002-AwaFlowControl.js';
+import { AwaTraceContext1764600000003 } from './1764600000003-AwaTraceContext.js';
 
 export {
   AwaInit1764400000000,
@@ -18,6 +19,7 @@ export {
   AwaSchedules1764600000001,
   AwaFlowControl1764600000002,
   AwaAdminIndexes1764600000005,
+  AwaTraceContext1764600000003,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -31,4 +33,5 @@ export const AwaMigrations = [
   AwaSchedules1764600000001,
   AwaFlowControl1764600000002,
   AwaAdminIndexes1764600000005,
+  AwaTraceContext1764600000003,
 ];

@@ -1,3 +1,4 @@
+import type { DynamicModule } from '@nestjs/common';
 import type { AwaModuleOptions } from 'nestjs-awa';
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { profileId, profileLabel, type QueueProfile } from '../support/bench.config.js';
@@ -35,10 +36,11 @@ export async function drainInProcess(
   ctx: ScenarioContext,
   db: BenchDatabase,
   profile: QueueProfile,
+  imports: DynamicModule[] = [],
 ): Promise<DrainRun> {
   const { config } = ctx;
   const bootStarted = now();
-  const { app, hooks } = await createBenchApp(db.url, processQueueOptions(profile), true);
+  const { app, hooks } = await createBenchApp(db.url, processQueueOptions(profile), true, undefined, imports);
   const close = once(() => app.close());
   ctx.defer(close);
   const bootMs = now() - bootStarted;

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Module, type INestApplicationContext } from '@nestjs/common';
+import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -26,6 +26,8 @@ export async function createBenchApp(
   awa: AwaModuleOptions,
   withHandlers: boolean,
   dataSource?: string,
+  /** More modules for the app, e.g. AwaTelemetryModule.forRoot() (the otel scenario). */
+  imports: DynamicModule[] = [],
 ): Promise<BenchApp> {
   const hooks = new BenchHooks();
   const app = await NestFactory.createApplicationContext(
@@ -35,6 +37,7 @@ export async function createBenchApp(
         TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false, name: dataSource }),
         ScheduleModule.forRoot(),
         AwaModule.forRoot({ migrationsRun: true, ...awa, dataSource }),
+        ...imports,
       ],
       providers: [{ provide: BENCH_HOOKS, useValue: hooks }, ...(withHandlers ? [BenchHandlers] : [])],
     },

@@ -36,4 +36,6 @@ export class AwaJobEntity<TArgs = unknown> {
   @Column({ type: 'jsonb', nullable: true }) progress!: unknown;
   /** The handler's return value, when it returned one. */
   @Column({ type: 'jsonb', nullable: true }) output!: unknown;
+  /** The W3C trace context stored at enqueue when a span was active (OpenTelemetry). */
+  @Column({ type: 'text', nullable: true }) traceparent!: string | null;
 }

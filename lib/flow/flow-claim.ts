@@ -42,7 +42,8 @@ export async function claimBatch(
   let waitMs: number | null = null;
   for (const row of result) {
     if (row.id === null) waitMs = row.wait_ms;
-    else rows.push(row);
+    // The flow claim returns neither (telemetry's wait histogram and trace parent): fill them in.
+    else rows.push({ ...row, run_at_ms: row.run_at_ms ?? row.created_ms, traceparent: row.traceparent ?? null });
   }
   return { rows, waitMs };
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AbortReasons, AwaMessages } from '../awa.messages.js';
+import { AwaEvents } from '../events/awa-events.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { chunk } from '../util/chunk.js';
@@ -43,6 +44,7 @@ export class HeartbeatService {
     private readonly session: InstanceSession,
     @Inject(AWA_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly events: AwaEvents,
   ) {
     this.session.onDisconnect(() => this.watchSessionLoss());
     this.session.onReconnect(() => clearTimeout(this.sessionLossTimer));
@@ -83,6 +85,7 @@ export class HeartbeatService {
   }
 
   private async beat(): Promise<HeartbeatReport> {
+    const began = performance.now();
     await this.session.refresh();
     const jobs = this.leases.snapshot();
     const chunks = chunk(jobs, this.options.heartbeatBatchSize);
@@ -104,6 +107,7 @@ export class HeartbeatService {
       }
     }
     this.lastSuccess = performance.now();
+    this.events.emit({ type: 'heartbeat', durationMs: this.lastSuccess - began, leases: jobs.length });
     return report;
   }
 

@@ -121,6 +121,23 @@ export function encodeJob(
   };
 }
 
+/**
+ * The insert statement's JSON array of encoded jobs; with a W3C `traceparent` (a span was active at
+ * enqueue), each job carries it.
+ */
+export function jobsPayload(encoded: ReadonlyArray<{ json: string }>, traceparent?: string): string {
+  return `[${withTraceparent(encoded, traceparent)
+    .map((e) => e.json)
+    .join(',')}]`;
+}
+
+/** The encoded jobs with the enqueue span's W3C traceparent added, when there is one. */
+export function withTraceparent<T extends { json: string }>(encoded: readonly T[], traceparent?: string): readonly T[] {
+  if (traceparent === undefined) return encoded;
+  const extra = `,"traceparent":${JSON.stringify(traceparent)}}`;
+  return encoded.map((e) => ({ ...e, json: e.json.slice(0, -1) + extra }));
+}
+
 function encodeArgs(args: unknown, maxBytes: number, index: number | undefined): string {
   const refuse = (message: string): never => {
     throw new EnqueueValidationError('args', message, index);

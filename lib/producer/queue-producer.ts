@@ -6,6 +6,7 @@ import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
+import { AwaEvents } from '../events/awa-events.js';
 import type {
   CancelResult,
   EnqueueManyItem,
@@ -18,7 +19,14 @@ import { jobsSql } from '../sql/index.js';
 import type { SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import { WorkerService } from '../worker/worker.service.js';
-import { ENQUEUE_MANY_OPTION_KEYS, ENQUEUE_OPTION_KEYS, checkEnqueueOptions, encodeJob } from './enqueue-validator.js';
+import {
+  ENQUEUE_MANY_OPTION_KEYS,
+  ENQUEUE_OPTION_KEYS,
+  checkEnqueueOptions,
+  encodeJob,
+  jobsPayload,
+  withTraceparent,
+} from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
 
 export interface EnqueuedJob {
@@ -45,6 +53,7 @@ export class QueueProducer {
     private readonly explorer: AwaExplorer,
     private readonly workers: WorkerService,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly events: AwaEvents,
   ) {}
 
   /**
@@ -87,7 +96,10 @@ export class QueueProducer {
     // The job may change state between the two statements (claimed, or its attempt ended): retry.
     for (let round = 0; ; round++) {
       const [waiting] = await this.db.query(jobsSql.cancelWaitingJob, [id, RescueErrors.cancelled]);
-      if (waiting) return { outcome: 'cancelled', previousState: waiting.previous_state };
+      if (waiting) {
+        this.events.emit({ type: 'cancelled', jobs: [waiting] });
+        return { outcome: 'cancelled', previousState: waiting.previous_state };
+      }
       const [current] = await this.db.query(jobsSql.requestCancel, [id]);
       if (!current) return { outcome: 'not-found' };
       if (current.signalled) return { outcome: 'signalled', previousState: 'running' };
@@ -109,12 +121,13 @@ export class QueueProducer {
     // db.query's spread parameter is a conditional type a generic P cannot be matched against: hence the cast.
     const run: RunStatement = (sql, values) =>
       manager ? queryRowsWithManager(manager, sql, values) : this.db.query(sql, ...([values] as SqlValues<never>));
-    let outcomes: UniqueOutcome[];
-    if (encoded.some((e) => e.unique)) outcomes = await insertWithUnique(run, encoded);
-    else {
-      const rows = await run(jobsSql.insertJobs, [`[${encoded.map((e) => e.json).join(',')}]`]);
-      outcomes = rows.map((row) => ({ id: row.id, duplicate: false, replaced: false }));
-    }
+    const jobs = encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue }));
+    const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
+      if (encoded.some((e) => e.unique)) return insertWithUnique(run, withTraceparent(encoded, traceparent));
+      const rows = await run(jobsSql.insertJobs, [jobsPayload(encoded, traceparent)]);
+      return rows.map((row) => ({ id: row.id, duplicate: false, replaced: false }));
+    });
+    this.events.emit({ type: 'enqueued', jobs: jobs.filter((_, i) => !outcomes[i]!.duplicate) });
     if (!manager) {
       // Committed already: wake local workers now instead of waiting for our own NOTIFY.
       for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);

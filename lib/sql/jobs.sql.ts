@@ -31,19 +31,20 @@ export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attemp
 
 /**
  * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, tags?,
- * concurrency_key?}.
+ * concurrency_key?, traceparent?}.
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
  */
 export const insertJobs = statement<[jobsJson: string], { id: string }>(
   'insert_jobs',
   `
-  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, concurrency_key)
+  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, concurrency_key, traceparent)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
-         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}'), t.concurrency_key
+         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}'), t.concurrency_key,
+         t.traceparent
     FROM json_to_recordset($1::json)
       AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz, tags text[],
-           concurrency_key text)
+           concurrency_key text, traceparent text)
   RETURNING id::text`,
 );
 
@@ -77,14 +78,14 @@ export const insertUniqueJobs = statement<[jobsJson: string], UniqueInsertRow>(
           FROM json_to_recordset($1::json)
             AS t(ord integer, kind text, queue text, args jsonb, priority smallint, max_attempts integer,
                  run_at timestamptz, tags text[], unique_key text, unique_period bigint, unique_states text[],
-                 concurrency_key text)
+                 concurrency_key text, traceparent text)
       ) t
   ), inserted AS (
     INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, unique_key, unique_states,
-                          concurrency_key)
+                          concurrency_key, traceparent)
     SELECT i.kind, i.queue, coalesce(i.args, 'null'::jsonb), i.priority, i.max_attempts, coalesce(i.run_at, now()),
            CASE WHEN i.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(i.tags, '{}'), i.key,
-           i.unique_states, i.concurrency_key
+           i.unique_states, i.concurrency_key, i.traceparent
       FROM input i WHERE i.key IS NULL OR i.first_of_key ORDER BY i.ord
     ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state = ANY (unique_states) DO NOTHING
     RETURNING id, unique_key
@@ -156,10 +157,13 @@ export const getJob = statement<[id: string], JobRow>(
 );
 
 /**
- * Cancels a job that is not running and not finished. Returns its previous state, or nothing.
+ * Cancels a job that is not running and not finished. Returns its previous state, queue and kind, or nothing.
  * A running job gets a stored cancel request instead (see requestCancel).
  */
-export const cancelWaitingJob = statement<[id: string, error: string], { previous_state: JobState }>(
+export const cancelWaitingJob = statement<
+  [id: string, error: string],
+  { previous_state: JobState; queue: string; kind: string }
+>(
   'cancel_waiting_job',
   `
   WITH target AS (
@@ -169,7 +173,7 @@ export const cancelWaitingJob = statement<[id: string, error: string], { previou
   )
   UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$2::text')}
     FROM target WHERE j.id = target.id
-  RETURNING target.state AS previous_state`,
+  RETURNING target.state AS previous_state, j.queue, j.kind`,
 );
 
 /**

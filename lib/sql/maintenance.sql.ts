@@ -19,6 +19,8 @@ export type RescueParams = [
 export interface RescuedRow {
   id: string;
   state: JobState;
+  queue: string;
+  kind: string;
 }
 
 /**
@@ -60,7 +62,7 @@ function rescue<P extends unknown[]>(
     UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested')}
       FROM targets t
      WHERE j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'
-    RETURNING j.id::text, j.state`,
+    RETURNING j.id::text, j.state, j.queue, j.kind`,
   );
 }
 

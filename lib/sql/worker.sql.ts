@@ -22,6 +22,10 @@ export interface ClaimedJobRow {
   run_lease: string;
   /** created_at in epoch ms: a float parses far faster than a timestamp, and is rarely read. */
   created_ms: number;
+  /** run_at in epoch ms (when the job became due), for the wait metric. */
+  run_at_ms: number;
+  /** The W3C trace context stored at enqueue, if a span was active then. */
+  traceparent: string | null;
 }
 
 /** The attempts a fenced write changed: (job id, run lease). */
@@ -79,14 +83,16 @@ export const claimJobs = statement<
     UPDATE awa.jobs j
        SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = now()
      WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-    RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at
+    RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
+              j.run_at, j.traceparent
   ), leased AS (
     INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
     SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
       FROM claimed
   )
   SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text,
-         (extract(epoch FROM created_at) * 1000)::float8 AS created_ms
+         (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
+         (extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms, traceparent
     FROM claimed`,
 );
 

@@ -2,11 +2,14 @@ import { Logger } from '@nestjs/common';
 import { AbortReasons, AwaMessages, RescueErrors } from '../awa.messages.js';
 import type { RegisteredHandler } from '../awa.explorer.js';
 import type { AwaDatabase } from '../database/awa-database.js';
+import type { AwaEvents } from '../events/awa-events.js';
+import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { claimBatch, hasFlowControl } from '../flow/flow-claim.js';
 import { clip, describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
+import { JobSnooze } from './job-snooze.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
@@ -15,6 +18,7 @@ export interface QueueWorkerDeps {
   db: AwaDatabase;
   leases: LeaseRegistry;
   writer: LeaseWriter;
+  events: AwaEvents;
   instanceId: string;
   handlers: ReadonlyMap<string, RegisteredHandler>;
   /** False while this instance could look dead to the leader (its session is down): claim nothing. */
@@ -136,6 +140,7 @@ export class QueueWorker {
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
         if (waitMs !== null) this.wakeIn(waitMs);
+        this.deps.events.emit({ type: 'claimed', queue: this.options.name, count: rows.length });
         for (const row of rows) {
           const job = new InFlightJob(row, this.deps.writer);
           this.deps.leases.add(job); // heartbeated from now on, running or not
@@ -207,7 +212,8 @@ export class QueueWorker {
 
   private async cancelUnstarted(job: InFlightJob): Promise<void> {
     try {
-      await this.deps.writer.cancel(job, RescueErrors.cancelled);
+      const held = await this.deps.writer.cancel(job, RescueErrors.cancelled);
+      this.deps.events.emit({ type: 'ended', job, outcome: undefined, state: ifHeld(held, 'cancelled') });
     } catch (error) {
       // Not lost: the lease stays stored with its cancel request, and its rescue ends it cancelled.
       this.logger.error(AwaMessages.operationFailed(`cancelling job ${job.id}`, String(error)));
@@ -256,6 +262,7 @@ export class QueueWorker {
 
   /** One attempt, from handler start until its result is written. */
   private async attempt(job: InFlightJob): Promise<void> {
+    this.deps.events.emit({ type: 'started', job });
     const outcome = await this.runHandler(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
@@ -291,7 +298,9 @@ export class QueueWorker {
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
     const handler = this.deps.handlers.get(inFlight.row.kind);
     const outcome: AttemptOutcome = handler
-      ? await inFlight.run(handler.invoke, this.options.deadlineDuration, (late) => this.onLate(inFlight, late))
+      ? await inFlight.run(this.deps.events.process(inFlight, handler.invoke), this.options.deadlineDuration, (late) =>
+          this.onLate(inFlight, late),
+        )
       : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
     inFlight.settled = true;
     return outcome;
@@ -302,20 +311,23 @@ export class QueueWorker {
     if (outcome.kind === 'released') return; // shutdown gave the job back already
     if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
     try {
-      const held = inFlight.cancelRequested
-        ? await this.deps.writer.cancel(inFlight, RescueErrors.cancelled)
+      const state = inFlight.cancelRequested
+        ? ifHeld(await this.deps.writer.cancel(inFlight, RescueErrors.cancelled), 'cancelled')
         : outcome.kind === 'returned'
-          ? await this.deps.writer.complete(inFlight)
+          ? ifHeld(await this.deps.writer.complete(inFlight), inFlight.returned instanceof JobSnooze ? 'scheduled' : 'completed')
           : outcome.kind === 'rateLimited'
             ? await this.backOff(inFlight, outcome.retryAfterMs)
-            : (await this.deps.writer.fail({
+            : await this.deps.writer.fail({
                 job: inFlight,
                 error:
                   outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
                 retryBaseDelay: this.options.retryBaseDelay,
                 retryMaxDelay: this.options.retryMaxDelay,
-              })) !== null;
-      if (!held) {
+              });
+      this.deps.events.emit({ type: 'ended', job: inFlight, outcome, state });
+      if (state === 'scheduled' && inFlight.returned instanceof JobSnooze)
+        this.deps.events.emit({ type: 'snoozed', job: inFlight });
+      if (state === null) {
         this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
         inFlight.abort(AbortReasons.leaseLost);
       } else if (outcome.kind === 'threw') {
@@ -329,11 +341,11 @@ export class QueueWorker {
   }
 
   /** The handler backed off: the attempt goes back unspent, and the queue (or key) is held back. */
-  private async backOff(inFlight: InFlightJob, retryAfterMs: number): Promise<boolean> {
+  private async backOff(inFlight: InFlightJob, retryAfterMs: number): Promise<JobState | null> {
     const flow = hasFlowControl(this.options);
-    const held = (await this.deps.writer.rateLimit(inFlight, retryAfterMs, flow, this.claimOnFree)) !== null;
-    if (held && flow && !this.stopped) this.wakeIn(retryAfterMs); // a held key says no wait of its own
-    return held;
+    const state = await this.deps.writer.rateLimit(inFlight, retryAfterMs, flow, this.claimOnFree);
+    if (state !== null && flow && !this.stopped) this.wakeIn(retryAfterMs); // a held key says no wait of its own
+    return state as JobState | null;
   }
 
   private onLate(inFlight: InFlightJob, outcome: AttemptOutcome): void {
@@ -343,3 +355,6 @@ export class QueueWorker {
     );
   }
 }
+
+/** The state an attempt's write left its job in: `state` if the lease was still held, else null. */
+const ifHeld = (held: boolean, state: JobState): JobState | null => (held ? state : null);

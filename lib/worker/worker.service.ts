@@ -3,6 +3,7 @@ import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL, AWA_OPTIONS 
 import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
+import { AwaEvents } from '../events/awa-events.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import type { InFlightJob } from './in-flight-job.js';
@@ -23,6 +24,7 @@ export class WorkerService {
     private readonly leases: LeaseRegistry,
     private readonly writer: LeaseWriter,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly events: AwaEvents,
   ) {
     // Registered before the session connects, so the channel is LISTENed from the start.
     this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
@@ -48,6 +50,7 @@ export class WorkerService {
         db: this.db,
         leases: this.leases,
         writer: this.writer,
+        events: this.events,
         instanceId: this.session.id,
         handlers: this.explorer.handlers,
         canClaim: () => this.options.livenessProbe === 'heartbeat' || this.session.connected,

@@ -10,6 +10,7 @@ import {
   type SqlParams,
   type SqlStatement,
 } from '../../lib/sql/index.js';
+import { queueDepths } from '../../lib/telemetry/telemetry.sql.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 interface PlanNode {
@@ -104,7 +105,8 @@ describe('query plans', () => {
         await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
         await client.query(`PREPARE awa_explained AS ${statement.text}`);
         // EXECUTE takes no bound parameters: untyped literals, which take the parameters' types.
-        text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained(${values.map(literal).join(', ')})`;
+        const args = values.length > 0 ? `(${values.map(literal).join(', ')})` : ''; // no () without parameters
+        text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained${args}`;
       }
       const { rows } = await client.query({ text, values: mode === 'generic' ? [] : (values as unknown[]) });
       return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
@@ -161,6 +163,12 @@ describe('query plans', () => {
       jobsSql.resolveUniqueJobs,
       [JSON.stringify([{ ord: 0, unique_key: 'k:1', replace: true, args: {}, run_at: null }])],
       ['jobs_unique_idx'],
+    ),
+    planCase(
+      'queueDepths',
+      queueDepths,
+      [],
+      ['active_leases_pkey', 'jobs_claim_kind_idx', 'jobs_pending_idx', 'jobs_pkey'],
     ),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.

@@ -297,7 +297,9 @@ describe('jobs.sql', () => {
       'cancels a %s job and returns its previous state',
       async (state) => {
         const id = await seedJob(f.sql, { state, attempt: 1 });
-        expect(await f.run(jobsSql.cancelWaitingJob, [id, 'cancelled by test'])).toEqual([{ previous_state: state }]);
+        expect(await f.run(jobsSql.cancelWaitingJob, [id, 'cancelled by test'])).toEqual([
+          { previous_state: state, queue: 'default', kind: 'k' },
+        ]);
         const row = await readJob(f.sql, id);
         expect(row).toMatchObject({
           state: 'cancelled',

@@ -103,6 +103,8 @@ describe('worker.sql', () => {
             priority: 2,
             run_lease: '1',
             created_ms: expect.any(Number),
+            run_at_ms: expect.any(Number),
+            traceparent: null,
           });
           expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
           const leases = await execOn(tx)(

@@ -11,6 +11,8 @@ const row = (id = '1'): ClaimedJobRow => ({
   priority: 0,
   run_lease: '7',
   created_ms: 0,
+  run_at_ms: 0,
+  traceparent: null,
 });
 
 /** A handler whose promise the test settles by hand. */

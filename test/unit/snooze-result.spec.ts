@@ -13,6 +13,8 @@ const row: ClaimedJobRow = {
   priority: 0,
   run_lease: '1',
   created_ms: 0,
+  run_at_ms: 0,
+  traceparent: null,
 };
 
 /** What an attempt's handler returned, as the LeaseWriter reads it: output, or a snooze. */

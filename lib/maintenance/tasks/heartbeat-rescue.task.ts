@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { RescueErrors } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
+import { AwaEvents } from '../../events/awa-events.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
 import { maintenanceSql } from '../../sql/index.js';
 import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
@@ -14,6 +15,7 @@ export class HeartbeatRescueTask implements MaintenanceTask {
   constructor(
     private readonly db: AwaDatabase,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly events: AwaEvents,
   ) {}
 
   get batchSize(): number {
@@ -26,6 +28,7 @@ export class HeartbeatRescueTask implements MaintenanceTask {
       this.options.heartbeatStaleAfter,
       RescueErrors.heartbeatStale,
     ]);
+    this.events.emit({ type: 'rescued', reason: 'heartbeat', jobs: rows });
     return rows.length;
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { RescueErrors } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
+import { AwaEvents } from '../../events/awa-events.js';
 import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../instance/instance-session.js';
 import { livenessTiming } from '../../instance/liveness-timing.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
@@ -37,6 +38,7 @@ export class OrphanRescueTask implements MaintenanceTask {
     private readonly db: AwaDatabase,
     private readonly session: InstanceSession,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly events: AwaEvents,
   ) {
     this.confirmAfter = livenessTiming(options.orphanSweepInterval).confirmAfter;
   }
@@ -63,6 +65,7 @@ export class OrphanRescueTask implements MaintenanceTask {
       RescueErrors.instanceDiedPrefix,
     ]);
     await this.db.query(instancesSql.forgetDeadInstances, [ids]);
+    this.events.emit({ type: 'rescued', reason: 'orphan', jobs: rows });
     return rows.length;
   }
 

@@ -1,0 +1,169 @@
+import type { Attributes, BatchObservableResult, Counter, Histogram, Meter } from '@opentelemetry/api';
+import type { AwaDatabase } from '../database/awa-database.js';
+import type { AwaEvent, AwaEvents } from '../events/awa-events.js';
+import type { JobState } from '../interfaces/job.interface.js';
+import type { InFlightJob } from '../worker/in-flight-job.js';
+import type { OtelApi } from './otel-api.js';
+import { queueDepths } from './telemetry.sql.js';
+
+/** @internal The names of every instrument; docs/sections/telemetry.md documents each. */
+export const AwaMetricNames = {
+  enqueued: 'awa.job.enqueued',
+  started: 'awa.job.started',
+  completed: 'awa.job.completed',
+  failed: 'awa.job.failed',
+  retried: 'awa.job.retried',
+  snoozed: 'awa.job.snoozed',
+  cancelled: 'awa.job.cancelled',
+  rescued: 'awa.job.rescued',
+  duration: 'awa.job.duration',
+  wait: 'awa.job.wait',
+  claimBatch: 'awa.claim.batch_size',
+  heartbeat: 'awa.heartbeat.duration',
+  depth: 'awa.queue.depth',
+  oldestAvailable: 'awa.queue.oldest_available_age',
+  leader: 'awa.leader',
+} as const;
+
+type CounterName = 'enqueued' | 'started' | 'completed' | 'failed' | 'retried' | 'snoozed' | 'cancelled' | 'rescued';
+
+const COUNTERS: Record<CounterName, string> = {
+  enqueued: 'Jobs enqueued',
+  started: 'Attempts started (handler called)',
+  completed: 'Attempts that completed their job',
+  failed: 'Attempts that failed (handler threw or passed its deadline); outcome: the job state after it',
+  retried: 'Failed attempts whose job will run again (retryable)',
+  snoozed: 'Attempts that snoozed their job',
+  cancelled: 'Jobs cancelled, waiting or claimed',
+  rescued: 'Leases rescued by maintenance; reason: heartbeat, deadline or orphan',
+};
+
+/** Bucket bounds of the histograms in seconds (the SDK's default ones are made for milliseconds). */
+const SECOND_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 300];
+const BATCH_BUCKETS = [0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000];
+
+/** What the gauges read: the database and whether this instance leads maintenance. */
+export interface GaugeSource {
+  db: AwaDatabase;
+  isLeader: () => boolean;
+}
+
+const jobAttributes = (job: InFlightJob): Attributes => ({ queue: job.row.queue, kind: job.row.kind });
+
+/**
+ * @internal Records the core's events as OTel metrics, and registers the leader's gauges. Returns
+ * the function that stops it. With no MeterProvider registered every instrument is the API's no-op.
+ */
+export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSource): () => void {
+  const meter = api.metrics.getMeter('nestjs-awa');
+  const counters = Object.fromEntries(
+    Object.entries(COUNTERS).map(([key, description]) => [
+      key,
+      meter.createCounter(AwaMetricNames[key as CounterName], { description, unit: '{job}' }),
+    ]),
+  ) as Record<CounterName, Counter>;
+  const seconds = (name: string, description: string): Histogram =>
+    meter.createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: SECOND_BUCKETS } });
+  const duration = seconds(
+    AwaMetricNames.duration,
+    'From the start of an attempt until its end was written; outcome: the job state after it',
+  );
+  const wait = seconds(AwaMetricNames.wait, 'Time from run_at (due) to the handler start');
+  const heartbeat = seconds(AwaMetricNames.heartbeat, 'Duration of a heartbeat tick of this instance');
+  const claimBatch = meter.createHistogram(AwaMetricNames.claimBatch, {
+    description: 'Jobs returned by one claim statement',
+    unit: '{job}',
+    advice: { explicitBucketBoundaries: BATCH_BUCKETS },
+  });
+  const startedAt = new WeakMap<InFlightJob, number>();
+
+  const onEvent = (event: AwaEvent): void => {
+    switch (event.type) {
+      case 'enqueued':
+      case 'cancelled':
+        for (const [attributes, count] of groupCounts(event.jobs)) counters[event.type].add(count, attributes);
+        return;
+      case 'claimed':
+        claimBatch.record(event.count, { queue: event.queue });
+        return;
+      case 'started': {
+        const now = Date.now();
+        startedAt.set(event.job, performance.now());
+        counters.started.add(1, jobAttributes(event.job));
+        wait.record(Math.max(0, now - event.job.row.run_at_ms) / 1000, jobAttributes(event.job));
+        return;
+      }
+      case 'ended':
+        return onEnded(event.job, event.state);
+      case 'snoozed':
+        counters.snoozed.add(1, jobAttributes(event.job));
+        return;
+      case 'rescued':
+        for (const row of event.jobs)
+          counters.rescued.add(1, { queue: row.queue, kind: row.kind, reason: event.reason, outcome: row.state });
+        return;
+      case 'heartbeat':
+        heartbeat.record(event.durationMs / 1000);
+        return;
+    }
+  };
+
+  const onEnded = (job: InFlightJob, state: JobState | null): void => {
+    const attributes = jobAttributes(job);
+    const outcome = state ?? 'lease_lost';
+    const began = startedAt.get(job);
+    if (began !== undefined) duration.record((performance.now() - began) / 1000, { ...attributes, outcome });
+    if (state === 'completed') counters.completed.add(1, attributes);
+    else if (state === 'cancelled') counters.cancelled.add(1, attributes);
+    else if (state === 'retryable' || state === 'failed') {
+      counters.failed.add(1, { ...attributes, outcome });
+      if (state === 'retryable') counters.retried.add(1, attributes);
+    }
+  };
+
+  const stopGauges = registerGauges(meter, gauges);
+  const unsubscribe = events.subscribe(onEvent);
+  return () => {
+    unsubscribe();
+    stopGauges();
+  };
+}
+
+/** Counts jobs by (queue, kind): an enqueueMany of thousands of jobs adds once per pair. */
+function groupCounts(jobs: ReadonlyArray<{ kind: string; queue: string }>): Array<[Attributes, number]> {
+  const counts = new Map<string, [Attributes, number]>();
+  for (const { queue, kind } of jobs) {
+    const key = `${queue}\u0000${kind}`;
+    const entry = counts.get(key);
+    if (entry) entry[1]++;
+    else counts.set(key, [{ queue, kind }, 1]);
+  }
+  return [...counts.values()];
+}
+
+/** The observable gauges: the leader reports queue depths and ages; every instance its leader flag. */
+function registerGauges(meter: Meter, source: GaugeSource): () => void {
+  const depth = meter.createObservableGauge(AwaMetricNames.depth, {
+    description: 'Unfinished jobs by queue and state (reported by the maintenance leader only)',
+    unit: '{job}',
+  });
+  const oldest = meter.createObservableGauge(AwaMetricNames.oldestAvailable, {
+    description: 'How long the oldest available job of a queue has been due (maintenance leader only)',
+    unit: 's',
+  });
+  const leader = meter.createObservableGauge(AwaMetricNames.leader, {
+    description: '1 while this instance leads maintenance, else 0',
+    unit: '1',
+  });
+  const callback = async (result: BatchObservableResult): Promise<void> => {
+    const leads = source.isLeader();
+    result.observe(leader, leads ? 1 : 0);
+    if (!leads) return;
+    for (const row of await source.db.query(queueDepths)) {
+      result.observe(depth, row.count, { queue: row.queue, state: row.state });
+      if (row.oldest_available_s !== null) result.observe(oldest, row.oldest_available_s, { queue: row.queue });
+    }
+  };
+  meter.addBatchObservableCallback(callback, [depth, oldest, leader]);
+  return () => meter.removeBatchObservableCallback(callback, [depth, oldest, leader]);
+}
