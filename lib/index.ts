@@ -37,3 +37,5 @@ export {
   StatementTimeoutError,
   type AwaErrorCode,
 } from './errors/index.js';
+export { AwaDashboardModule } from './dashboard/dashboard.module.js';
+export type { AwaDashboardOptions } from './dashboard/dashboard.options.js';
