@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   Body,
   Controller,
   Delete,
@@ -32,6 +33,10 @@ interface HttpRequest {
 
 const HTML = 'text/html; charset=utf-8';
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'";
+
+/** A GET route answering with an HTML page, under a strict content security policy (own assets only). */
+const HtmlPage = (route?: string) =>
+  applyDecorators(Get(route), Header('content-type', HTML), Header('content-security-policy', CSP));
 
 /** The URL prefix the dashboard is served under, from a page's URL and that page's depth below it. */
 function baseOf(request: HttpRequest, depth: number): string {
@@ -70,37 +75,27 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
       });
     }
 
-    @Get()
-    @Header('content-type', HTML)
-    @Header('content-security-policy', CSP)
+    @HtmlPage()
     overviewPage(@Req() request: HttpRequest) {
       return this.page(request, 'overview', 0);
     }
 
-    @Get('jobs')
-    @Header('content-type', HTML)
-    @Header('content-security-policy', CSP)
+    @HtmlPage('jobs')
     jobsPage(@Req() request: HttpRequest) {
       return this.page(request, 'jobs', 1);
     }
 
-    @Get('jobs/:id')
-    @Header('content-type', HTML)
-    @Header('content-security-policy', CSP)
+    @HtmlPage('jobs/:id')
     jobPage(@Req() request: HttpRequest, @Param('id') id: string) {
       return this.page(request, 'job', 2, parseJobId(id));
     }
 
-    @Get('schedules')
-    @Header('content-type', HTML)
-    @Header('content-security-policy', CSP)
+    @HtmlPage('schedules')
     schedulesPage(@Req() request: HttpRequest) {
       return this.page(request, 'schedules', 1);
     }
 
-    @Get('instances')
-    @Header('content-type', HTML)
-    @Header('content-security-policy', CSP)
+    @HtmlPage('instances')
     instancesPage(@Req() request: HttpRequest) {
       return this.page(request, 'instances', 1);
     }

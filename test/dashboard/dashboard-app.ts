@@ -1,4 +1,11 @@
-import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import {
+  Injectable,
+  Module,
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+  type LoggerService,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ScheduleModule } from '@nestjs/schedule';
@@ -48,6 +55,8 @@ export interface DashboardAppOptions {
   /** Run no workers (no handler providers). */
   noWorkers?: boolean;
   providers?: unknown[];
+  /** Where Nest logs go (default: nowhere). */
+  logger?: LoggerService;
 }
 
 /** A real Nest HTTP app with AwaModule, real workers and the dashboard, listening on a free port. */
@@ -71,8 +80,8 @@ export async function startDashboardApp(options: DashboardAppOptions): Promise<D
   class DashboardTestModule {}
 
   const app = options.fastify
-    ? await NestFactory.create(DashboardTestModule, new FastifyAdapter(), { logger: false })
-    : await NestFactory.create(DashboardTestModule, { logger: false });
+    ? await NestFactory.create(DashboardTestModule, new FastifyAdapter(), { logger: options.logger ?? false })
+    : await NestFactory.create(DashboardTestModule, { logger: options.logger ?? false });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const path = (options.dashboard?.path ?? '/awa').replace(/\/+$/, '');
@@ -81,6 +90,13 @@ export async function startDashboardApp(options: DashboardAppOptions): Promise<D
     url: `http://127.0.0.1:${address.port}${path}`,
     close: () => app.close(),
   };
+}
+
+/** A Nest logger that keeps the warnings. */
+export function warningLogger(): LoggerService & { warnings: string[] } {
+  const warnings: string[] = [];
+  const ignore = () => undefined;
+  return { warnings, log: ignore, error: ignore, warn: (message: unknown) => warnings.push(String(message)) };
 }
 
 /** fetch, with a JSON body when one is given. */
