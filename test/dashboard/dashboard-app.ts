@@ -14,7 +14,18 @@ import { AwaDashboardModule, AwaModule, JobHandler, type AwaDashboardOptions, ty
 import { FAST_OPTIONS } from '../support/test-app.js';
 
 /** What the test handlers do: `flaky` jobs fail while `failing` is set; `slow` ones wait for `release`. */
-export const handlerControl = { failing: true, completed: [] as string[] };
+export const handlerControl = {
+  failing: true,
+  completed: [] as string[],
+  /** `invoice.render` jobs run until this resolves. */
+  invoices: gate(),
+};
+
+function gate(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => undefined as void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
 
 @Injectable()
 export class DashboardTestHandlers {
@@ -22,6 +33,12 @@ export class DashboardTestHandlers {
   send(job: Job<unknown>) {
     handlerControl.completed.push(job.id);
     return { sent: true };
+  }
+
+  @JobHandler('invoice.render', { queue: 'emails' })
+  async render() {
+    await handlerControl.invoices.promise;
+    return { pdf: 'invoice.pdf' };
   }
 
   @JobHandler('report.flaky', { queue: 'reports' })

@@ -142,7 +142,7 @@ export const DASHBOARD_CORE_JS = `
 
   /** Completed and failed jobs per minute as stacked bars. */
   function chart(minutes) {
-    var width = 600,
+    var width = Math.max(300, Math.round((content.clientWidth || 630) - 30)),
       height = 140,
       top = 10,
       bottom = 18,

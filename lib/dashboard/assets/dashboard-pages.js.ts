@@ -74,12 +74,13 @@ export const DASHBOARD_PAGES_JS = `
           h('pre', { text: e.error }),
         ]);
       });
-      if (j.state === 'completed')
+      var last = { completed: 'completed', running: 'attempt ' + j.attempt + ' running since' }[j.state];
+      if (last)
         timeline.push(
           h('li', { cls: 'ok' }, [
-            h('strong', { text: 'completed' }),
+            h('strong', { text: last }),
             ' ',
-            h('span', { cls: 'muted', text: when(j.finalizedAt) }),
+            h('span', { cls: 'muted', text: when(j.state === 'running' ? j.attemptedAt : j.finalizedAt) }),
           ]),
         );
       return h('div', {}, [

@@ -60,7 +60,8 @@ input { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-r
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); padding: 12px; }
 .card .value { font-size: 22px; font-weight: 600; }
-.chart svg { width: 100%; height: 160px; display: block; }
+.chart svg { width: 100%; height: auto; display: block; }
+.panel h2:first-child { margin-top: 0; }
 .chart .completed { fill: var(--ok); } .chart .failed { fill: var(--bad); } .chart .axis { stroke: var(--line); }
 .chart text { fill: var(--muted); font-size: 10px; }
 .legend { display: flex; gap: 14px; font-size: 12px; color: var(--muted); }
