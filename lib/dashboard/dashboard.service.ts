@@ -112,7 +112,8 @@ export class DashboardService {
   }
 
   async jobs(filter: DashboardJobFilter, page: { after: string | null; limit: number }) {
-    const rows = await this.db.query(sql.listJobs, [...filterParams(filter), page.after, page.limit]);
+    const after = page.after ?? sql.FIRST_PAGE;
+    const rows = await this.db.query(sql.listJobs, [...filterParams(filter), after, page.limit]);
     const jobs = rows.map((r) => toRecord(r));
     return { jobs, next: jobs.length === page.limit ? (jobs[jobs.length - 1]?.id ?? null) : null };
   }

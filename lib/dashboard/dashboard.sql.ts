@@ -79,16 +79,21 @@ export type JobFilterParams = [
   ids: string[] | null,
 ];
 
+/** The cursor of the first page: every job id is below it. */
+export const FIRST_PAGE = '9223372036854775807';
+
 /**
- * One page of jobs matching the filter, newest first, after cursor $8 (an id; NULL: the first
- * page), at most $9 rows. Keyset pagination down the primary key: a deep page costs what the first does.
- * (Ordered by j.id: a bare `id` would be the text column of JOB_COLUMNS.)
+ * One page of jobs matching the filter, newest first: those below cursor $8 (the last id of the
+ * previous page, or FIRST_PAGE), at most $9 rows. Keyset pagination down the primary key, so a deep
+ * page costs what the first does. The first page has a cursor too: with `$8 IS NULL OR j.id < $8`, or
+ * a statement without the condition, the generic plan of the prepared statement reads the whole
+ * table and sorts it. (Ordered by j.id: a bare `id` is the text column of JOB_COLUMNS.)
  */
-export const listJobs = statement<[...JobFilterParams, after: string | null, limit: number], JobRow>(
+export const listJobs = statement<[...JobFilterParams, after: string, limit: number], JobRow>(
   'dashboard_list_jobs',
   `
   SELECT ${JOB_COLUMNS} FROM awa.jobs j
-   WHERE ($8::bigint IS NULL OR j.id < $8::bigint) AND ${JOB_FILTER}
+   WHERE j.id < $8::bigint AND ${JOB_FILTER}
    ORDER BY j.id DESC
    LIMIT $9::int`,
 );
