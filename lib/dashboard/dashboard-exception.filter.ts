@@ -4,8 +4,8 @@ import { DashboardMessages } from '../awa.messages.js';
 import { AwaErrorCodes } from '../errors/awa-error-codes.js';
 import { AwaError } from '../errors/awa.error.js';
 
-/** AwaError codes that mean the request was wrong, not the server. */
-const CLIENT_CODES: readonly string[] = [AwaErrorCodes.invalidOption, AwaErrorCodes.enqueueValidation];
+/** AwaError codes that mean the request was wrong, not the server: bad options and every *_VALIDATION. */
+const isClientError = (code: string) => code === AwaErrorCodes.invalidOption || code.endsWith('_VALIDATION');
 
 /**
  * Every error of the dashboard as JSON `{ statusCode, message }`. Nest's HTTP errors keep their
@@ -27,7 +27,7 @@ export class DashboardExceptionFilter implements ExceptionFilter {
       status = error.getStatus();
       const body = error.getResponse();
       message = typeof body === 'string' ? body : String((body as { message?: unknown }).message ?? error.message);
-    } else if (error instanceof AwaError && CLIENT_CODES.includes(error.code)) {
+    } else if (error instanceof AwaError && isClientError(error.code)) {
       status = HttpStatus.BAD_REQUEST;
       message = error.message;
     } else {
