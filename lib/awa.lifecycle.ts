@@ -1,14 +1,18 @@
 import {
+  Inject,
   Injectable,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
+import { AWA_OPTIONS } from './awa.constants.js';
 import { AwaExplorer } from './awa.explorer.js';
+import { AwaStatus } from './awa.status.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /**
@@ -16,6 +20,7 @@ import { WorkerService } from './worker/worker.service.js';
  * concurrently. Boot: verify the schema and find handlers (init); open the instance session, then
  * heartbeat, maintenance and workers (bootstrap). Shutdown runs the other way round, before
  * TypeORM closes its DataSource: drain and release jobs while heartbeats still run, then stop.
+ * With `testing: true` nothing is started: jobs run only when a test drains them (AwaTesting).
  */
 @Injectable()
 export class AwaLifecycle implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -28,23 +33,29 @@ export class AwaLifecycle implements OnModuleInit, OnApplicationBootstrap, Befor
     private readonly heartbeat: HeartbeatService,
     private readonly maintenance: MaintenanceService,
     private readonly workers: WorkerService,
+    private readonly status: AwaStatus,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
   async onModuleInit(): Promise<void> {
     await this.verifier.verify();
+    this.status.markSchemaVerified();
     this.explorer.explore();
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.options.testing) return; // manual mode: no session, heartbeat, maintenance or workers
     const handlers = Object.fromEntries([...this.explorer.handlers.values()].map((h) => [h.kind, h.queue]));
     await this.session.start(this.workers.queues, handlers);
     this.started = true;
+    this.status.markStarted();
     this.heartbeat.start();
     this.maintenance.start();
     this.workers.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.status.markShuttingDown();
     if (!this.started) return;
     this.started = false;
     await this.workers.stop();

@@ -109,6 +109,31 @@ export const AbortReasons = {
   cancelled: 'cancelled by producer.cancel()',
 } as const;
 
+/** Why the health indicator reports an instance down. */
+export const AwaHealthMessages = {
+  shuttingDown: 'the application is shutting down',
+  schemaNotVerified: 'the awa schema has not been verified (the module has not finished booting)',
+  notStarted: 'the workers have not started yet',
+  notConnected: (mode: 'direct' | 'transaction-pooler') =>
+    mode === 'transaction-pooler'
+      ? 'the last heartbeat failed: the database is unreachable'
+      : 'the instance session is not connected (it reconnects with backoff)',
+  claimLoopStalled: (queue: string, ms: number) => `the claim loop of queue "${queue}" has not ticked for ${ms} ms`,
+} as const;
+
+/** Texts of the test helpers (AwaTesting, from 'nestjs-awa/testing'). */
+export const AwaTestingMessages = {
+  unknownQueue: (queue: string, known: readonly string[]) =>
+    `no handler of this app runs queue "${queue}" (queues with handlers: ${known.join(', ') || 'none'})`,
+  unhandledKind: (kind: string) => `no @JobHandler of this app handles kind "${kind}"`,
+  notEnqueued: (wanted: string, enqueued: readonly string[], more: number) =>
+    `expected ${wanted} to be enqueued (available or scheduled), but ` +
+    (enqueued.length === 0
+      ? 'no job is enqueued'
+      : `the enqueued jobs are:\n${enqueued.map((line) => `  - ${line}`).join('\n')}` +
+        (more > 0 ? `\n  ... and ${more} more` : '')),
+} as const;
+
 /** Texts of the dashboard (AwaDashboardModule): boot warnings and the errors its HTTP API answers with. */
 export const DashboardMessages = {
   openWarning: (path: string) =>

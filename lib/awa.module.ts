@@ -7,6 +7,7 @@ import { AWA_OPTIONS, AWA_RAW_OPTIONS, AWA_SCHEDULER } from './awa.constants.js'
 import { AwaExplorer } from './awa.explorer.js';
 import { AwaLifecycle } from './awa.lifecycle.js';
 import { AwaMessages } from './awa.messages.js';
+import { AwaStatus } from './awa.status.js';
 import { AWA_DATA_SOURCE, AwaDatabase } from './database/awa-database.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
 import { AwaSetupError } from './errors/awa-setup.error.js';
@@ -24,6 +25,7 @@ import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js'
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
+import { AwaTesting } from './testing/awa-testing.service.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
 import { WorkerService } from './worker/worker.service.js';
@@ -47,8 +49,10 @@ const SERVICES: Provider[] = [
   PromotionTask,
   CleanupTask,
   UnhandledKindsTask,
+  AwaStatus,
+  AwaTesting,
 ];
-const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS];
+const EXPORTS = [QueueProducer, HeartbeatService, MaintenanceService, AwaDatabase, AWA_OPTIONS, AwaStatus, AwaTesting];
 
 /**
  * The job queue. Import it once, next to TypeOrmModule.forRoot(...) and ScheduleModule.forRoot();

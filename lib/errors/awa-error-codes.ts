@@ -14,6 +14,8 @@ export const AwaErrorCodes = {
   enqueueValidation: 'AWA_ENQUEUE_VALIDATION',
   /** A statement of the queue's own ran past the option statementTimeout and was stopped on the server. */
   statementTimeout: 'AWA_STATEMENT_TIMEOUT',
+  /** A test helper's expectation failed (AwaTesting.expectEnqueued, from 'nestjs-awa/testing'). */
+  assertion: 'AWA_ASSERTION',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

@@ -6,3 +6,4 @@ export { EnqueueValidationError } from './enqueue-validation.error.js';
 export { HandlerRegistrationError } from './handler-registration.error.js';
 export { SchemaError } from './schema.error.js';
 export { StatementTimeoutError } from './statement-timeout.error.js';
+export { AwaAssertionError } from './awa-assertion.error.js';

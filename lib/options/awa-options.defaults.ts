@@ -26,4 +26,5 @@ export const MODULE_DEFAULTS = {
   maxArgsBytes: 1_048_576,
   orphanSweepInterval: 5_000,
   statementTimeout: 30_000,
+  testing: false,
 } satisfies Partial<AwaModuleOptions>;

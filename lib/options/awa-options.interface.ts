@@ -75,6 +75,12 @@ export interface AwaModuleOptions {
   statementTimeout?: number;
   /** Retention of finished jobs. */
   retention?: RetentionOptions;
+  /**
+   * Manual mode for tests: no workers, heartbeat, maintenance, instance session or LISTEN run in the
+   * background, so `app.close()` returns at once; jobs run only when a test drains them with
+   * `AwaTesting` (from 'nestjs-awa/testing'). Default false.
+   */
+  testing?: boolean;
 }
 
 /** forRootAsync: options from a factory, like TypeOrmModule.forRootAsync. */

@@ -29,6 +29,7 @@ export interface ResolvedAwaOptions {
   connectionMode: 'direct' | 'transaction-pooler';
   statementTimeout: number;
   retention: Required<RetentionOptions>;
+  testing: boolean;
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -56,6 +57,7 @@ const MODULE_KEYS = Object.keys({
   connectionMode: 1,
   statementTimeout: 1,
   retention: 1,
+  testing: 1,
 } satisfies Record<keyof AwaModuleOptions, 1>);
 const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<
   keyof AwaModuleAsyncOptions,
@@ -226,6 +228,9 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   if (o.migrationsRun !== undefined && typeof o.migrationsRun !== 'boolean') {
     throw new AwaOptionError('migrationsRun', `expected a boolean, got ${describe(o.migrationsRun)}`);
   }
+  if (o.testing !== undefined && typeof o.testing !== 'boolean') {
+    throw new AwaOptionError('testing', `expected a boolean, got ${describe(o.testing)}`);
+  }
   if (o.livenessProbe !== undefined && o.livenessProbe !== 'session' && o.livenessProbe !== 'heartbeat') {
     throw new AwaOptionError('livenessProbe', `expected 'session' or 'heartbeat', got ${describe(o.livenessProbe)}`);
   }
@@ -278,5 +283,6 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
         MAX_INTERVAL_MS,
       ),
     },
+    testing: o.testing ?? MODULE_DEFAULTS.testing,
   };
 }

@@ -6,3 +6,4 @@ export * as instancesSql from './instances.sql.js';
 export * as migrationsSql from './migrations.sql.js';
 export * as sessionSql from './session.sql.js';
 export * as leaderSql from './leader.sql.js';
+export * as testingSql from './testing.sql.js';

@@ -49,6 +49,8 @@ export class QueueWorker {
   private bufferStale = false;
   private readonly waitLimit: number;
   private readonly keepDeadline: number;
+  /** When the claim loop last ran to its end without an error (monotonic clock), for the health check. */
+  lastTickAt = performance.now();
 
   constructor(
     readonly options: ResolvedQueueOptions,
@@ -63,6 +65,7 @@ export class QueueWorker {
 
   start(): void {
     this.stopped = false;
+    this.lastTickAt = performance.now();
     this.pollTimer = setInterval(() => {
       this.expireBuffer();
       this.wake();
@@ -129,6 +132,7 @@ export class QueueWorker {
           this.options.deadlineDuration,
         ]);
         this.retryDelay = 0;
+        this.lastTickAt = performance.now();
         for (const row of rows) {
           const job = new InFlightJob(row);
           this.deps.leases.add(job); // heartbeated from now on, running or not
@@ -138,6 +142,7 @@ export class QueueWorker {
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
+      this.lastTickAt = performance.now();
     } catch (error) {
       this.logger.warn(AwaMessages.operationFailed('claiming jobs', String(error)));
       this.retryDelay = Math.min(Math.max(this.retryDelay * 2, 100), 5_000);

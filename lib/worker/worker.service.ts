@@ -86,6 +86,11 @@ export class WorkerService {
     jobs.forEach((job) => this.leases.remove(job));
   }
 
+  /** @internal When each queue's claim loop last ticked (performance.now()), for the health check. */
+  lastTicks(): Map<string, number> {
+    return new Map([...this.workers].map(([queue, worker]) => [queue, worker.lastTickAt]));
+  }
+
   /** Wakes the worker of `queue` (used after an enqueue on this instance). */
   wake(queue: string): void {
     this.workers.get(queue)?.wake();

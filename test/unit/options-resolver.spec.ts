@@ -91,6 +91,7 @@ describe('options resolver', () => {
       connectionMode: 'direct',
       statementTimeout: 0,
       retention: { completed: 0, failed: 0 },
+      testing: true,
     };
     expect(resolveAwaOptions(every)).toMatchObject({
       dataSource: 'main',
@@ -106,6 +107,7 @@ describe('options resolver', () => {
     ['a bad queue name', { queues: { 'a b': {} } }, 'queues.a b'],
     ['a bad enum', { connectionMode: 'pgbouncer' }, 'connectionMode'],
     ['a bad retention', { retention: 'forever' }, 'retention'],
+    ['a testing flag that is not a boolean', { testing: 'yes' }, 'testing'],
   ])('refuses %s with an AwaOptionError, an AwaError of code AWA_INVALID_OPTION', (_what, options, path) => {
     const error = refusal(options);
     expect(error).toBeInstanceOf(AwaOptionError);

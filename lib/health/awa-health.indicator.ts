@@ -1,0 +1,25 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { AwaStatus } from '../awa.status.js';
+
+/**
+ * A @nestjs/terminus health indicator for this instance of the queue. Up when the schema was
+ * verified at boot, the instance session is connected (behind a transaction pooler: the last
+ * heartbeat succeeded), every claim loop ticked within 3 × its pollInterval + 2 s, and the app is
+ * not shutting down. Down otherwise; either way the details name the instance, whether it leads
+ * maintenance, its queues, and (when down) the problems.
+ */
+@Injectable()
+export class AwaHealthIndicator {
+  /** @internal Nest builds it (import AwaHealthModule). */
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly status: AwaStatus,
+  ) {}
+
+  async isHealthy<const Key extends string = 'awa'>(key: Key = 'awa' as Key): Promise<HealthIndicatorResult<Key>> {
+    const { healthy, problems, ...details } = this.status.snapshot();
+    const check = this.indicators.check(key);
+    return healthy ? check.up(details) : check.down({ ...details, problems });
+  }
+}

@@ -1,0 +1,180 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AWA_OPTIONS } from '../awa.constants.js';
+import { AwaExplorer } from '../awa.explorer.js';
+import { AbortReasons, AwaTestingMessages, RescueErrors } from '../awa.messages.js';
+import { AwaDatabase } from '../database/awa-database.js';
+import { AwaAssertionError } from '../errors/awa-assertion.error.js';
+import { AwaOptionError } from '../errors/awa-option.error.js';
+import { InstanceSession } from '../instance/instance-session.js';
+import type { JobRecord, JobState } from '../interfaces/job.interface.js';
+import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import { QueueProducer, toRecord } from '../producer/queue-producer.js';
+import { testingSql, workerSql } from '../sql/index.js';
+import { clip, describeThrown } from '../util/describe-error.js';
+import { findUnknownKey } from '../util/nearest-name.js';
+import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from '../worker/in-flight-job.js';
+import { LeaseWriter } from '../worker/lease-writer.js';
+import type { DrainedJob, DrainOptions, DrainResult, EnqueuedJobsFilter } from './awa-testing.types.js';
+
+const DRAIN_KEYS = ['queue', 'kind', 'withScheduled'];
+const FILTER_KEYS = ['kind', 'queue', 'args', 'states'];
+const WAITING: JobState[] = ['available', 'scheduled'];
+/** Jobs `enqueuedJobs` returns at most, and `expectEnqueued` lists in its message. */
+const FIND_LIMIT = 10_000;
+const LISTED = 20;
+
+/**
+ * Test helpers that run jobs in the test's own process, against the real database, with the app's
+ * real handlers and the queue's own fenced claim and result statements. Get it with
+ * `app.get(AwaTesting)`; use it with `AwaModule.forRoot({ ..., testing: true })`, which starts no
+ * background workers (otherwise they would race the test for the jobs).
+ */
+@Injectable()
+export class AwaTesting {
+  /** @internal The module builds it. */
+  constructor(
+    private readonly db: AwaDatabase,
+    private readonly explorer: AwaExplorer,
+    private readonly writer: LeaseWriter,
+    private readonly session: InstanceSession,
+    private readonly producer: QueueProducer,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
+
+  /**
+   * Runs the due jobs of the app's handlers, one at a time, until none is left, including the jobs
+   * those jobs enqueue; resolves with what each attempt did. A handler that throws is not rethrown:
+   * its job is retried or failed as in production, and the error is in the result.
+   */
+  async drain(options: DrainOptions = {}): Promise<DrainResult> {
+    const targets = this.targets(options);
+    const result: DrainResult = { completed: 0, failed: 0, retried: 0, cancelled: 0, jobs: [] };
+    for (let ran = true; ran;) {
+      ran = false;
+      for (const [queue, kinds] of targets) {
+        if (options.withScheduled) await this.db.query(testingSql.makeWaitingJobsDue, [queue.name, kinds]);
+        const [row] = await this.db.query(workerSql.claimJobs, [
+          queue.name,
+          kinds,
+          1,
+          this.session.id,
+          queue.deadlineDuration,
+        ]);
+        if (!row) continue;
+        ran = true;
+        const drained = await this.runAttempt(row, queue);
+        result.jobs.push(drained);
+        if (drained.state === 'completed') result.completed++;
+        else if (drained.state === 'failed') result.failed++;
+        else if (drained.state === 'retryable') result.retried++;
+        else if (drained.state === 'cancelled') result.cancelled++;
+      }
+    }
+    return result;
+  }
+
+  /** Waiting jobs (by default available or scheduled) matching `filter`, oldest first. */
+  async enqueuedJobs<TArgs = unknown>(filter: EnqueuedJobsFilter = {}): Promise<JobRecord<TArgs>[]> {
+    return this.find<TArgs>(filter, FIND_LIMIT);
+  }
+
+  /**
+   * Asserts that a job of `kind` (with args containing `args`, when given) is enqueued, and returns
+   * the matching jobs. Throws an AwaAssertionError listing the enqueued jobs otherwise.
+   */
+  async expectEnqueued<TArgs = unknown>(
+    kind: string,
+    args?: unknown,
+    filter: Omit<EnqueuedJobsFilter, 'kind' | 'args'> = {},
+  ): Promise<JobRecord<TArgs>[]> {
+    const found = await this.find<TArgs>({ ...filter, kind, args }, FIND_LIMIT);
+    if (found.length > 0) return found;
+    const enqueued = await this.find({ ...filter }, LISTED + 1);
+    const lines = enqueued.slice(0, LISTED).map((j) => `#${j.id} ${j.kind} (${j.queue}, ${j.state}) ${json(j.args)}`);
+    const wanted = `a job of kind "${kind}"${args === undefined ? '' : ` with args containing ${json(args)}`}`;
+    throw new AwaAssertionError(AwaTestingMessages.notEnqueued(wanted, lines, enqueued.length - lines.length));
+  }
+
+  /** The (queue, kinds) pairs to drain, checked before the database is touched. */
+  private targets(options: DrainOptions): Array<[ResolvedQueueOptions, string[]]> {
+    checkObject('drain', options, DRAIN_KEYS);
+    const byQueue = this.explorer.kindsByQueue();
+    if (options.queue !== undefined && !byQueue.has(options.queue))
+      throw new AwaOptionError('queue', AwaTestingMessages.unknownQueue(String(options.queue), [...byQueue.keys()]));
+    const kinds = options.kind === undefined ? undefined : [options.kind].flat();
+    for (const kind of kinds ?? [])
+      if (!this.explorer.handlers.has(kind)) throw new AwaOptionError('kind', AwaTestingMessages.unhandledKind(kind));
+    if (options.withScheduled !== undefined && typeof options.withScheduled !== 'boolean')
+      throw new AwaOptionError('withScheduled', 'expected a boolean');
+    const targets: Array<[ResolvedQueueOptions, string[]]> = [];
+    for (const [queue, handled] of byQueue) {
+      const wanted = handled.filter((kind) => !kinds || kinds.includes(kind));
+      if ((options.queue === undefined || options.queue === queue) && wanted.length > 0)
+        targets.push([this.options.queues.get(queue)!, wanted]);
+    }
+    return targets;
+  }
+
+  /** Runs one claimed attempt, writes its result as a worker would, and reads the job's new state. */
+  private async runAttempt(row: ClaimedJobRow, queue: ResolvedQueueOptions): Promise<DrainedJob> {
+    const job = new InFlightJob(row);
+    const handler = this.explorer.handlers.get(row.kind)!;
+    const outcome: AttemptOutcome = await job.run(handler.invoke, queue.deadlineDuration, () => undefined);
+    job.settled = true;
+    let error: string | undefined;
+    if (outcome.kind === 'returned') await this.writer.complete(job);
+    else {
+      if (outcome.kind === 'deadline') job.abort(AbortReasons.deadline);
+      error = outcome.kind === 'threw' ? clip(describeThrown(outcome.error)) : RescueErrors.deadlineExceeded;
+      await this.writer.fail({
+        job,
+        error,
+        retryBaseDelay: queue.retryBaseDelay,
+        retryMaxDelay: queue.retryMaxDelay,
+      });
+    }
+    const stored = await this.producer.getJob(row.id);
+    const drained: DrainedJob = {
+      id: row.id,
+      kind: row.kind,
+      queue: row.queue,
+      attempt: row.attempt,
+      state: stored!.state,
+    };
+    return error === undefined ? drained : { ...drained, error };
+  }
+
+  private async find<TArgs>(filter: EnqueuedJobsFilter, limit: number): Promise<JobRecord<TArgs>[]> {
+    checkObject('filter', filter, FILTER_KEYS);
+    for (const key of ['kind', 'queue'] as const)
+      if (filter[key] !== undefined && typeof filter[key] !== 'string')
+        throw new AwaOptionError(key, 'expected a string');
+    if (filter.states !== undefined && !Array.isArray(filter.states))
+      throw new AwaOptionError('states', 'expected an array of job states');
+    let args: string | null = null;
+    try {
+      if (filter.args !== undefined) args = JSON.stringify(filter.args) ?? null;
+    } catch (error) {
+      throw new AwaOptionError('args', `expected a JSON value: ${String(error)}`);
+    }
+    const rows = await this.db.query(testingSql.findJobs, [
+      filter.states ?? WAITING,
+      filter.kind ?? null,
+      filter.queue ?? null,
+      args,
+      limit,
+    ]);
+    return rows.map((row) => toRecord<TArgs>(row));
+  }
+}
+
+function checkObject(name: string, value: unknown, known: readonly string[]): void {
+  if (value === null || typeof value !== 'object') throw new AwaOptionError(name, 'expected an object');
+  const unknown = findUnknownKey(value, known);
+  if (unknown) throw new AwaOptionError(unknown.key, `unknown option of ${name} (known: ${known.join(', ')})`);
+}
+
+function json(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

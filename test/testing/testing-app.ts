@@ -1,0 +1,18 @@
+import type { Provider } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AwaModule, type AwaModuleOptions } from 'nestjs-awa';
+
+/** An app as a user's e2e test builds it: the real modules, AwaModule in manual mode (testing: true). */
+export async function startManualApp(url: string, providers: Provider[], awa: AwaModuleOptions = {}) {
+  const moduleRef: TestingModule = await Test.createTestingModule({
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false }),
+      ScheduleModule.forRoot(),
+      AwaModule.forRoot({ migrationsRun: true, testing: true, ...awa }),
+    ],
+    providers,
+  }).compile();
+  return moduleRef.init();
+}
