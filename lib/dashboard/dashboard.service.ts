@@ -87,6 +87,7 @@ export class DashboardService {
     }
     const seconds = CHART_MINUTES * 60;
     for (const b of buckets) {
+      if (b.queue === null) continue;
       const q = queue(b.queue);
       q.completedPerSecond += b.completed / seconds;
       q.failedPerSecond += b.failed / seconds;
@@ -97,16 +98,13 @@ export class DashboardService {
   /** Completed and failed jobs per minute over the last hour (every queue, or one), oldest first. */
   async throughput(queue?: string): Promise<ThroughputBucket[]> {
     const rows = await this.db.query(sql.throughput, [CHART_MINUTES]);
-    const now = Math.floor(Date.now() / 60_000) * 60_000;
     const buckets = new Map<number, ThroughputBucket>();
-    for (let i = CHART_MINUTES - 1; i >= 0; i--) {
-      const t = now - i * 60_000;
-      buckets.set(t, { minute: new Date(t).toISOString(), completed: 0, failed: 0 });
-    }
     for (const row of rows) {
-      if (queue !== undefined && row.queue !== queue) continue;
-      const b = buckets.get(row.minute.getTime());
-      if (b) Object.assign(b, { completed: b.completed + row.completed, failed: b.failed + row.failed });
+      const t = row.minute.getTime();
+      const b = buckets.get(t) ?? { minute: row.minute.toISOString(), completed: 0, failed: 0 };
+      buckets.set(t, b);
+      if (row.queue === null || (queue !== undefined && row.queue !== queue)) continue;
+      Object.assign(b, { completed: b.completed + row.completed, failed: b.failed + row.failed });
     }
     return [...buckets.values()];
   }

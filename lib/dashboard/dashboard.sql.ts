@@ -35,25 +35,35 @@ export const queueCounts = statement<[], QueueCountRow>(
    ORDER BY 1, 2`,
 );
 
-/** Completed and failed jobs of one queue in one minute. */
+/** Completed and failed jobs of one queue in one minute; queue NULL for a minute without any. */
 export interface ThroughputRow {
-  queue: string;
+  queue: string | null;
   minute: Date;
   completed: number;
   failed: number;
 }
 
-/** Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx). */
+/**
+ * Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx).
+ * Every minute has a row, so the minutes are those of the database clock, not the app's.
+ */
 export const throughput = statement<[minutes: number], ThroughputRow>(
   'dashboard_throughput',
   `
-  SELECT queue, date_trunc('minute', finalized_at) AS minute,
-         count(*) FILTER (WHERE state = 'completed')::int AS completed,
-         count(*) FILTER (WHERE state = 'failed')::int AS failed
-    FROM awa.jobs
-   WHERE finalized_at IS NOT NULL AND finalized_at >= date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute'
-   GROUP BY 1, 2
-   ORDER BY 2, 1`,
+  WITH finished AS (
+    SELECT queue, date_trunc('minute', finalized_at) AS minute,
+           count(*) FILTER (WHERE state = 'completed')::int AS completed,
+           count(*) FILTER (WHERE state = 'failed')::int AS failed
+      FROM awa.jobs
+     WHERE finalized_at IS NOT NULL
+       AND finalized_at >= date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute'
+     GROUP BY 1, 2
+  )
+  SELECT f.queue, m.minute, coalesce(f.completed, 0) AS completed, coalesce(f.failed, 0) AS failed
+    FROM generate_series(date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute',
+                         date_trunc('minute', now()), interval '1 minute') AS m (minute)
+    LEFT JOIN finished f ON f.minute = m.minute
+   ORDER BY m.minute, f.queue`,
 );
 
 /**
