@@ -5,6 +5,9 @@ export const DASHBOARD_JOBS_JS = `
     selected = new Set(),
     allMatching = false,
     lastIds = [];
+  function toTop() {
+    window.scrollTo(0, 0);
+  }
   function filterQuery() {
     return new URLSearchParams(location.search);
   }
@@ -145,14 +148,14 @@ export const DASHBOARD_JOBS_JS = `
       var pager = h('div', { cls: 'toolbar' }, [
         button('← Newer', function () {
           pageIndex = Math.max(0, pageIndex - 1);
-          refresh(true);
+          refresh(true).then(toTop);
         }),
         h('span', { cls: 'muted', text: 'page ' + (pageIndex + 1) }),
         button('Older →', function () {
           if (d.next) {
             cursors[pageIndex + 1] = d.next;
             pageIndex++;
-            refresh(true);
+            refresh(true).then(toTop);
           }
         }),
       ]);
