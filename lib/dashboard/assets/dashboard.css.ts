@@ -57,6 +57,7 @@ input { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-r
   color: var(--text); }
 .form-actions { display: flex; gap: 8px; margin-top: 10px; align-items: center; flex-wrap: wrap; }
 .toolbar { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin: 0 0 10px; }
+.table-wrap + .toolbar { margin-top: 10px; }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 12px; margin-bottom: 16px; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); padding: 12px; }
 .card .value { font-size: 22px; font-weight: 600; }
