@@ -1,10 +1,15 @@
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { QueueProducer } from 'nestjs-awa';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import { describeInBrowser, launchChromium } from './browser.js';
 import { handlerControl, startDashboardApp, type DashboardApp } from './dashboard-app.js';
+
+/** The README's screenshots are rewritten with AWA_DASHBOARD_SCREENSHOTS=1; other runs leave docs/ alone. */
+const SHOTS = process.env.AWA_DASHBOARD_SCREENSHOTS === '1' ? 'docs' : join(tmpdir(), 'awa-dashboard-shots');
 
 describeInBrowser('dashboard in headless Chromium', () => {
   let db: TestDatabase;
@@ -56,8 +61,8 @@ describeInBrowser('dashboard in headless Chromium', () => {
     expect(await page.locator('.chart svg rect.failed').count()).toBeGreaterThan(3);
     expect(await emails.locator('td').nth(1).innerText()).toBe('active');
     expect(await page.locator('h1').innerText()).toBe('Overview');
-    mkdirSync('docs', { recursive: true });
-    await page.screenshot({ path: 'docs/dashboard-overview.png', fullPage: true });
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'dashboard-overview.png'), fullPage: true });
   });
 
   it('jobs: filters by state with the form, searches args by JSON containment and by text', async () => {
@@ -126,7 +131,7 @@ describeInBrowser('dashboard in headless Chromium', () => {
     expect(await page.locator('#lease').innerText()).toContain(instance);
     expect(await page.locator('#progress').innerText()).toContain('pages');
     expect(await page.locator('#attempts li').count()).toBe(3);
-    await page.screenshot({ path: 'docs/dashboard-job.png', fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'dashboard-job.png'), fullPage: true });
     handlerControl.invoices.resolve();
     await waitFor(async () => (await state(id)) === 'completed', 15_000, 'the invoice to complete');
   });
