@@ -238,3 +238,18 @@ export const AwaTelemetryMessages = {
   deadlineExceeded: 'hard deadline exceeded',
   leaseLost: 'lease lost: the attempt was rescued',
 } as const;
+
+/** Texts of the dashboard (AwaDashboardModule): boot warnings and the errors its HTTP API answers with. */
+export const DashboardMessages = {
+  openWarning: (path: string) =>
+    `AwaDashboardModule: the dashboard at ${path} has NO guard: anyone who can reach this app can see every ` +
+    'job and its args, and retry, cancel or delete jobs. Set the option `guard` (an ordinary Nest guard class), ' +
+    'or `readOnly: true` at least, before this app is reachable from outside.',
+  readOnly: () => 'the dashboard is read-only (option readOnly): actions are refused',
+  notJson: () => 'actions need a JSON body (content-type: application/json)',
+  badParam: (name: string, problem: string) => `invalid \`${name}\`: ${problem}`,
+  jobNotFound: (id: string) => `job ${id} not found`,
+  unavailable: (what: string) => `${what} is not available in this app (its service is not registered)`,
+  internalError: () => 'the dashboard failed to answer; see the server log',
+  actionFailed: (what: string, error: string) => `dashboard ${what} failed: ${error}`,
+} as const;

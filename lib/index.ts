@@ -68,3 +68,5 @@ export type { RateLimited } from './interfaces/job.interface.js';
 export type { RateLimitOptions } from './options/awa-options.interface.js';
 export { AwaTelemetryModule } from './telemetry/awa-telemetry.module.js';
 export type { AwaTelemetryOptions } from './telemetry/telemetry.options.js';
+export { AwaDashboardModule } from './dashboard/dashboard.module.js';
+export type { AwaDashboardOptions } from './dashboard/dashboard.options.js';

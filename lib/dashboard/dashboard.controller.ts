@@ -1,0 +1,231 @@
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Header,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+  UseFilters,
+  UseGuards,
+  UnsupportedMediaTypeException,
+  type Type,
+} from '@nestjs/common';
+import { DashboardMessages } from '../awa.messages.js';
+import { DASHBOARD_CSS } from './assets/dashboard.css.js';
+import { DASHBOARD_JS } from './assets/dashboard.js.js';
+import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
+import { parseBulk, parseFilter, parseJobId, parsePage } from './dashboard.input.js';
+import { renderPage, type DashboardPage } from './dashboard.html.js';
+import type { ResolvedDashboardOptions } from './dashboard.options.js';
+import { DashboardService } from './dashboard.service.js';
+
+/** The parts of an Express or Fastify request the controller reads. */
+interface HttpRequest {
+  originalUrl?: string;
+  url?: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+const HTML = 'text/html; charset=utf-8';
+const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'";
+
+/** A GET route answering with an HTML page, under a strict content security policy (own assets only). */
+const HtmlPage = (route?: string) =>
+  applyDecorators(Get(route), Header('content-type', HTML), Header('content-security-policy', CSP));
+
+/** The URL prefix the dashboard is served under, from a page's URL and that page's depth below it. */
+function baseOf(request: HttpRequest, depth: number): string {
+  const path = (request.originalUrl ?? request.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+  const segments = path.split('/');
+  return segments.slice(0, segments.length - depth).join('/');
+}
+
+/** Actions need a JSON body: a cross-site form cannot send one without a CORS preflight. */
+function requireJson(request: HttpRequest): void {
+  const type = String(request.headers['content-type'] ?? '');
+  if (!type.toLowerCase().startsWith('application/json'))
+    throw new UnsupportedMediaTypeException(DashboardMessages.notJson());
+}
+
+/**
+ * The dashboard's controller, made for one path prefix (a controller's path is fixed when its class
+ * is decorated), behind the given guard. Pages and assets come from memory; the JSON API is under /api.
+ * @internal
+ */
+export function createDashboardController(options: ResolvedDashboardOptions): Type<unknown> {
+  @Controller(options.path)
+  @UseFilters(DashboardExceptionFilter)
+  class AwaDashboardController {
+    constructor(private readonly dashboard: DashboardService) {}
+
+    private page(request: HttpRequest, page: DashboardPage, depth: number, jobId?: string): string {
+      return renderPage({
+        base: baseOf(request, depth),
+        page,
+        jobId,
+        query: request.url?.includes('?') ? new URLSearchParams(request.url.split('?')[1]) : new URLSearchParams(),
+        readOnly: options.readOnly,
+        refreshInterval: options.refreshInterval,
+        ...this.dashboard.available,
+      });
+    }
+
+    @HtmlPage()
+    overviewPage(@Req() request: HttpRequest) {
+      return this.page(request, 'overview', 0);
+    }
+
+    @HtmlPage('jobs')
+    jobsPage(@Req() request: HttpRequest) {
+      return this.page(request, 'jobs', 1);
+    }
+
+    @HtmlPage('jobs/:id')
+    jobPage(@Req() request: HttpRequest, @Param('id') id: string) {
+      return this.page(request, 'job', 2, parseJobId(id));
+    }
+
+    @HtmlPage('schedules')
+    schedulesPage(@Req() request: HttpRequest) {
+      return this.page(request, 'schedules', 1);
+    }
+
+    @HtmlPage('instances')
+    instancesPage(@Req() request: HttpRequest) {
+      return this.page(request, 'instances', 1);
+    }
+
+    @Get('assets/dashboard.css')
+    @Header('content-type', 'text/css; charset=utf-8')
+    @Header('cache-control', 'no-cache')
+    css() {
+      return DASHBOARD_CSS;
+    }
+
+    @Get('assets/dashboard.js')
+    @Header('content-type', 'text/javascript; charset=utf-8')
+    @Header('cache-control', 'no-cache')
+    js() {
+      return DASHBOARD_JS;
+    }
+
+    @Get('api/queues')
+    queues() {
+      return this.dashboard.queues();
+    }
+
+    @Get('api/throughput')
+    async throughput(@Query('queue') queue?: string) {
+      return { minutes: await this.dashboard.throughput(queue || undefined) };
+    }
+
+    @Get('api/jobs')
+    jobs(@Query() query: Record<string, unknown>) {
+      return this.dashboard.jobs(parseFilter(query), parsePage(query));
+    }
+
+    @Get('api/jobs/count')
+    count(@Query() query: Record<string, unknown>) {
+      return this.dashboard.count(parseFilter(query));
+    }
+
+    @Get('api/jobs/:id')
+    job(@Param('id') id: string) {
+      return this.dashboard.job(parseJobId(id));
+    }
+
+    @Get('api/instances')
+    async instances() {
+      return this.dashboard.instances();
+    }
+
+    @Get('api/schedules')
+    schedules() {
+      return this.dashboard.schedules();
+    }
+
+    @Post('api/queues/:name/pause')
+    @HttpCode(200)
+    async pauseQueue(@Req() request: HttpRequest, @Param('name') name: string) {
+      requireJson(request);
+      await this.dashboard.admin((a) => a.pauseQueue(name));
+      return { queue: name, paused: true };
+    }
+
+    @Post('api/queues/:name/resume')
+    @HttpCode(200)
+    async resumeQueue(@Req() request: HttpRequest, @Param('name') name: string) {
+      requireJson(request);
+      await this.dashboard.admin((a) => a.resumeQueue(name));
+      return { queue: name, paused: false };
+    }
+
+    @Post('api/jobs/bulk')
+    @HttpCode(200)
+    bulk(@Req() request: HttpRequest, @Body() body: unknown) {
+      requireJson(request);
+      this.dashboard.checkWritable();
+      return this.dashboard.bulk(parseBulk(body));
+    }
+
+    @Post('api/jobs/:id/retry')
+    @HttpCode(200)
+    retry(@Req() request: HttpRequest, @Param('id') id: string) {
+      requireJson(request);
+      const jobId = parseJobId(id);
+      return this.dashboard.admin((a) => a.retryJob(jobId));
+    }
+
+    @Post('api/jobs/:id/cancel')
+    @HttpCode(200)
+    cancel(@Req() request: HttpRequest, @Param('id') id: string) {
+      requireJson(request);
+      const jobId = parseJobId(id);
+      return this.dashboard.admin((a) => a.cancelJob(jobId));
+    }
+
+    @Delete('api/jobs/:id')
+    @HttpCode(200)
+    remove(@Param('id') id: string) {
+      const jobId = parseJobId(id);
+      return this.dashboard.admin((a) => a.deleteJob(jobId));
+    }
+
+    @Post('api/schedules/:name/pause')
+    @HttpCode(200)
+    pauseSchedule(@Req() request: HttpRequest, @Param('name') name: string) {
+      return this.scheduleAction(request, name, 'pause');
+    }
+
+    @Post('api/schedules/:name/resume')
+    @HttpCode(200)
+    resumeSchedule(@Req() request: HttpRequest, @Param('name') name: string) {
+      return this.scheduleAction(request, name, 'resume');
+    }
+
+    @Post('api/schedules/:name/run')
+    @HttpCode(200)
+    runSchedule(@Req() request: HttpRequest, @Param('name') name: string) {
+      return this.scheduleAction(request, name, 'run');
+    }
+
+    private async scheduleAction(request: HttpRequest, name: string, action: 'pause' | 'resume' | 'run') {
+      requireJson(request);
+      await this.dashboard.schedule((s) =>
+        action === 'pause'
+          ? s.pauseSchedule(name)
+          : action === 'resume'
+            ? s.resumeSchedule(name)
+            : s.triggerSchedule(name),
+      );
+      return { schedule: name, action };
+    }
+  }
+  if (options.guard) UseGuards(options.guard)(AwaDashboardController);
+  return AwaDashboardController;
+}

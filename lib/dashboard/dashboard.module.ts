@@ -1,0 +1,44 @@
+import { Inject, Injectable, Logger, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
+import { DashboardMessages } from '../awa.messages.js';
+import { createDashboardController } from './dashboard.controller.js';
+import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
+import {
+  resolveDashboardOptions,
+  type AwaDashboardOptions,
+  type ResolvedDashboardOptions,
+} from './dashboard.options.js';
+import { DashboardService } from './dashboard.service.js';
+import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
+
+/** Says loudly, at boot, that a dashboard without a guard is open to anyone. */
+@Injectable()
+class DashboardBootWarning implements OnApplicationBootstrap {
+  constructor(@Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.options.guard) new Logger('AwaDashboard').warn(DashboardMessages.openWarning(this.options.path));
+  }
+}
+
+/**
+ * The dashboard: pages and a JSON API under `path`, served by the app itself (Express or Fastify).
+ * Import it next to AwaModule: `AwaDashboardModule.forRoot({ path: '/awa', guard: AdminGuard })`.
+ */
+@Module({})
+export class AwaDashboardModule {
+  static forRoot(options: AwaDashboardOptions = {}): DynamicModule {
+    const resolved = resolveDashboardOptions(options); // bad options fail here, naming the option
+    return {
+      module: AwaDashboardModule,
+      imports: resolved.imports,
+      controllers: [createDashboardController(resolved)],
+      providers: [
+        { provide: DASHBOARD_OPTIONS, useValue: resolved },
+        DashboardService,
+        DashboardExceptionFilter,
+        DashboardBootWarning,
+        ...(resolved.guard ? [resolved.guard] : []),
+      ],
+    };
+  }
+}

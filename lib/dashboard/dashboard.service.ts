@@ -1,0 +1,172 @@
+import { ForbiddenException, Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { AWA_OPTIONS } from '../awa.constants.js';
+import { DashboardMessages } from '../awa.messages.js';
+import { AwaDatabase } from '../database/awa-database.js';
+import { JOB_STATES, type JobRecord, type JobState } from '../interfaces/job.interface.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { toRecord } from '../producer/queue-producer.js';
+import { jobsSql } from '../sql/index.js';
+import * as sql from './dashboard.sql.js';
+import { filterParams, type BulkRequest, type DashboardJobFilter } from './dashboard.input.js';
+import { findPorts, type DashboardPorts, type JobSchedulesPort, type QueueAdminPort } from './dashboard.ports.js';
+import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
+import type { ResolvedDashboardOptions } from './dashboard.options.js';
+
+/** Minutes the overview's throughput chart covers. */
+export const CHART_MINUTES = 60;
+/** The count shown before a bulk action stops at this many jobs. */
+export const COUNT_CAP = 100_000;
+
+export interface QueueSummary {
+  name: string;
+  paused: boolean;
+  pausedAt: Date | null;
+  counts: Record<JobState, number>;
+  oldestAvailableAgeMs: number | null;
+  /** Completed and failed jobs per second, over the chart's hour. */
+  completedPerSecond: number;
+  failedPerSecond: number;
+}
+
+export interface ThroughputBucket {
+  minute: string;
+  completed: number;
+  failed: number;
+}
+
+const zeroCounts = (): Record<JobState, number> =>
+  Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+
+/** The reads of the dashboard (its own statements) and its actions (QueueAdmin, JobSchedules). */
+@Injectable()
+export class DashboardService {
+  private ports: DashboardPorts | undefined;
+
+  constructor(
+    private readonly db: AwaDatabase,
+    private readonly moduleRef: ModuleRef,
+    @Inject(AWA_OPTIONS) private readonly awaOptions: ResolvedAwaOptions,
+    @Inject(DASHBOARD_OPTIONS) readonly options: ResolvedDashboardOptions,
+  ) {}
+
+  /** Which action services the app has (looked up once, on first use). */
+  get available(): { actions: boolean; schedules: boolean } {
+    const ports = this.lookup();
+    return { actions: ports.admin !== undefined, schedules: ports.schedules !== undefined };
+  }
+
+  async queues(): Promise<QueueSummary[]> {
+    const [rows, buckets] = await Promise.all([
+      this.db.query(sql.queueCounts),
+      this.db.query(sql.throughput, [CHART_MINUTES]),
+    ]);
+    const byName = new Map<string, QueueSummary>();
+    const queue = (name: string) => {
+      let q = byName.get(name);
+      if (!q) {
+        q = {
+          name,
+          paused: false,
+          pausedAt: null,
+          counts: zeroCounts(),
+          oldestAvailableAgeMs: null,
+          completedPerSecond: 0,
+          failedPerSecond: 0,
+        };
+        byName.set(name, q);
+      }
+      return q;
+    };
+    for (const name of this.awaOptions.queues.keys()) queue(name);
+    for (const row of rows) {
+      const q = queue(row.queue);
+      if (row.state) q.counts[row.state] = row.count;
+      if (row.paused_at) Object.assign(q, { paused: true, pausedAt: row.paused_at });
+      if (row.oldest_available_ms !== null) q.oldestAvailableAgeMs = Math.max(0, row.oldest_available_ms);
+    }
+    const seconds = CHART_MINUTES * 60;
+    for (const b of buckets) {
+      if (b.queue === null) continue;
+      const q = queue(b.queue);
+      q.completedPerSecond += b.completed / seconds;
+      q.failedPerSecond += b.failed / seconds;
+    }
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Completed and failed jobs per minute over the last hour (every queue, or one), oldest first. */
+  async throughput(queue?: string): Promise<ThroughputBucket[]> {
+    const rows = await this.db.query(sql.throughput, [CHART_MINUTES]);
+    const buckets = new Map<number, ThroughputBucket>();
+    for (const row of rows) {
+      const t = row.minute.getTime();
+      const b = buckets.get(t) ?? { minute: row.minute.toISOString(), completed: 0, failed: 0 };
+      buckets.set(t, b);
+      if (row.queue === null || (queue !== undefined && row.queue !== queue)) continue;
+      Object.assign(b, { completed: b.completed + row.completed, failed: b.failed + row.failed });
+    }
+    return [...buckets.values()];
+  }
+
+  async jobs(filter: DashboardJobFilter, page: { after: string | null; limit: number }) {
+    const after = page.after ?? sql.FIRST_PAGE;
+    const rows = await this.db.query(sql.listJobs, [...filterParams(filter), after, page.limit]);
+    const jobs = rows.map((r) => toRecord(r));
+    return { jobs, next: jobs.length === page.limit ? (jobs[jobs.length - 1]?.id ?? null) : null };
+  }
+
+  async count(filter: DashboardJobFilter): Promise<{ count: number; capped: boolean }> {
+    const [row] = await this.db.query(sql.countJobs, [...filterParams(filter), COUNT_CAP + 1]);
+    const count = row?.count ?? 0;
+    return { count: Math.min(count, COUNT_CAP), capped: count > COUNT_CAP };
+  }
+
+  async job(id: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null }> {
+    const [row] = await this.db.query(jobsSql.getJob, [id]);
+    if (!row) throw new NotFoundException(DashboardMessages.jobNotFound(id));
+    const [lease] = await this.db.query(sql.jobLease, [id]);
+    return { job: toRecord(row), lease: lease ?? null };
+  }
+
+  instances(): Promise<sql.InstanceRow[]> {
+    return this.db.query(sql.listInstances);
+  }
+
+  async schedules() {
+    const schedules = this.lookup().schedules;
+    return { available: schedules !== undefined, schedules: schedules ? await schedules.listSchedules() : [] };
+  }
+
+  /** Runs an action on QueueAdmin; 403 when read-only, 503 when the app has no QueueAdmin. */
+  admin<T>(action: (admin: QueueAdminPort) => Promise<T>): Promise<T> {
+    this.checkWritable();
+    const admin = this.lookup().admin;
+    if (!admin) throw new ServiceUnavailableException(DashboardMessages.unavailable('QueueAdmin'));
+    return action(admin);
+  }
+
+  schedule<T>(action: (schedules: JobSchedulesPort) => Promise<T>): Promise<T> {
+    this.checkWritable();
+    const schedules = this.lookup().schedules;
+    if (!schedules) throw new ServiceUnavailableException(DashboardMessages.unavailable('JobSchedules'));
+    return action(schedules);
+  }
+
+  bulk(request: BulkRequest) {
+    return this.admin(async (admin) => {
+      if (request.action === 'retry') return { action: 'retry', ...(await admin.retryJobs(request.filter)) };
+      if (request.action === 'cancel') return { action: 'cancel', ...(await admin.cancelJobs(request.filter)) };
+      return { action: 'delete', ...(await admin.deleteJobs(request.filter)) };
+    });
+  }
+
+  checkWritable(): void {
+    if (this.options.readOnly) throw new ForbiddenException(DashboardMessages.readOnly());
+  }
+
+  private lookup(): DashboardPorts {
+    this.ports ??= findPorts(this.moduleRef);
+    return this.ports;
+  }
+}

@@ -1,0 +1,144 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '../support/wait-for.js';
+import { describeInBrowser, useDashboardInBrowser } from './browser.js';
+import { handlerControl } from './dashboard-app.js';
+
+/** The README's screenshots are rewritten with AWA_DASHBOARD_SCREENSHOTS=1; other runs leave docs/ alone. */
+const SHOTS = process.env.AWA_DASHBOARD_SCREENSHOTS === '1' ? 'docs' : join(tmpdir(), 'awa-dashboard-shots');
+
+describeInBrowser('dashboard in headless Chromium', () => {
+  const f = useDashboardInBrowser();
+  const { sql, state } = f;
+
+  beforeAll(async () => {
+    // An hour of history for the chart, then live jobs: sent emails and a report that fails.
+    await sql(`INSERT INTO awa.jobs (kind, queue, state, attempt, finalized_at, args)
+               SELECT 'email.send', 'emails', CASE WHEN i % 9 = 0 THEN 'failed' ELSE 'completed' END, 1,
+                      now() - (i % 60) * interval '1 minute', jsonb_build_object('to', 'user' || i || '@example.com')
+                 FROM generate_series(1, 400) i`);
+    for (const to of ['ada@example.com', 'grace@example.com', 'linus@example.com'])
+      await f.producer.enqueue('email.send', { to, userId: to.length });
+  });
+
+  const rowOf = (selector: string) => f.page.locator(`tr[${selector}]`);
+
+  it('overview: every queue with its counts, status and the last hour as a chart', async () => {
+    await waitFor(async () => handlerControl.completed.length >= 3, 15_000, 'the emails to be sent');
+    const failed = (await f.producer.enqueue('report.flaky', { reportId: 'Q3' })).id;
+    await waitFor(async () => (await state(failed)) === 'failed', 15_000, 'the report to fail');
+    await f.page.goto(f.dash.url);
+    const emails = rowOf('data-queue="emails"');
+    await emails.waitFor();
+    await waitFor(
+      async () => (await rowOf('data-queue="reports"').innerText()).includes('\t1\t'),
+      15_000,
+      'a failed report',
+    );
+    expect(await f.page.locator('.chart svg rect.completed').count()).toBeGreaterThan(30);
+    expect(await f.page.locator('.chart svg rect.failed').count()).toBeGreaterThan(3);
+    expect(await emails.locator('td').nth(1).innerText()).toBe('active');
+    expect(await f.page.locator('h1').innerText()).toBe('Overview');
+    mkdirSync(SHOTS, { recursive: true });
+    await f.page.screenshot({ path: join(SHOTS, 'dashboard-overview.png'), fullPage: true });
+  });
+
+  it('jobs: filters by state with the form, searches args by JSON containment and by text', async () => {
+    await f.page.goto(`${f.dash.url}/jobs`);
+    await f.page.locator('tr[data-job-id]').first().waitFor();
+    await f.page.locator('input[name="state"][value="failed"]').check();
+    await f.page.locator('input[name="queue"]').fill('reports');
+    await f.page.getByRole('button', { name: 'Filter' }).click();
+    await f.page.waitForURL(/state=failed/);
+    await waitFor(async () => (await f.page.locator('tr[data-job-id]').count()) === 1, 10_000, 'one failed report');
+    expect(await f.page.locator('tr[data-job-id] .state').innerText()).toBe('failed');
+
+    await f.page.goto(`${f.dash.url}/jobs`);
+    await f.page.locator('input[name="args"]').fill('{"to": "grace@example.com"}');
+    await f.page.getByRole('button', { name: 'Filter' }).click();
+    await waitFor(async () => (await f.page.locator('tr[data-job-id]').count()) === 1, 10_000, 'one job for grace');
+    expect(await f.page.locator('tr[data-job-id] td.args').innerText()).toContain('grace@example.com');
+
+    await f.page.goto(`${f.dash.url}/jobs?search=LINUS`);
+    await waitFor(async () => (await f.page.locator('tr[data-job-id]').count()) === 1, 10_000, 'one job for linus');
+    expect(await f.page.locator('tr[data-job-id] td.args').innerText()).toContain('linus@example.com');
+  });
+
+  it('jobs: pages through the list, older and newer', async () => {
+    await f.page.goto(`${f.dash.url}/jobs?queue=emails&state=completed`);
+    const first = await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id');
+    await f.page.getByRole('button', { name: 'Older →' }).click();
+    await f.page.getByText('page 2').waitFor();
+    const second = await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id');
+    expect(Number(second)).toBeLessThan(Number(first));
+    await f.page.getByRole('button', { name: '← Newer' }).click();
+    await f.page.getByText('page 1').waitFor();
+    expect(await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id')).toBe(first);
+  });
+
+  it('job detail: args as collapsible JSON, the attempts with their errors, no lease once finished', async () => {
+    const [report] = await sql(`SELECT id::text FROM awa.jobs WHERE kind = 'report.flaky' ORDER BY id LIMIT 1`);
+    await f.page.goto(`${f.dash.url}/jobs?kind=report.flaky`);
+    await f.page.getByRole('link', { name: `#${report.id}` }).click();
+    await f.page.waitForURL(new RegExp(`/jobs/${report.id}$`));
+    await f.page.locator('#attempts li').first().waitFor();
+    expect(await f.page.locator('#attempts').innerText()).toContain('printer on fire');
+    expect(await f.page.locator('#args').innerText()).toContain('"Q3"');
+    await f.page.locator('#args summary').first().click();
+    expect(await f.page.locator('#args details').first().getAttribute('open')).toBeNull();
+    await f.page.locator('#args summary').first().click();
+    expect(await f.page.locator('#lease').innerText()).toContain('not running');
+  });
+
+  it('job detail of a running job: its lease, progress, tags and earlier errors', async () => {
+    const args = { invoiceId: 'INV-2026-0042', customer: { id: 42, plan: 'pro' } };
+    const { id } = await f.producer.enqueue('invoice.render', args, { maxAttempts: 5 });
+    await waitFor(async () => (await state(id)) === 'running', 15_000, 'the invoice to run');
+    await sql(
+      `UPDATE awa.jobs SET attempt = 3, tags = '{billing,eu}', progress = '{"pages": 12, "of": 40}',
+              errors = jsonb_build_array(
+                jsonb_build_object('at', now() - interval '3 minutes', 'attempt', 1, 'error', 'Error: ECONNRESET'),
+                jsonb_build_object('at', now() - interval '1 minute', 'attempt', 2, 'error', 'Error: upstream 503'))
+        WHERE id = $1`,
+      [id],
+    );
+    const [{ instance_id: instance }] = await sql('SELECT instance_id FROM awa.active_leases WHERE job_id = $1', [id]);
+    const job = { id };
+    await f.page.goto(`${f.dash.url}/jobs/${job.id}`);
+    await f.page.locator('#lease dl').waitFor();
+    expect(await f.page.locator('#lease').innerText()).toContain(instance);
+    expect(await f.page.locator('#progress').innerText()).toContain('pages');
+    expect(await f.page.locator('#attempts li').count()).toBe(3);
+    await f.page.screenshot({ path: join(SHOTS, 'dashboard-job.png'), fullPage: true });
+    handlerControl.invoices.resolve();
+    await waitFor(async () => (await state(id)) === 'completed', 15_000, 'the invoice to complete');
+  });
+
+  it('instances: the live instance, as the leader, with its last heartbeat', async () => {
+    await f.page.goto(`${f.dash.url}/instances`);
+    const row = f.page.locator('tr[data-instance]');
+    await waitFor(
+      async () => (await row.count()) === 1 && (await row.innerText()).includes('leader'),
+      15_000,
+      'leader',
+    );
+    expect(await row.innerText()).toMatch(/ago/);
+  });
+
+  it('live refresh shows new jobs by itself, and its button pauses and resumes it', async () => {
+    await f.page.goto(`${f.dash.url}/jobs?kind=late.kind`);
+    await f.page.getByText('No job matches.').waitFor();
+    const toggle = f.page.locator('#live-toggle');
+    await toggle.click();
+    expect([await toggle.innerText(), await f.page.locator('#live-status').innerText()]).toEqual([
+      'Resume refresh',
+      'paused',
+    ]);
+    await sql(`INSERT INTO awa.jobs (kind, queue) VALUES ('late.kind', 'elsewhere')`);
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    await f.page.locator('tr[data-job-id]').waitFor();
+    expect(await f.page.locator('tr[data-job-id] td').nth(3).innerText()).toBe('late.kind');
+  });
+});
