@@ -1,10 +1,14 @@
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaModule } from 'nestjs-awa';
+import { AwaDashboardModule, AwaModule } from 'nestjs-awa';
+import { AwaHealthModule } from 'nestjs-awa/health';
 import { SampleDatabase } from './database/sample-database.service.js';
 import { SampleDatabaseModule } from './database/sample-database.module.js';
 import { EmailHandler } from './emails/email.handler.js';
+import { HealthController } from './health/health.controller.js';
+import { HousekeepingHandler } from './housekeeping/housekeeping.handler.js';
 import { JobsController } from './jobs/jobs.controller.js';
 import { Report } from './reports/report.entity.js';
 import { ReportHandler } from './reports/report.handler.js';
@@ -35,8 +39,13 @@ import { ReportHandler } from './reports/report.handler.js';
         reports: { concurrency: 2, deadlineDuration: 600_000, maxAttempts: 5 },
       },
     }),
+    // The dashboard on http://localhost:3000/awa. No guard: open to anyone who can reach the app,
+    // fine for a sample on localhost; a real app passes `guard: AdminGuard`.
+    AwaDashboardModule.forRoot({ path: '/awa' }),
+    TerminusModule,
+    AwaHealthModule,
   ],
-  controllers: [JobsController],
-  providers: [EmailHandler, ReportHandler],
+  controllers: [JobsController, HealthController],
+  providers: [EmailHandler, ReportHandler, HousekeepingHandler],
 })
 export class AppModule {}

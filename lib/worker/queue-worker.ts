@@ -314,7 +314,10 @@ export class QueueWorker {
       const state = inFlight.cancelRequested
         ? ifHeld(await this.deps.writer.cancel(inFlight, RescueErrors.cancelled), 'cancelled')
         : outcome.kind === 'returned'
-          ? ifHeld(await this.deps.writer.complete(inFlight), inFlight.returned instanceof JobSnooze ? 'scheduled' : 'completed')
+          ? ifHeld(
+              await this.deps.writer.complete(inFlight),
+              inFlight.returned instanceof JobSnooze ? 'scheduled' : 'completed',
+            )
           : outcome.kind === 'rateLimited'
             ? await this.backOff(inFlight, outcome.retryAfterMs)
             : await this.deps.writer.fail({

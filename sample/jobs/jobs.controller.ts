@@ -31,7 +31,12 @@ export class JobsController {
   @HttpCode(202)
   async email(@Body() body: JsonBody): Promise<{ id: string }> {
     const args: SendEmailArgs = { to: requiredString(body, 'to'), subject: requiredString(body, 'subject') };
-    const { id } = await this.producer.enqueue('email.send', args, scheduling(body));
+    // A unique job: the same mail (same args) asked for again within a minute is not sent twice; the
+    // duplicate resolves to the job already queued.
+    const { id } = await this.producer.enqueue('email.send', args, {
+      ...scheduling(body),
+      unique: { byArgs: true, period: 60_000 },
+    });
     return { id };
   }
 
@@ -50,7 +55,11 @@ export class JobsController {
     return this.dataSource.transaction(async (manager) => {
       const report = await manager.save(manager.create(Report, { title, pages: pages as number }));
       const args: RenderReportArgs = { reportId: report.id };
-      const { id } = await this.producer.enqueue('report.render', args, { ...scheduling(body), manager });
+      const { id } = await this.producer.enqueue('report.render', args, {
+        ...scheduling(body),
+        manager,
+        tags: ['sample'],
+      });
       return { id, reportId: report.id };
     });
   }

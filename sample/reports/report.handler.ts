@@ -24,6 +24,7 @@ export class ReportHandler {
       // Passing the signal ends the wait at once when the job must stop (deadline, shutdown,
       // cancel): the rejection fails this attempt and the job is retried.
       await sleep(250, undefined, { signal: job.signal });
+      job.progress({ page, of: report.pages }); // coalesced: at most one write per heartbeat flush
     }
     await this.reports.update({ id: report.id }, { status: 'rendered', renderedAt: new Date() });
     this.logger.log(`job ${job.id}: rendered report "${report.title}" (${report.pages} pages)`);

@@ -20,7 +20,24 @@ import {
   type JobRecord,
   type JobState,
   type SweepReport,
+  AwaDashboardModule,
+  AwaTelemetryModule,
+  JobSchedules,
+  JobSnoozedError,
+  Periodic,
+  QueueAdmin,
+  RateLimitedError,
+  type BulkResult,
+  type JobFilter,
+  type JobPage,
+  type JobSnooze,
+  type QueueState,
+  type RateLimited,
+  type RetryJobResult,
+  type ScheduleRecord,
 } from 'nestjs-awa';
+import { AwaHealthIndicator, AwaHealthModule } from 'nestjs-awa/health';
+import { AwaAssertionError, AwaTesting, type DrainResult } from 'nestjs-awa/testing';
 import type * as Awa from 'nestjs-awa';
 import { AwaInit1764400000000, AwaMigrations } from 'nestjs-awa/migrations';
 
@@ -98,3 +115,56 @@ export function readsTheEntity(row: AwaJobEntity<{ ms: number }>): JobState {
   const ms: number = row.args.ms;
   return ms >= 0 ? row.state : 'failed';
 }
+
+// The lifecycle, flow control and operations API (issues 8, 9 and 10).
+export async function usesTheLifecycle(
+  producer: QueueProducer,
+  admin: QueueAdmin,
+  schedules: JobSchedules,
+  testing: AwaTesting,
+): Promise<number> {
+  const unique: EnqueuedJob = await producer.enqueue(
+    'pack.work',
+    { ms: 1 },
+    { unique: { byArgs: true, period: 60_000 }, tags: ['pack'], concurrencyKey: 'tenant-1' },
+  );
+  const duplicate: boolean = unique.duplicate;
+  await admin.pauseQueue('pack');
+  await admin.resumeQueue('pack');
+  const states: QueueState[] = await admin.queueStates();
+  const filter: JobFilter = { states: ['failed'], tags: ['pack'], args: { ms: 1 } };
+  const page: JobPage = await admin.listJobs(filter, { limit: 10 });
+  const retried: BulkResult = await admin.retryJobs(filter);
+  const one: RetryJobResult = await admin.retryJob(unique.id);
+  const listed: ScheduleRecord[] = await schedules.listSchedules();
+  const drained: DrainResult = await testing.drain({ queue: 'pack' });
+  return (
+    (duplicate ? 1 : 0) +
+    states.length +
+    page.jobs.length +
+    retried.count +
+    listed.length +
+    drained.completed +
+    (one.outcome === 'retried' ? 1 : 0)
+  );
+}
+
+export function handlesLifecycle(job: Job<{ ms: number }>): JobSnooze | RateLimited | { ms: number } {
+  job.progress({ done: 0.5 });
+  if (job.args.ms > 1000) return job.snooze(1000);
+  if (job.args.ms > 500) return job.rateLimit(500);
+  return { ms: job.args.ms };
+}
+
+export const operationsModules: unknown[] = [
+  AwaDashboardModule.forRoot({ path: '/awa', readOnly: true }),
+  AwaTelemetryModule.forRoot({ metrics: true, traces: true }),
+  AwaHealthModule,
+];
+export const lifecycleOptions: AwaModuleOptions = {
+  schedules: [{ name: 'pack.nightly', cron: '0 3 * * *', kind: 'pack.work', timeZone: 'Europe/Berlin' }],
+  queues: { limited: { rateLimit: { limit: 100, period: 1000 }, keyConcurrency: 5, maxSnoozes: 10 } },
+};
+export const healthCheck = (indicator: AwaHealthIndicator) => indicator.isHealthy('awa');
+export const errorClasses: Function[] = [JobSnoozedError, RateLimitedError, AwaAssertionError];
+export const periodicDecorator: MethodDecorator = Periodic('*/5 * * * * *');
