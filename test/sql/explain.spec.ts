@@ -168,7 +168,8 @@ describe('query plans', () => {
       'queueDepths',
       queueDepths,
       [],
-      ['active_leases_pkey', 'jobs_claim_kind_idx', 'jobs_pending_idx', 'jobs_pkey'],
+      // Available jobs by jobs_claim_kind_idx or jobs_admin_state_idx, whichever costs less.
+      ['active_leases_pkey', 'jobs_pending_idx', 'jobs_pkey'],
     ),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.

@@ -59,6 +59,8 @@ describe('encodeJob', () => {
         'priority',
         'runAt',
         'maxAttempts',
+        'unique',
+        'tags',
         'concurrencyKey',
       ]),
     ],
