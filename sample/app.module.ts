@@ -6,6 +6,7 @@ import { AwaDashboardModule, AwaModule } from 'nestjs-awa';
 import { AwaHealthModule } from 'nestjs-awa/health';
 import { SampleDatabase } from './database/sample-database.service.js';
 import { SampleDatabaseModule } from './database/sample-database.module.js';
+import { LocalhostGuard } from './dashboard/localhost.guard.js';
 import { EmailHandler } from './emails/email.handler.js';
 import { HealthController } from './health/health.controller.js';
 import { HousekeepingHandler } from './housekeeping/housekeeping.handler.js';
@@ -39,9 +40,9 @@ import { ReportHandler } from './reports/report.handler.js';
         reports: { concurrency: 2, deadlineDuration: 600_000, maxAttempts: 5 },
       },
     }),
-    // The dashboard on http://localhost:3000/awa. No guard: open to anyone who can reach the app,
-    // fine for a sample on localhost; a real app passes `guard: AdminGuard`.
-    AwaDashboardModule.forRoot({ path: '/awa' }),
+    // The dashboard on http://localhost:3000/awa, for requests from this machine only. Without a
+    // guard it would be open to anyone who can reach the app (and says so loudly at boot).
+    AwaDashboardModule.forRoot({ path: '/awa', guard: LocalhostGuard }),
     TerminusModule,
     AwaHealthModule,
   ],

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { ScheduleMessages } from '../awa.messages.js';
@@ -22,7 +22,8 @@ type Declared = CheckedSchedule & { queue: string; source: ScheduleSource };
  * `schedules`. The maintenance leader enqueues their fires (see ScheduleTask).
  */
 @Injectable()
-export class JobSchedules implements OnApplicationBootstrap {
+// No `implements OnApplicationBootstrap`: the hook is @internal, so the published types omit it.
+export class JobSchedules {
   private readonly logger = new Logger('AwaSchedules');
 
   /** @internal The module builds it. */
