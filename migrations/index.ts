@@ -32,6 +32,6 @@ export const AwaMigrations = [
   AwaJobLifecycle1764600000000,
   AwaSchedules1764600000001,
   AwaFlowControl1764600000002,
-  AwaAdminIndexes1764600000005,
   AwaTraceContext1764600000003,
+  AwaAdminIndexes1764600000005,
 ];
