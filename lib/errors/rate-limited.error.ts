@@ -1,15 +1,15 @@
 import { FlowMessages } from '../awa.messages.js';
 import { AwaErrorCodes } from './awa-error-codes.js';
 import { AwaError } from './awa.error.js';
-import { AwaOptionError } from './awa-option.error.js';
+import { JobValueError } from './job-value.error.js';
 
 /** Largest back-off: the setTimeout cap. */
 const MAX_RETRY_AFTER_MS = 2_147_483_647;
 
-/** `retryAfterMs` as given, or an AwaOptionError naming it. */
+/** `retryAfterMs` as given, or a JobValueError (field `rateLimit`), as job.snooze() does for its delay. */
 export function checkRetryAfter(retryAfterMs: unknown): number {
   if (typeof retryAfterMs !== 'number' || !(retryAfterMs >= 0 && retryAfterMs <= MAX_RETRY_AFTER_MS))
-    throw new AwaOptionError('retryAfterMs', FlowMessages.retryAfterInvalid(String(retryAfterMs)));
+    throw new JobValueError('rateLimit', FlowMessages.retryAfterInvalid(String(retryAfterMs)));
   return retryAfterMs;
 }
 

@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import {
-  AwaOptionError,
   EnqueueValidationError,
   JobHandler,
+  JobValueError,
   QueueProducer,
   RateLimitedError,
   type Job,
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { FlowMessages } from '../../lib/awa.messages.js';
-import { caught } from '../support/caught.js';
+import { caught, caughtSync } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { maxInWindow, maxOverlap } from './flow-fixture.js';
@@ -164,6 +164,7 @@ describe('flow control in a worker', () => {
     expect(error).toMatchObject({ field: 'concurrencyKey' });
     const missing = await caught(() => producer.enqueue('flow.keyed', {}));
     expect(missing).toMatchObject({ field: 'concurrencyKey', message: FlowMessages.concurrencyKeyRequired('keyed') });
-    expect(() => new RateLimitedError(-1)).toThrow(AwaOptionError);
+    expect(() => new RateLimitedError(-1)).toThrow(JobValueError);
+    expect(caughtSync(() => new RateLimitedError(Number.NaN))).toMatchObject({ field: 'rateLimit' });
   });
 });
