@@ -27,14 +27,20 @@ export type {
   RetentionOptions,
 } from './options/awa-options.interface.js';
 export {
+  AdminValidationError,
   AwaError,
   AwaErrorCodes,
   AwaOptionError,
   AwaSetupError,
   EnqueueValidationError,
   HandlerRegistrationError,
+  JobSnoozedError,
+  JobValueError,
+  RateLimitedError,
+  ScheduleNotFoundError,
   SchemaError,
   StatementTimeoutError,
+  UniqueConflictError,
   type AwaErrorCode,
 } from './errors/index.js';
 export { QueueAdmin, BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_MAX } from './admin/queue-admin.service.js';
@@ -48,10 +54,7 @@ export type {
   QueueState,
   RetryJobResult,
 } from './admin/queue-admin.types.js';
-export { AdminValidationError } from './errors/index.js';
 export type { UniqueOptions } from './interfaces/job.interface.js';
-export { UniqueConflictError } from './errors/index.js';
-export { JobSnoozedError, JobValueError } from './errors/index.js';
 export { MAX_SNOOZE_MS, type JobSnooze } from './worker/job-snooze.js';
 export { Periodic, type PeriodicOptions } from './decorators/periodic.decorator.js';
 export { JobSchedules } from './schedules/job-schedules.service.js';
@@ -62,8 +65,6 @@ export type {
   ScheduleRecord,
   ScheduleSource,
 } from './schedules/schedule.interface.js';
-export { ScheduleNotFoundError } from './errors/schedule-not-found.error.js';
-export { RateLimitedError } from './errors/index.js';
 export type { RateLimited } from './interfaces/job.interface.js';
 export type { RateLimitOptions } from './options/awa-options.interface.js';
 export { AwaTelemetryModule } from './telemetry/awa-telemetry.module.js';
