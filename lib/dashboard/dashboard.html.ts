@@ -68,7 +68,10 @@ function jobsFilter(ctx: PageContext): string {
 </form>`;
 }
 
-/** A page of the dashboard: the layout, rendered here; its data is filled in by the script from the JSON API. */
+/**
+ * A page of the dashboard: the layout, rendered here; its data is filled in by the script from the JSON API.
+ * Its icon is empty: else the browser asks the app's root for /favicon.ico, outside the dashboard (a 404).
+ */
 export function renderPage(ctx: PageContext): string {
   const title = ctx.page === 'job' ? `Job ${ctx.jobId ?? ''}` : TITLES[ctx.page];
   const data = {
@@ -89,6 +92,7 @@ export function renderPage(ctx: PageContext): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · awa</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${escapeHtml(ctx.base)}/assets/dashboard.css">
 <script src="${escapeHtml(ctx.base)}/assets/dashboard.js" defer></script>
 </head>

@@ -1,25 +1,10 @@
-import { existsSync } from 'node:fs';
 import { QueueProducer } from 'nestjs-awa';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
+import { launchChromium } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
-/** Debian's chromium; never a downloaded browser. */
-export const CHROMIUM = '/usr/bin/chromium';
-
-/** `describe`, or `describe.skip` with the reason printed when there is no Chromium to drive. */
-export function describeInBrowser(name: string, body: () => void): void {
-  if (existsSync(CHROMIUM)) {
-    describe(name, body);
-  } else {
-    console.warn(`skipping the browser tests "${name}": ${CHROMIUM} is missing (apt-get install chromium)`);
-    describe.skip(name, body);
-  }
-}
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
-}
+export { CHROMIUM, describeInBrowser, launchChromium } from './chromium.js';
 
 /** A database, a dashboard app with real workers, and a Chromium page, for one spec file. */
 export interface DashboardBrowserFixture {

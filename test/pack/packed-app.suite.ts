@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AwaMigrations } from 'nestjs-awa';
+import { itInBrowser, launchChromium, pageErrors } from '../dashboard/chromium.js';
 import { waitFor } from '../support/test-app.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import {
@@ -33,6 +34,16 @@ export interface ConsumerApp {
 
 const readJson = async <T>(file: string) => JSON.parse(await readFile(file, 'utf8')) as T;
 
+/** The scripts and stylesheets a page loads, by the URLs it names them with. */
+function assetsOf(html: string): { url: string; type: string }[] {
+  const scripts = [...html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/g)].map((m) => ({ url: m[1]!, type: 'javascript' }));
+  const styles = [...html.matchAll(/<link\b[^>]*\brel="stylesheet"[^>]*\bhref="([^"]+)"/g)].map((m) => ({
+    url: m[1]!,
+    type: 'css',
+  }));
+  return [...styles, ...scripts];
+}
+
 /**
  * The acceptance test of the package itself: `npm pack`, install the tarball in a separate Nest
  * app with its own locked dependencies (test/pack/consumers/<name>), type-check the app against the
@@ -44,6 +55,7 @@ export function describePackedApp(app: ConsumerApp): void {
   let consumer: string;
   let db: TestDatabase;
   const processes: ConsumerProcess[] = [];
+  let dashboardUrl: Promise<string> | undefined;
 
   const query = <T>(sql: string, params: unknown[] = []) => queryOnce<T>(db.url, sql, params);
   const start = (script: string, env: Record<string, string> = {}) => {
@@ -94,7 +106,7 @@ export function describePackedApp(app: ConsumerApp): void {
       // compile if a name is `any`.
       await tsc(['-p', consumer], consumer);
       for (const tsconfig of app.alsoTypeCheckWith ?? []) await tsc(['-p', join(consumer, tsconfig)], consumer);
-      for (const script of ['awa-api.check', 'migrate.main', 'worker.main', 'enqueue.main']) {
+      for (const script of ['awa-api.check', 'migrate.main', 'worker.main', 'enqueue.main', 'dashboard.main']) {
         expect(existsSync(join(consumer, 'dist', script + app.ext))).toBe(true);
       }
     },
@@ -162,6 +174,66 @@ export function describePackedApp(app: ConsumerApp): void {
       survivor.kill('SIGTERM');
       const exit = await survivor.exited;
       expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+    },
+    RUN_TIMEOUT,
+  );
+
+  /** The URL of the app's dashboard (dist/dashboard.main), started once, on the database migrated above. */
+  const dashboard = () =>
+    (dashboardUrl ??= (async () => {
+      const line = await start('dashboard.main').waitForLine(/^LISTENING /);
+      const [, url, loaded] = line.split(' ');
+      // Served by the tarball's build for the app's module system, not by this repo's lib/.
+      expect(loaded).toBe(join(consumer, 'node_modules/nestjs-awa', app.entry));
+      return url!;
+    })());
+
+  it(
+    "serves the dashboard's page and every script and stylesheet it loads from the installed tarball",
+    async () => {
+      expect(existsSync(join(consumer, `dist/dashboard.main${app.ext}`))).toBe(true); // built by the first test
+      const url = await dashboard();
+      expect(new URL(url).pathname).toBe('/awa');
+      const page = await fetch(url);
+      expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+      const html = await page.text();
+      const assets = assetsOf(html);
+      // The page names the assets it loads: the package's own stylesheet and script, under the path.
+      expect(assets).toEqual([
+        { url: '/awa/assets/dashboard.css', type: 'css' },
+        { url: '/awa/assets/dashboard.js', type: 'javascript' },
+      ]);
+      for (const asset of assets) {
+        const res = await fetch(new URL(asset.url, url));
+        const text = await res.text();
+        expect([asset.url, res.status, res.headers.get('content-type')]).toEqual([
+          asset.url,
+          200,
+          `text/${asset.type}; charset=utf-8`,
+        ]);
+        expect(text.trim().length).toBeGreaterThan(0);
+      }
+    },
+    RUN_TIMEOUT,
+  );
+
+  itInBrowser(
+    'renders the installed dashboard in headless Chromium: the overview lists the queue, with no page error',
+    async () => {
+      const url = await dashboard();
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        const errors = pageErrors(page);
+        await page.goto(url);
+        // Rendered by the packed script from the packed API: the app's configured queue.
+        await page.locator('tr[data-queue="pack"]').waitFor({ timeout: 30_000 });
+        expect(await page.locator('h1').innerText()).toBe('Overview');
+        expect(await page.locator('tr[data-queue="pack"] a').innerText()).toBe('pack');
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
     },
     RUN_TIMEOUT,
   );

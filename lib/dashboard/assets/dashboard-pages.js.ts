@@ -126,7 +126,8 @@ export const DASHBOARD_PAGES_JS = `
           td(s.name),
           td(s.kind),
           td(s.queue),
-          td(h('code', { text: s.cron })),
+          // The cron's time zone beside it: '0 3 * * *' means another hour in each zone.
+          td(h('span', {}, [h('code', { text: s.cron }), ' ', h('span', { cls: 'muted', text: s.timeZone || 'UTC' })])),
           td(s.paused ? h('span', { cls: 'badge paused', text: 'paused' }) : 'active'),
           td(when(s.nextFireAt)),
           td(when(s.lastFireAt)),
