@@ -251,7 +251,6 @@ export const DashboardMessages = {
   /** QueueAdmin's refusal of a filter field, as the problem of a dashboard parameter. */
   filterProblem: (adminMessage: string) => adminMessage.replace(/^nestjs-awa: /, ''),
   jobNotFound: (id: string) => `job ${id} not found`,
-  unavailable: (what: string) => `${what} is not available in this app (its service is not registered)`,
   internalError: () => 'the dashboard failed to answer; see the server log',
   actionFailed: (what: string, error: string) => `dashboard ${what} failed: ${error}`,
 } as const;
