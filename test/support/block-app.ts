@@ -34,3 +34,46 @@ export function useTestApp(options: Omit<TestAppOptions, 'url'>): BlockApp {
     },
   };
 }
+
+/** The database of a describe block, and the apps its tests start on it. */
+export interface BlockApps {
+  readonly db: TestDatabase;
+  /** Starts an app (startTestApp) on the block's database; it is closed after the test, if the test did not. */
+  start(options?: Omit<TestAppOptions, 'url'>): Promise<TestingModule>;
+}
+
+/**
+ * A database for the enclosing block, created before its tests and dropped after them, on which
+ * each test starts the apps it needs (a boot per test, for the tests of boot and restart).
+ */
+export function useAppPerTest(): BlockApps {
+  let db: TestDatabase | undefined;
+  const open = new Set<TestingModule>();
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    for (const app of open) await app.close();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  const apps: BlockApps = {
+    get db() {
+      if (!db) throw new Error('useAppPerTest: the database is not created yet (read it in a hook or a test)');
+      return db;
+    },
+    async start(options = {}) {
+      const app = await startTestApp({ ...options, url: apps.db.url });
+      open.add(app);
+      // A test may close its app itself (a restart): it is then not closed again.
+      const close = app.close.bind(app);
+      app.close = async () => {
+        open.delete(app);
+        await close();
+      };
+      return app;
+    },
+  };
+  return apps;
+}
