@@ -9,15 +9,16 @@ export interface BlockApp {
 }
 
 /**
- * Starts an app (startTestApp) on a database of its own before the enclosing block's tests, and
- * closes it and drops the database after them. Hooks the block registers later run after the start.
+ * Starts an app (`start`, given the database URL) on a database of its own before the enclosing
+ * block's tests, and closes it and drops the database after them. Hooks the block registers later
+ * run after the start.
  */
-export function useTestApp(options: Omit<TestAppOptions, 'url'>): BlockApp {
+export function useBlockApp(start: (url: string) => Promise<TestingModule>): BlockApp {
   let db: TestDatabase | undefined;
   let app: TestingModule | undefined;
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startTestApp({ ...options, url: db.url });
+    app = await start(db.url);
   });
   afterAll(async () => {
     await app?.close();
@@ -25,15 +26,19 @@ export function useTestApp(options: Omit<TestAppOptions, 'url'>): BlockApp {
   });
   return {
     get app() {
-      if (!app) throw new Error('useTestApp: the app has not started (read it in a hook or a test)');
+      if (!app) throw new Error('useBlockApp: the app has not started (read it in a hook or a test)');
       return app;
     },
     get db() {
-      if (!db) throw new Error('useTestApp: the database is not created yet (read it in a hook or a test)');
+      if (!db) throw new Error('useBlockApp: the database is not created yet (read it in a hook or a test)');
       return db;
     },
   };
 }
+
+/** useBlockApp with startTestApp. */
+export const useTestApp = (options: Omit<TestAppOptions, 'url'>): BlockApp =>
+  useBlockApp((url) => startTestApp({ ...options, url }));
 
 /** The database of a describe block, and the apps its tests start on it. */
 export interface BlockApps {

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueAdmin, QueueProducer, type Job } from 'nestjs-awa';
 import { AwaTesting } from 'nestjs-awa/testing';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startManualApp } from './testing-app.js';
+import { useManualApp } from './testing-app.js';
 
 const HOUR = 3_600_000;
 
@@ -31,24 +29,17 @@ class Calls {
 
 /** drain claims a flow-controlled queue as its workers do: through the flow claim, not around it. */
 describe('AwaTesting.drain on paused and flow-controlled queues', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
+  const block = useManualApp([Calls], {
+    queues: { rated: { rateLimit: { limit: 2, period: HOUR } }, keyed: { keyConcurrency: 1 } },
+  });
   let producer: QueueProducer;
   let testing: AwaTesting;
   let calls: Calls;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startManualApp(db.url, [Calls], {
-      queues: { rated: { rateLimit: { limit: 2, period: HOUR } }, keyed: { keyConcurrency: 1 } },
-    });
-    producer = app.get(QueueProducer);
-    testing = app.get(AwaTesting);
-    calls = app.get(Calls);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+  beforeAll(() => {
+    producer = block.app.get(QueueProducer);
+    testing = block.app.get(AwaTesting);
+    calls = block.app.get(Calls);
   });
   beforeEach(() => {
     calls.log.length = 0;
@@ -56,7 +47,7 @@ describe('AwaTesting.drain on paused and flow-controlled queues', () => {
 
   it('runs nothing of a paused queue, then no more attempts than its rate limit allows', async () => {
     await Promise.all([1, 2, 3, 4, 5].map((n) => producer.enqueue('api.call', { n })));
-    const admin = app.get(QueueAdmin);
+    const admin = block.app.get(QueueAdmin);
     await admin.pauseQueue('rated');
     expect((await testing.drain({ queue: 'rated' })).jobs).toEqual([]);
 
