@@ -248,8 +248,9 @@ export const DashboardMessages = {
   readOnly: () => 'the dashboard is read-only (option readOnly): actions are refused',
   notJson: () => 'actions need a JSON body (content-type: application/json)',
   badParam: (name: string, problem: string) => `invalid \`${name}\`: ${problem}`,
+  /** QueueAdmin's refusal of a filter field, as the problem of a dashboard parameter. */
+  filterProblem: (adminMessage: string) => adminMessage.replace(/^nestjs-awa: /, ''),
   jobNotFound: (id: string) => `job ${id} not found`,
-  unavailable: (what: string) => `${what} is not available in this app (its service is not registered)`,
   internalError: () => 'the dashboard failed to answer; see the server log',
   actionFailed: (what: string, error: string) => `dashboard ${what} failed: ${error}`,
 } as const;

@@ -41,6 +41,16 @@ export const FILTER_LIST_MAX = 10_000;
 const TEXT_MAX = 1_000;
 const BIGINT_MAX = 9_223_372_036_854_775_807n;
 
+/** How much a filter may hold. QueueAdmin's are the defaults; the dashboard's HTTP API takes less. */
+export interface FilterLimits {
+  /** Most values of one list field. */
+  list: number;
+  /** Longest queue name, kind, tag or search text. */
+  text: number;
+}
+
+const ADMIN_LIMITS: FilterLimits = { list: FILTER_LIST_MAX, text: TEXT_MAX };
+
 const FILTER_KEYS = Object.keys({
   ids: 1,
   states: 1,
@@ -90,9 +100,9 @@ export function checkText(value: unknown, field: string, max = TEXT_MAX): string
   return value as string;
 }
 
-function checkList<T>(value: unknown, field: string, item: (v: unknown, field: string) => T): T[] {
+function checkList<T>(value: unknown, field: string, max: number, item: (v: unknown, field: string) => T): T[] {
   if (!Array.isArray(value)) return refuse(field, AdminMessages.notArray(field));
-  if (value.length > FILTER_LIST_MAX) refuse(field, AdminMessages.tooMany(field, FILTER_LIST_MAX));
+  if (value.length > max) refuse(field, AdminMessages.tooMany(field, max));
   return value.map((v, i) => item(v, `${field}[${i}]`));
 }
 
@@ -112,8 +122,8 @@ function checkDate(value: unknown, field: string): Date {
   return value as Date;
 }
 
-function checkArgs(value: unknown): string {
-  checkPlainObject(value, 'filter.args');
+function checkArgs(value: unknown): Record<string, unknown> {
+  const args = checkPlainObject(value, 'filter.args');
   let json: string;
   try {
     json = JSON.stringify(value);
@@ -123,19 +133,47 @@ function checkArgs(value: unknown): string {
   }
   if (unstorableInJson(json))
     refuse('filter.args', AdminMessages.badArgs('strings must not contain NUL or a lone UTF-16 surrogate'));
-  return json;
+  return args;
 }
 
 /** `text` as an ILIKE pattern matching it anywhere, its own wildcards escaped. */
 const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
- * Checks a filter and turns it into a WHERE clause of fixed fragments, every value a parameter.
- * Throws an AdminValidationError naming the field at fault; nothing the
- * caller passed reaches PostgreSQL unchecked.
+ * Checks every field of a filter, in a fixed order, and returns it with only the fields given.
+ * Throws an AdminValidationError naming the first field at fault.
+ */
+export function checkFilter(filter: unknown, limits: FilterLimits = ADMIN_LIMITS): JobFilter {
+  const f = checkPlainObject(filter, 'filter', FILTER_KEYS) as Record<keyof JobFilter, unknown>;
+  const given = <T>(key: keyof JobFilter, check: (value: unknown, field: string) => T): T | undefined =>
+    f[key] === undefined ? undefined : check(f[key], `filter.${key}`);
+  const list =
+    <T>(item: (v: unknown, field: string) => T) =>
+    (value: unknown, field: string) =>
+      checkList(value, field, limits.list, item);
+  const text = (value: unknown, field: string) => checkText(value, field, limits.text);
+  const checked: JobFilter = {
+    ids: given('ids', list(checkId)),
+    states: given('states', list(checkState)),
+    queues: given('queues', list(text)),
+    kinds: given('kinds', list(text)),
+    tags: given('tags', list(text)),
+    args: given('args', checkArgs),
+    search: given('search', text),
+    createdAfter: given('createdAfter', checkDate),
+    createdBefore: given('createdBefore', checkDate),
+    finalizedAfter: given('finalizedAfter', checkDate),
+    finalizedBefore: given('finalizedBefore', checkDate),
+  };
+  return Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * Checks a filter (checkFilter) and turns it into a WHERE clause of fixed fragments, every value a
+ * parameter: nothing the caller passed reaches PostgreSQL unchecked.
  */
 export function compileFilter(filter: unknown): CompiledFilter {
-  const f = checkPlainObject(filter, 'filter', FILTER_KEYS) as JobFilter;
+  const f = checkFilter(filter);
   const clauses: Array<(first: number) => string> = [];
   const values: unknown[] = [];
   let key = '';
@@ -144,39 +182,23 @@ export function compileFilter(filter: unknown): CompiledFilter {
     clauses.push((first) => fragment(`$${first + offset}`));
     key += letter;
   };
-  if (f.ids !== undefined) add('i', (p) => `id = ANY(${p}::bigint[])`, checkList(f.ids, 'filter.ids', checkId));
-  if (f.states !== undefined) {
-    const states = checkList(f.states, 'filter.states', checkState);
-    add('s', (p) => `state = ANY(${p}::text[])`, states);
+  if (f.ids) add('i', (p) => `id = ANY(${p}::bigint[])`, f.ids);
+  if (f.states) {
+    add('s', (p) => `state = ANY(${p}::text[])`, f.states);
     // A fixed fragment: the plan (custom or generic) may then use jobs_admin_state_idx, which leaves
     // completed and running jobs out.
-    if (states.length > 0 && !states.includes('completed') && !states.includes('running')) {
+    if (f.states.length > 0 && !f.states.includes('completed') && !f.states.includes('running')) {
       clauses.push(() => `state NOT IN ('completed', 'running')`);
       key += 'n';
     }
   }
-  if (f.queues !== undefined)
-    add(
-      'q',
-      (p) => `queue = ANY(${p}::text[])`,
-      checkList(f.queues, 'filter.queues', (v, n) => checkText(v, n)),
-    );
-  if (f.kinds !== undefined)
-    add(
-      'k',
-      (p) => `kind = ANY(${p}::text[])`,
-      checkList(f.kinds, 'filter.kinds', (v, n) => checkText(v, n)),
-    );
-  if (f.tags !== undefined) {
-    const tags = checkList(f.tags, 'filter.tags', (v, n) => checkText(v, n));
-    // `tags <> '{}'` lets the plan use jobs_tags_idx (untagged jobs are not in it).
-    if (tags.length > 0) add('t', (p) => `tags @> ${p}::text[] AND tags <> '{}'`, tags);
-  }
-  if (f.args !== undefined) add('a', (p) => `args @> ${p}::jsonb`, checkArgs(f.args));
-  if (f.search !== undefined) {
-    const search = containsPattern(checkText(f.search, 'filter.search'));
-    add('x', (p) => `(args::text ILIKE ${p} OR kind ILIKE ${p})`, search);
-  }
+  if (f.queues) add('q', (p) => `queue = ANY(${p}::text[])`, f.queues);
+  if (f.kinds) add('k', (p) => `kind = ANY(${p}::text[])`, f.kinds);
+  // `tags <> '{}'` lets the plan use jobs_tags_idx (untagged jobs are not in it).
+  if (f.tags && f.tags.length > 0) add('t', (p) => `tags @> ${p}::text[] AND tags <> '{}'`, f.tags);
+  // checkFilter has made sure the args stringify (no BigInt, no cycle).
+  if (f.args) add('a', (p) => `args @> ${p}::jsonb`, JSON.stringify(f.args));
+  if (f.search) add('x', (p) => `(args::text ILIKE ${p} OR kind ILIKE ${p})`, containsPattern(f.search));
   const dates = [
     ['createdAfter', 'ca', 'created_at >'],
     ['createdBefore', 'cb', 'created_at <'],
@@ -185,7 +207,7 @@ export function compileFilter(filter: unknown): CompiledFilter {
   ] as const;
   for (const [field, letters, column] of dates) {
     const value = f[field];
-    if (value !== undefined) add(letters, (p) => `${column} ${p}::timestamptz`, checkDate(value, `filter.${field}`));
+    if (value) add(letters, (p) => `${column} ${p}::timestamptz`, value);
   }
   return {
     key: key || 'all',

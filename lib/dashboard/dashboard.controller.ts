@@ -71,7 +71,6 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
         query: request.url?.includes('?') ? new URLSearchParams(request.url.split('?')[1]) : new URLSearchParams(),
         readOnly: options.readOnly,
         refreshInterval: options.refreshInterval,
-        ...this.dashboard.available,
       });
     }
 
@@ -216,7 +215,7 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
 
     private async scheduleAction(request: HttpRequest, name: string, action: 'pause' | 'resume' | 'run') {
       requireJson(request);
-      await this.dashboard.schedule((s) =>
+      await this.dashboard.schedule<unknown>((s) =>
         action === 'pause'
           ? s.pauseSchedule(name)
           : action === 'resume'

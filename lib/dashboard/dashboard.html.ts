@@ -10,8 +10,6 @@ export interface PageContext {
   query: URLSearchParams;
   readOnly: boolean;
   refreshInterval: number;
-  actions: boolean;
-  schedules: boolean;
 }
 
 const TITLES: Record<DashboardPage, string> = {
@@ -79,8 +77,7 @@ export function renderPage(ctx: PageContext): string {
     page: ctx.page,
     'job-id': ctx.jobId ?? '',
     'read-only': String(ctx.readOnly),
-    actions: String(ctx.actions && !ctx.readOnly),
-    schedules: String(ctx.schedules),
+    actions: String(!ctx.readOnly),
     refresh: String(ctx.refreshInterval),
   };
   const attrs = Object.entries(data)

@@ -1,18 +1,11 @@
 import { BadRequestException } from '@nestjs/common';
+import { checkFilter, isJobId, type FilterLimits, type JobFilter } from '../admin/job-filter.js';
 import { DashboardMessages } from '../awa.messages.js';
-import { JOB_STATES, type JobState } from '../interfaces/job.interface.js';
+import { AdminValidationError } from '../errors/admin-validation.error.js';
 import type { JobFilterParams } from './dashboard.sql.js';
 
 /** The job filter of the dashboard: the subset of QueueAdmin's JobFilter its pages offer. */
-export interface DashboardJobFilter {
-  ids?: string[];
-  states?: JobState[];
-  queues?: string[];
-  kinds?: string[];
-  tags?: string[];
-  args?: Record<string, unknown>;
-  search?: string;
-}
+export type DashboardJobFilter = Pick<JobFilter, 'ids' | 'states' | 'queues' | 'kinds' | 'tags' | 'args' | 'search'>;
 
 /** A bulk action: on the listed ids, or on every job matching the filter. */
 export interface BulkRequest {
@@ -20,11 +13,23 @@ export interface BulkRequest {
   filter: DashboardJobFilter;
 }
 
-const BIGINT_MAX = 9223372036854775807n;
 export const PAGE_LIMIT_MAX = 500;
 const PAGE_LIMIT_DEFAULT = 50;
-const LIST_MAX = 1_000;
-const TEXT_MAX = 200;
+/** Tighter than QueueAdmin's: a page's query string or a bulk body, not a program, builds these filters. */
+const LIMITS: FilterLimits = { list: 1_000, text: 200 };
+
+/** The query parameter (or body field) each filter field is read from: an error answer names it. */
+const PARAMS: Record<keyof DashboardJobFilter, string> = {
+  ids: 'ids',
+  states: 'state',
+  queues: 'queue',
+  kinds: 'kind',
+  tags: 'tag',
+  args: 'args',
+  search: 'search',
+};
+
+const absent = (value: unknown) => value === undefined || value === null || value === '';
 
 const bad = (name: string, problem: string): never => {
   throw new BadRequestException(DashboardMessages.badParam(name, problem));
@@ -33,67 +38,57 @@ const bad = (name: string, problem: string): never => {
 /** A job id: the digits of a positive bigint. */
 export function parseJobId(value: unknown, name = 'id'): string {
   const text = String(value);
-  if (!/^\d{1,19}$/.test(text) || BigInt(text) > BIGINT_MAX || BigInt(text) === 0n)
-    bad(name, 'must be a job id (a positive integer)');
+  if (!isJobId(text) || BigInt(text) === 0n) bad(name, 'must be a job id (a positive integer)');
   return text;
 }
 
 /** A query parameter (repeated, or comma-separated) or a body field (array) as a list of strings. */
 function list(value: unknown, name: string): string[] | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
+  if (absent(value)) return undefined;
   const parts = (Array.isArray(value) ? value : [value]).flatMap((v: unknown) => {
     if (typeof v !== 'string' && typeof v !== 'number') return bad(name, 'must be a string or a list of strings');
     return String(v).split(',');
   });
   const items = parts.map((p) => p.trim()).filter((p) => p !== '');
-  if (items.length > LIST_MAX) bad(name, `lists at most ${LIST_MAX} values`);
-  for (const item of items)
-    if (item.length > TEXT_MAX || item.includes('\0')) bad(name, 'has a value too long or with NUL');
   return items.length ? items : undefined;
 }
 
-function text(value: unknown, name: string): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') return bad(name, 'must be a string');
-  if (value.length > TEXT_MAX || value.includes('\0')) bad(name, `must be at most ${TEXT_MAX} characters, without NUL`);
-  return value;
-}
-
-/** `args` as a JSON object, given as JSON text (query string) or as an object (JSON body). */
-function argsObject(value: unknown): Record<string, unknown> | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  let parsed: unknown = value;
-  if (typeof value === 'string') {
-    try {
-      parsed = JSON.parse(value);
-    } catch {
-      return bad('args', 'must be a JSON object, e.g. {"userId": 42}');
-    }
+/** `args` given as JSON text (query string) is parsed; checkFilter checks it is a JSON object. */
+function argsValue(value: unknown): unknown {
+  if (absent(value)) return undefined;
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return bad('args', 'must be a JSON object, e.g. {"userId": 42}');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    bad('args', 'must be a JSON object, e.g. {"userId": 42}');
-  if (JSON.stringify(parsed).includes('\\u0000')) bad('args', 'must not contain NUL');
-  return parsed as Record<string, unknown>;
 }
 
-/** The filter from query parameters (GET) or from a JSON body's `filter` object (POST). */
+/**
+ * The filter from query parameters (GET) or from a JSON body's `filter` object (POST): read here,
+ * checked by QueueAdmin's own checkFilter, its errors answered naming the parameter.
+ */
 export function parseFilter(source: unknown): DashboardJobFilter {
   if (source === undefined || source === null) return {};
   if (typeof source !== 'object' || Array.isArray(source)) return bad('filter', 'must be an object');
   const q = source as Record<string, unknown>;
-  const states = list(q.states ?? q.state, 'state');
-  for (const s of states ?? [])
-    if (!(JOB_STATES as readonly string[]).includes(s)) bad('state', `"${s}" is not one of ${JOB_STATES.join(', ')}`);
-  const filter: DashboardJobFilter = {
+  const read: Record<keyof DashboardJobFilter, unknown> = {
     ids: list(q.ids, 'ids')?.map((id) => parseJobId(id, 'ids')),
-    states: states as JobState[] | undefined,
+    states: list(q.states ?? q.state, 'state'),
     queues: list(q.queues ?? q.queue, 'queue'),
     kinds: list(q.kinds ?? q.kind, 'kind'),
     tags: list(q.tags ?? q.tag, 'tag'),
-    args: argsObject(q.args),
-    search: text(q.search, 'search'),
+    args: argsValue(q.args),
+    search: absent(q.search) ? undefined : q.search,
   };
-  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
+  try {
+    return checkFilter(read, LIMITS);
+  } catch (error) {
+    if (!(error instanceof AdminValidationError)) throw error;
+    const key = error.field.split(/[.[]/)[1] ?? ''; // filter.states[0] -> states
+    const param = key in PARAMS ? PARAMS[key as keyof DashboardJobFilter] : 'filter';
+    return bad(param, DashboardMessages.filterProblem(error.message));
+  }
 }
 
 /** The filter as the parameters of the dashboard's list and count statements. */

@@ -1,15 +1,15 @@
-import { ForbiddenException, Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { QueueAdmin } from '../admin/queue-admin.service.js';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { DashboardMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { JOB_STATES, type JobRecord, type JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { toRecord } from '../producer/queue-producer.js';
+import { JobSchedules } from '../schedules/job-schedules.service.js';
 import { jobsSql } from '../sql/index.js';
 import * as sql from './dashboard.sql.js';
 import { filterParams, type BulkRequest, type DashboardJobFilter } from './dashboard.input.js';
-import { findPorts, type DashboardPorts, type JobSchedulesPort, type QueueAdminPort } from './dashboard.ports.js';
 import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 
@@ -38,23 +38,19 @@ export interface ThroughputBucket {
 const zeroCounts = (): Record<JobState, number> =>
   Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
 
-/** The reads of the dashboard (its own statements) and its actions (QueueAdmin, JobSchedules). */
+/**
+ * The reads of the dashboard (its own statements) and its actions (QueueAdmin, JobSchedules). Those
+ * come from AwaModule, which is global and always provides them, as it does AwaDatabase.
+ */
 @Injectable()
 export class DashboardService {
-  private ports: DashboardPorts | undefined;
-
   constructor(
     private readonly db: AwaDatabase,
-    private readonly moduleRef: ModuleRef,
+    private readonly queueAdmin: QueueAdmin,
+    private readonly jobSchedules: JobSchedules,
     @Inject(AWA_OPTIONS) private readonly awaOptions: ResolvedAwaOptions,
     @Inject(DASHBOARD_OPTIONS) readonly options: ResolvedDashboardOptions,
   ) {}
-
-  /** Which action services the app has (looked up once, on first use). */
-  get available(): { actions: boolean; schedules: boolean } {
-    const ports = this.lookup();
-    return { actions: ports.admin !== undefined, schedules: ports.schedules !== undefined };
-  }
 
   async queues(): Promise<QueueSummary[]> {
     const [rows, buckets] = await Promise.all([
@@ -133,24 +129,21 @@ export class DashboardService {
     return this.db.query(sql.listInstances);
   }
 
+  /** `available` stays in the answer: the page's script reads it. */
   async schedules() {
-    const schedules = this.lookup().schedules;
-    return { available: schedules !== undefined, schedules: schedules ? await schedules.listSchedules() : [] };
+    return { available: true, schedules: await this.jobSchedules.listSchedules() };
   }
 
-  /** Runs an action on QueueAdmin; 403 when read-only, 503 when the app has no QueueAdmin. */
-  admin<T>(action: (admin: QueueAdminPort) => Promise<T>): Promise<T> {
+  /** Runs an action on QueueAdmin; 403 when read-only. */
+  admin<T>(action: (admin: QueueAdmin) => Promise<T>): Promise<T> {
     this.checkWritable();
-    const admin = this.lookup().admin;
-    if (!admin) throw new ServiceUnavailableException(DashboardMessages.unavailable('QueueAdmin'));
-    return action(admin);
+    return action(this.queueAdmin);
   }
 
-  schedule<T>(action: (schedules: JobSchedulesPort) => Promise<T>): Promise<T> {
+  /** Runs an action on JobSchedules; 403 when read-only. */
+  schedule<T>(action: (schedules: JobSchedules) => Promise<T>): Promise<T> {
     this.checkWritable();
-    const schedules = this.lookup().schedules;
-    if (!schedules) throw new ServiceUnavailableException(DashboardMessages.unavailable('JobSchedules'));
-    return action(schedules);
+    return action(this.jobSchedules);
   }
 
   bulk(request: BulkRequest) {
@@ -163,10 +156,5 @@ export class DashboardService {
 
   checkWritable(): void {
     if (this.options.readOnly) throw new ForbiddenException(DashboardMessages.readOnly());
-  }
-
-  private lookup(): DashboardPorts {
-    this.ports ??= findPorts(this.moduleRef);
-    return this.ports;
   }
 }

@@ -1,18 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
-import { AbortReasons, AwaTestingMessages, RescueErrors } from '../awa.messages.js';
+import { AwaTestingMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaAssertionError } from '../errors/awa-assertion.error.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
+import { AwaEvents } from '../events/awa-events.js';
+import { claimBatch } from '../flow/flow-claim.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
-import { testingSql, workerSql } from '../sql/index.js';
-import { clip, describeThrown } from '../util/describe-error.js';
+import { testingSql } from '../sql/index.js';
 import { findUnknownKey } from '../util/nearest-name.js';
-import { InFlightJob, type AttemptOutcome, type ClaimedJobRow } from '../worker/in-flight-job.js';
+import { attemptError, writeAttemptOutcome } from '../worker/attempt-outcome.js';
+import { InFlightJob, type ClaimedJobRow } from '../worker/in-flight-job.js';
 import { LeaseWriter } from '../worker/lease-writer.js';
 import type { DrainedJob, DrainOptions, DrainResult, EnqueuedJobsFilter } from './awa-testing.types.js';
 
@@ -38,13 +40,15 @@ export class AwaTesting {
     private readonly writer: LeaseWriter,
     private readonly session: InstanceSession,
     private readonly producer: QueueProducer,
+    private readonly events: AwaEvents,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
   /**
    * Runs the due jobs of the app's handlers, one at a time, until none is left, including the jobs
    * those jobs enqueue; resolves with what each attempt did. A handler that throws is not rethrown:
-   * its job is retried or failed as in production, and the error is in the result.
+   * its job is retried or failed as in production, and the error is in the result. Claims as a
+   * worker does: a paused queue, or one held by its rate limit or key concurrency, has none due.
    */
   async drain(options: DrainOptions = {}): Promise<DrainResult> {
     const targets = this.targets(options);
@@ -53,13 +57,7 @@ export class AwaTesting {
       ran = false;
       for (const [queue, kinds] of targets) {
         if (options.withScheduled) await this.db.query(testingSql.makeWaitingJobsDue, [queue.name, kinds]);
-        const [row] = await this.db.query(workerSql.claimJobs, [
-          queue.name,
-          kinds,
-          1,
-          this.session.id,
-          queue.deadlineDuration,
-        ]);
+        const [row] = (await claimBatch(this.db, queue, kinds, 1, this.session.id)).rows;
         if (!row) continue;
         ran = true;
         const drained = await this.runAttempt(row, queue);
@@ -115,27 +113,16 @@ export class AwaTesting {
     return targets;
   }
 
-  /** Runs one claimed attempt, writes its result as a worker would, and reads the job's new state. */
+  /** Runs one claimed attempt, writes its result as a worker does, and reads the job's new state. */
   private async runAttempt(row: ClaimedJobRow, queue: ResolvedQueueOptions): Promise<DrainedJob> {
     const job = new InFlightJob(row, this.writer);
     const handler = this.explorer.handlers.get(row.kind)!;
-    const outcome: AttemptOutcome = await job.run(handler.invoke, queue.deadlineDuration, () => undefined);
+    this.events.emit({ type: 'started', job });
+    const outcome = await job.run(this.events.process(job, handler.invoke), queue.deadlineDuration, () => undefined);
     job.settled = true;
-    let error: string | undefined;
-    if (outcome.kind === 'returned') await this.writer.complete(job);
-    else if (outcome.kind === 'rateLimited') {
-      const flow = queue.rateLimit !== null || queue.keyConcurrency > 0;
-      await this.writer.rateLimit(job, outcome.retryAfterMs, flow, queue.keyConcurrency > 0);
-    } else {
-      if (outcome.kind === 'deadline') job.abort(AbortReasons.deadline);
-      error = outcome.kind === 'threw' ? clip(describeThrown(outcome.error)) : RescueErrors.deadlineExceeded;
-      await this.writer.fail({
-        job,
-        error,
-        retryBaseDelay: queue.retryBaseDelay,
-        retryMaxDelay: queue.retryMaxDelay,
-      });
-    }
+    // Nothing releases a drained attempt (no shutdown runs meanwhile): its end is always written.
+    if (outcome.kind !== 'released')
+      await writeAttemptOutcome({ writer: this.writer, events: this.events }, queue, job, outcome);
     const stored = await this.producer.getJob(row.id);
     const drained: DrainedJob = {
       id: row.id,
@@ -144,6 +131,7 @@ export class AwaTesting {
       attempt: row.attempt,
       state: stored!.state,
     };
+    const error = attemptError(outcome);
     return error === undefined ? drained : { ...drained, error };
   }
 

@@ -6,10 +6,10 @@ import type { AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { claimBatch, hasFlowControl } from '../flow/flow-claim.js';
-import { clip, describeThrown } from '../util/describe-error.js';
+import { describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
+import { ifHeld, writeAttemptOutcome } from './attempt-outcome.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
-import { JobSnooze } from './job-snooze.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
@@ -309,27 +309,9 @@ export class QueueWorker {
   private async record(inFlight: InFlightJob, outcome: AttemptOutcome): Promise<void> {
     const { row } = inFlight;
     if (outcome.kind === 'released') return; // shutdown gave the job back already
-    if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
     try {
-      const state = inFlight.cancelRequested
-        ? ifHeld(await this.deps.writer.cancel(inFlight, RescueErrors.cancelled), 'cancelled')
-        : outcome.kind === 'returned'
-          ? ifHeld(
-              await this.deps.writer.complete(inFlight),
-              inFlight.returned instanceof JobSnooze ? 'scheduled' : 'completed',
-            )
-          : outcome.kind === 'rateLimited'
-            ? await this.backOff(inFlight, outcome.retryAfterMs)
-            : await this.deps.writer.fail({
-                job: inFlight,
-                error:
-                  outcome.kind === 'deadline' ? RescueErrors.deadlineExceeded : clip(describeThrown(outcome.error)),
-                retryBaseDelay: this.options.retryBaseDelay,
-                retryMaxDelay: this.options.retryMaxDelay,
-              });
-      this.deps.events.emit({ type: 'ended', job: inFlight, outcome, state });
-      if (state === 'scheduled' && inFlight.returned instanceof JobSnooze)
-        this.deps.events.emit({ type: 'snoozed', job: inFlight });
+      const state = await writeAttemptOutcome(this.deps, this.options, inFlight, outcome);
+      if (outcome.kind === 'rateLimited') this.backedOff(state, outcome.retryAfterMs);
       if (state === null) {
         this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
         inFlight.abort(AbortReasons.leaseLost);
@@ -343,12 +325,10 @@ export class QueueWorker {
     }
   }
 
-  /** The handler backed off: the attempt goes back unspent, and the queue (or key) is held back. */
-  private async backOff(inFlight: InFlightJob, retryAfterMs: number): Promise<JobState | null> {
-    const flow = hasFlowControl(this.options);
-    const state = await this.deps.writer.rateLimit(inFlight, retryAfterMs, flow, this.claimOnFree);
-    if (state !== null && flow && !this.stopped) this.wakeIn(retryAfterMs); // a held key says no wait of its own
-    return state as JobState | null;
+  /** The handler backed off and its queue (or key) is held now: claim again once it may go. */
+  private backedOff(state: JobState | null, retryAfterMs: number): void {
+    // A held key says no wait of its own.
+    if (state !== null && hasFlowControl(this.options) && !this.stopped) this.wakeIn(retryAfterMs);
   }
 
   private onLate(inFlight: InFlightJob, outcome: AttemptOutcome): void {
@@ -358,6 +338,3 @@ export class QueueWorker {
     );
   }
 }
-
-/** The state an attempt's write left its job in: `state` if the lease was still held, else null. */
-const ifHeld = (held: boolean, state: JobState): JobState | null => (held ? state : null);

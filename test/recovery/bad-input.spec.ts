@@ -16,6 +16,7 @@ import { DataSource } from 'typeorm';
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { caught, caughtSync } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { finishedJob } from '../support/job-waits.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -79,15 +80,7 @@ describe('bad input catalogue', () => {
   let producer: QueueProducer;
   let dataSource: DataSource;
   const jobCount = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
-  const finished = (id: string) =>
-    waitFor(
-      async () => {
-        const job = await producer.getJob(id);
-        return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
-      },
-      20_000,
-      `job ${id}`,
-    );
+  const finished = (id: string) => finishedJob(producer, id);
 
   beforeAll(async () => {
     db = await createTestDatabase();

@@ -1,31 +1,21 @@
-import type { TestingModule } from '@nestjs/testing';
 import { QueueProducer } from 'nestjs-awa';
 import { AwaTesting } from 'nestjs-awa/testing';
 import { EmailHandler } from '../../sample/emails/email.handler.js';
 import { HousekeepingHandler } from '../../sample/housekeeping/housekeeping.handler.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startManualApp } from '../testing/testing-app.js';
+import { useManualApp } from '../testing/testing-app.js';
 
 // The sample's handlers as its own e2e test would run them: AwaModule in manual mode (testing: true),
 // jobs drained in the test's process with nestjs-awa/testing, against a real PostgreSQL.
 describe('sample handlers, drained with nestjs-awa/testing', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
+  const block = useManualApp([EmailHandler, HousekeepingHandler], {
+    queues: { emails: { maxAttempts: 3, retryBaseDelay: 3_600_000 } },
+  });
   let producer: QueueProducer;
   let testing: AwaTesting;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startManualApp(db.url, [EmailHandler, HousekeepingHandler], {
-      queues: { emails: { maxAttempts: 3, retryBaseDelay: 3_600_000 } },
-    });
-    producer = app.get(QueueProducer);
-    testing = app.get(AwaTesting);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+  beforeAll(() => {
+    producer = block.app.get(QueueProducer);
+    testing = block.app.get(AwaTesting);
   });
 
   it('sends an email, and retries one that bounces', async () => {

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import {
   AwaErrorCodes,
   AwaOptionError,
@@ -13,8 +12,8 @@ import {
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { caught } from '../support/caught.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { useAppPerTest } from '../support/block-app.js';
+import { waitFor } from '../support/test-app.js';
 
 const runs: Array<{ kind: string; args: unknown }> = [];
 
@@ -47,22 +46,9 @@ async function databaseNow(ds: DataSource): Promise<number> {
 }
 
 describe('JobSchedules and declared schedules', () => {
-  let db: TestDatabase;
-  let app: TestingModule | undefined;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
-
+  const apps = useAppPerTest();
   const boot = () =>
-    startTestApp({
-      url: db.url,
+    apps.start({
       providers: [ReportHandlers],
       awa: {
         scheduleInterval: 200,
@@ -71,7 +57,7 @@ describe('JobSchedules and declared schedules', () => {
     });
 
   it('stores @Periodic and option schedules at boot and runs the decorated handler on each fire', async () => {
-    app = await boot();
+    const app = await boot();
     const schedules = app.get(JobSchedules);
     expect(await schedules.listSchedules()).toEqual([
       expect.objectContaining({ name: 'nightly', source: 'options', timeZone: 'Europe/Berlin', missed: 'once' }),
@@ -102,22 +88,21 @@ describe('JobSchedules and declared schedules', () => {
   });
 
   it('neither loses nor repeats a fire across a restart, and prunes code schedules no longer declared', async () => {
-    app = await boot();
-    const ds = app.get(DataSource);
+    const first = await boot();
+    const ds = first.get(DataSource);
     await waitFor(async () => (await fireTimes(ds, 'report.tick')).length >= 2, 20_000, 'fires before the restart');
     await ds.query(
       `INSERT INTO awa.schedules (name, kind, queue, cron, source, next_fire_at)
        VALUES ('stale', 'report.tick', 'default', '0 * * * *', 'decorator', now()),
               ('elsewhere', 'other.kind', 'default', '0 * * * *', 'decorator', now() + interval '1 day')`,
     );
-    await app.close();
-    app = undefined;
-    const outside = new DataSource({ type: 'postgres', url: db.url });
+    await first.close();
+    const outside = new DataSource({ type: 'postgres', url: apps.db.url });
     await outside.initialize();
     try {
       const downAt = await databaseNow(outside);
       await waitFor(async () => (await databaseNow(outside)) > downAt + 2_500, 10_000, 'fires to fall in the downtime');
-      app = await boot();
+      const app = await boot();
       const names = (await app.get(JobSchedules).listSchedules()).map((s) => s.name);
       expect(names).toEqual(['elsewhere', 'nightly', 'report.tick']);
       const restartedAt = await databaseNow(outside);
@@ -135,7 +120,7 @@ describe('JobSchedules and declared schedules', () => {
   });
 
   it('creates, pauses, resumes, triggers and removes a runtime schedule', async () => {
-    app = await boot();
+    const app = await boot();
     const ds = app.get(DataSource);
     const schedules = app.get(JobSchedules);
     const created = await schedules.upsertSchedule({
@@ -198,7 +183,7 @@ describe('JobSchedules and declared schedules', () => {
   });
 
   it('refuses bad runtime definitions with a typed error, and unknown names with ScheduleNotFoundError', async () => {
-    app = await boot();
+    const app = await boot();
     const schedules = app.get(JobSchedules);
     const bad = await caught(() => schedules.upsertSchedule({ name: 'x', cron: 'nope', kind: 'k' }));
     expect(bad).toBeInstanceOf(AwaOptionError);

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import type { TestingModule } from '@nestjs/testing';
 import { CronJob } from 'cron';
 import { AwaErrorCodes, AwaModule, AwaOptionError, JobHandler, Periodic, type AwaModuleOptions } from 'nestjs-awa';
 import { ScheduleMessages } from '../../lib/awa.messages.js';
@@ -10,8 +9,7 @@ import {
   SCHEDULE_TICK_NAME,
 } from '../../lib/maintenance/maintenance.service.js';
 import { caught, caughtSync } from '../support/caught.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { useAppPerTest } from '../support/block-app.js';
 
 @Injectable()
 class BadCronHandlers {
@@ -90,31 +88,19 @@ describe('schedule and tick options at boot', () => {
   });
 
   describe('with a database', () => {
-    let db: TestDatabase;
-    let app: TestingModule | undefined;
-    beforeAll(async () => {
-      db = await createTestDatabase();
-    });
-    afterEach(async () => {
-      await app?.close();
-      app = undefined;
-    });
-    afterAll(async () => {
-      await db?.drop();
-    });
+    const apps = useAppPerTest();
 
     it.each([
       [BadCronHandlers, '@Periodic(BadCronHandlers.run).cron'],
       [BadZoneHandlers, '@Periodic(BadZoneHandlers.run).timeZone'],
     ])('fails the boot on a bad @Periodic, naming the handler (%p)', async (provider, path) => {
-      const error = await caught(() => startTestApp({ url: db.url, providers: [provider] }));
+      const error = await caught(() => apps.start({ providers: [provider] }));
       expect(error).toBeInstanceOf(AwaOptionError);
       expect(error).toMatchObject({ path });
     });
 
     it('registers the cron forms of the ticks as CronJobs in SchedulerRegistry', async () => {
-      app = await startTestApp({
-        url: db.url,
+      const app = await apps.start({
         awa: {
           maintenanceInterval: undefined,
           orphanSweepInterval: undefined,
@@ -132,12 +118,11 @@ describe('schedule and tick options at boot', () => {
       }
       expect(jobs.get(ORPHAN_SWEEP_INTERVAL_NAME)!.cronTime.source).toBe('*/5 * * * * *');
       await app.close();
-      app = undefined;
       expect(registry.getCronJobs().size).toBe(0);
     });
 
     it('registers ms intervals when no cron is set', async () => {
-      app = await startTestApp({ url: db.url });
+      const app = await apps.start();
       const registry = app.get(SchedulerRegistry);
       expect(registry.getIntervals()).toEqual(
         expect.arrayContaining([MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME, SCHEDULE_TICK_NAME]),

@@ -1,13 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import type { TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AwaErrorCodes, AwaOptionError, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { AwaTesting } from 'nestjs-awa/testing';
 import { caught } from '../support/caught.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startManualApp } from './testing-app.js';
+import { useManualApp } from './testing-app.js';
 
 @Injectable()
 class Shop {
@@ -44,29 +42,22 @@ class Shop {
 }
 
 describe('AwaTesting.drain (testing: true)', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
+  const block = useManualApp([Shop], {
+    queues: {
+      mail: { maxAttempts: 3, retryBaseDelay: 3_600_000, retryMaxDelay: 3_600_000 },
+      slow: { deadlineDuration: 200, maxAttempts: 1 },
+    },
+  });
   let producer: QueueProducer;
   let testing: AwaTesting;
   let shop: Shop;
   let dataSource: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startManualApp(db.url, [Shop], {
-      queues: {
-        mail: { maxAttempts: 3, retryBaseDelay: 3_600_000, retryMaxDelay: 3_600_000 },
-        slow: { deadlineDuration: 200, maxAttempts: 1 },
-      },
-    });
-    producer = app.get(QueueProducer);
-    testing = app.get(AwaTesting);
-    shop = app.get(Shop);
-    dataSource = app.get<DataSource>(getDataSourceToken());
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+  beforeAll(() => {
+    producer = block.app.get(QueueProducer);
+    testing = block.app.get(AwaTesting);
+    shop = block.app.get(Shop);
+    dataSource = block.app.get<DataSource>(getDataSourceToken());
   });
   beforeEach(async () => {
     shop.log.length = 0;
@@ -74,7 +65,7 @@ describe('AwaTesting.drain (testing: true)', () => {
   });
 
   it('starts nothing in the background: no instance session, heartbeat, maintenance or workers', async () => {
-    const scheduler = app.get(SchedulerRegistry);
+    const scheduler = block.app.get(SchedulerRegistry);
     expect(scheduler.getIntervals()).toEqual([]);
     const instances = await dataSource.query('SELECT id FROM awa.instances');
     expect(instances).toEqual([]);

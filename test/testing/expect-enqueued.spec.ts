@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { AwaErrorCodes, AwaOptionError, JobHandler, QueueProducer } from 'nestjs-awa';
 import { AwaAssertionError, AwaTesting } from 'nestjs-awa/testing';
 import { caught } from '../support/caught.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startManualApp } from './testing-app.js';
+import { useManualApp } from './testing-app.js';
 
 @Injectable()
 class Handlers {
@@ -13,25 +11,17 @@ class Handlers {
 }
 
 describe('AwaTesting.expectEnqueued and enqueuedJobs', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
+  const block = useManualApp([Handlers], { queues: { billing: {} } });
   let producer: QueueProducer;
   let testing: AwaTesting;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startManualApp(db.url, [Handlers], { queues: { billing: {} } });
-    producer = app.get(QueueProducer);
-    testing = app.get(AwaTesting);
+    producer = block.app.get(QueueProducer);
+    testing = block.app.get(AwaTesting);
     await producer.enqueue('invoice.send', { customer: { id: 7, tier: 'gold' }, lines: [1, 2, 3] });
     await producer.enqueue('invoice.send', { customer: { id: 8, tier: 'basic' }, lines: [] });
     await producer.enqueue('report.build', { month: '2026-11' }, { runAt: new Date(Date.now() + 3_600_000) });
   });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
   it('returns the enqueued jobs of a kind whose args contain the given partial args', async () => {
     const found = await testing.expectEnqueued('invoice.send', { customer: { tier: 'gold' }, lines: [2] });
     expect(found.map((j) => j.args)).toEqual([{ customer: { id: 7, tier: 'gold' }, lines: [1, 2, 3] }]);

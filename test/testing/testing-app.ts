@@ -3,6 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AwaModule, type AwaModuleOptions } from 'nestjs-awa';
+import { useBlockApp, type BlockApp } from '../support/block-app.js';
 
 /** An app as a user's e2e test builds it: the real modules, AwaModule in manual mode (testing: true). */
 export async function startManualApp(url: string, providers: Provider[], awa: AwaModuleOptions = {}) {
@@ -16,3 +17,7 @@ export async function startManualApp(url: string, providers: Provider[], awa: Aw
   }).compile();
   return moduleRef.init();
 }
+
+/** startManualApp for the enclosing describe block, on a database of its own (useBlockApp). */
+export const useManualApp = (providers: Provider[], awa: AwaModuleOptions = {}): BlockApp =>
+  useBlockApp((url) => startManualApp(url, providers, awa));

@@ -2,6 +2,7 @@ import { AwaErrorCodes, AwaModule, AwaOptionError, type AwaModuleOptions } from 
 import { AwaMessages } from '../../lib/awa.messages.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { caughtSync } from '../support/caught.js';
+import { QUEUE_OPTION_KEYS } from './queue-option-keys.js';
 
 /** Bad options fail at boot (forRoot) with an AwaOptionError whose `path` names the option. */
 describe('module options', () => {
@@ -135,22 +136,10 @@ describe('module options', () => {
       AwaModule.forRoot({ queues: { default: { limiter: { max: 10, duration: 1_000 } } as object } }),
     );
     expect(error).toBeInstanceOf(AwaOptionError);
-    const queueKeys = [
-      'concurrency',
-      'deadlineDuration',
-      'maxAttempts',
-      'retryBaseDelay',
-      'retryMaxDelay',
-      'pollInterval',
-      'prefetch',
-      'maxSnoozes',
-      'rateLimit',
-      'keyConcurrency',
-    ];
     expect(error).toMatchObject({
       code: AwaErrorCodes.invalidOption,
       path: 'queues.default.limiter',
-      problem: AwaMessages.unknownOption('rateLimit', false, queueKeys),
+      problem: AwaMessages.unknownOption('rateLimit', false, QUEUE_OPTION_KEYS),
     });
   });
 

@@ -1,4 +1,5 @@
 import { findUnknownKey, levenshtein, nearestName } from '../../lib/util/nearest-name.js';
+import { QUEUE_OPTION_KEYS } from './queue-option-keys.js';
 
 describe('levenshtein', () => {
   it.each([
@@ -17,15 +18,8 @@ describe('levenshtein', () => {
 });
 
 describe('nearestName', () => {
-  const queueKeys = [
-    'concurrency',
-    'deadlineDuration',
-    'maxAttempts',
-    'retryBaseDelay',
-    'retryMaxDelay',
-    'pollInterval',
-    'prefetch',
-  ];
+  // The first seven: rateLimit and keyConcurrency stand below for names not among the candidates.
+  const queueKeys = QUEUE_OPTION_KEYS.slice(0, 7);
 
   it('names the closest candidate of a typo and calls it close', () => {
     expect(nearestName('deadlineDurtion', queueKeys)).toEqual({ nearest: 'deadlineDuration', close: true });

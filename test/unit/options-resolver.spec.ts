@@ -4,19 +4,7 @@ import type { AwaModuleOptions } from '../../lib/options/awa-options.interface.j
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { nearestName } from '../../lib/util/nearest-name.js';
 import { caughtSync } from '../support/caught.js';
-
-const QUEUE_KEYS = [
-  'concurrency',
-  'deadlineDuration',
-  'maxAttempts',
-  'retryBaseDelay',
-  'retryMaxDelay',
-  'pollInterval',
-  'prefetch',
-  'maxSnoozes',
-  'rateLimit',
-  'keyConcurrency',
-];
+import { QUEUE_OPTION_KEYS } from './queue-option-keys.js';
 
 /** The resolver refuses unknown keys and bad values with an AwaOptionError naming the option's path. */
 describe('options resolver', () => {
@@ -51,13 +39,13 @@ describe('options resolver', () => {
   it('refuses an option no known one is close to, listing the known ones', () => {
     const error = refusal({ queues: { default: { limiter: { max: 10, duration: 1_000 } } } });
     expect(error).toBeInstanceOf(AwaOptionError);
-    const nearest = nearestName('limiter', QUEUE_KEYS)!;
+    const nearest = nearestName('limiter', QUEUE_OPTION_KEYS)!;
     expect(nearest.close).toBe(false);
     expect(error).toMatchObject({
       path: 'queues.default.limiter',
-      problem: AwaMessages.unknownOption(nearest.nearest, false, QUEUE_KEYS),
+      problem: AwaMessages.unknownOption(nearest.nearest, false, QUEUE_OPTION_KEYS),
     });
-    expect((error as AwaOptionError).problem).toContain(`known: ${QUEUE_KEYS.join(', ')})`);
+    expect((error as AwaOptionError).problem).toContain(`known: ${QUEUE_OPTION_KEYS.join(', ')})`);
   });
 
   it('refuses an unknown key even when its value is undefined', () => {

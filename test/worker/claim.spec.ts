@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
+import { waitFor } from '../support/test-app.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 @Injectable()
@@ -33,30 +33,24 @@ class Recorder {
 }
 
 describe('claiming', () => {
-  let db: TestDatabase;
+  const block = useTestApp({
+    providers: [Recorder],
+    awa: {
+      queues: {
+        default: { pollInterval: 100 },
+        serial: { concurrency: 1, pollInterval: 100 },
+        wide: { concurrency: 3, prefetch: 5 },
+      },
+    },
+  });
   let app: TestingModule;
   let producer: QueueProducer;
   let recorder: Recorder;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      providers: [Recorder],
-      awa: {
-        queues: {
-          default: { pollInterval: 100 },
-          serial: { concurrency: 1, pollInterval: 100 },
-          wide: { concurrency: 3, prefetch: 5 },
-        },
-      },
-    });
+  beforeAll(() => {
+    app = block.app;
     producer = app.get(QueueProducer);
     recorder = app.get(Recorder);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
   });
 
   const state = async (id: string) => (await producer.getJob(id))?.state;

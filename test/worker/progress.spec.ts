@@ -4,8 +4,9 @@ import { AwaErrorCodes, JobHandler, JobValueError, QueueProducer, RescueErrors, 
 import { DataSource } from 'typeorm';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
 import { watchResultWrites } from './result-writes.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
+import { finishedJob } from '../support/job-waits.js';
+import { waitFor } from '../support/test-app.js';
 
 /** A promise with its resolve, opened by the test. */
 function gate() {
@@ -71,22 +72,20 @@ class Reporters {
 
 /** job.progress(value): a small JSON value on the running job, written batched and fenced. */
 describe('progress', () => {
-  let db: TestDatabase;
+  const block = useTestApp({
+    providers: [Reporters],
+    awa: {
+      maxProgressBytes: 100,
+      queues: { default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 } },
+    },
+  });
   let app: TestingModule;
   let producer: QueueProducer;
   let reporters: Reporters;
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      providers: [Reporters],
-      awa: {
-        maxProgressBytes: 100,
-        queues: { default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 } },
-      },
-    });
+    app = block.app;
     producer = app.get(QueueProducer);
     reporters = app.get(Reporters);
     dataSource = app.get(DataSource);
@@ -98,21 +97,9 @@ describe('progress', () => {
       CREATE TRIGGER count_progress AFTER UPDATE OF progress ON awa.jobs
         FOR EACH ROW EXECUTE FUNCTION public.count_progress();`);
   });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
 
   const progressOf = async (id: string) => (await producer.getJob(id))?.progress;
-  const finished = (id: string) =>
-    waitFor(
-      async () => {
-        const job = await producer.getJob(id);
-        return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
-      },
-      20_000,
-      `job ${id} to finish`,
-    );
+  const finished = (id: string) => finishedJob(producer, id);
 
   it('is readable through getJob while the job runs; many reports in a row are one write of the last', async () => {
     const { id } = await producer.enqueue('progress.burst', {});

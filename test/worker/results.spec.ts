@@ -3,8 +3,9 @@ import type { TestingModule } from '@nestjs/testing';
 import { AbortReasons, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
+import { finishedJob } from '../support/job-waits.js';
+import { waitFor } from '../support/test-app.js';
 
 @Injectable()
 class Handlers {
@@ -43,40 +44,26 @@ class Handlers {
 }
 
 describe('handler results', () => {
-  let db: TestDatabase;
+  const block = useTestApp({
+    providers: [Handlers],
+    awa: {
+      queues: {
+        default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 },
+        tight: { deadlineDuration: 300, maxAttempts: 2, retryBaseDelay: 20, retryMaxDelay: 50, pollInterval: 100 },
+      },
+    },
+  });
   let app: TestingModule;
   let producer: QueueProducer;
   let handlers: Handlers;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      providers: [Handlers],
-      awa: {
-        queues: {
-          default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 },
-          tight: { deadlineDuration: 300, maxAttempts: 2, retryBaseDelay: 20, retryMaxDelay: 50, pollInterval: 100 },
-        },
-      },
-    });
+  beforeAll(() => {
+    app = block.app;
     producer = app.get(QueueProducer);
     handlers = app.get(Handlers);
   });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
 
-  const final = (id: string) =>
-    waitFor(
-      async () => {
-        const job = await producer.getJob(id);
-        return job && ['completed', 'failed', 'cancelled'].includes(job.state) ? job : null;
-      },
-      20_000,
-      `job ${id} to finish`,
-    );
+  const final = (id: string) => finishedJob(producer, id);
 
   it('retries a throwing handler with backoff, then fails it with one error entry per attempt', async () => {
     const { id } = await producer.enqueue('always.fails', {}, { maxAttempts: 3 });

@@ -15,8 +15,8 @@ import { DataSource } from 'typeorm';
 import { JobValueMessages } from '../../lib/awa.messages.js';
 import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
 import { caughtSync } from '../support/caught.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
+import { waitFor } from '../support/test-app.js';
 import { watchResultWrites } from './result-writes.js';
 
 const HOUR = 3_600_000;
@@ -83,30 +83,24 @@ class Snoozers {
 
 /** A handler returns job.snooze(ms) or throws JobSnoozedError(ms): back to scheduled, no attempt spent. */
 describe('snooze', () => {
-  let db: TestDatabase;
+  const block = useTestApp({
+    providers: [Snoozers],
+    awa: {
+      queues: {
+        default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 },
+        'slow-retry': { pollInterval: 100, retryBaseDelay: HOUR, retryMaxDelay: 100 * HOUR, maxAttempts: 5 },
+        capped: { pollInterval: 100, maxSnoozes: 2 },
+      },
+    },
+  });
   let app: TestingModule;
   let producer: QueueProducer;
   let snoozers: Snoozers;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      providers: [Snoozers],
-      awa: {
-        queues: {
-          default: { pollInterval: 100, retryBaseDelay: 20, retryMaxDelay: 100 },
-          'slow-retry': { pollInterval: 100, retryBaseDelay: HOUR, retryMaxDelay: 100 * HOUR, maxAttempts: 5 },
-          capped: { pollInterval: 100, maxSnoozes: 2 },
-        },
-      },
-    });
+  beforeAll(() => {
+    app = block.app;
     producer = app.get(QueueProducer);
     snoozers = app.get(Snoozers);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
   });
 
   const inState = (id: string, state: string) =>
