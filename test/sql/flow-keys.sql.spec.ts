@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { flowKeysSql, flowSql, workerSql } from '../../lib/sql/index.js';
 import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
-import { resetFlow, seedKeyed } from '../flow/flow-fixture.js';
+import { resetFlow, seedKeyed, seedKeyRow as seedRow } from '../flow/flow-fixture.js';
 import { waitFor } from '../support/test-app.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
 
@@ -33,23 +33,7 @@ describe('flow-keys.sql', () => {
       ])
     ).map((r) => r.key as string);
   const allKeys = async () => (await f.sql(`SELECT key FROM awa.flow_keys ORDER BY key`)).map((r) => r.key as string);
-  /** A key row of queue q, idle for 2 hours unless `o` says otherwise. */
-  const seedKeyRow = (key: string, o: Record<string, string> = {}) => {
-    const row: Record<string, string> = {
-      running: '0',
-      max_running: 'NULL',
-      has_waiting: 'false',
-      saturated: 'false',
-      held_until: 'NULL',
-      last_claimed_at: `now() - interval '2 hours'`,
-      ...o,
-    };
-    return f.sql(
-      `INSERT INTO awa.flow_keys (queue, key, ${Object.keys(row).join(', ')})
-       VALUES ('q', $1, ${Object.values(row).join(', ')})`,
-      [key],
-    );
-  };
+  const seedKeyRow = (key: string, columns?: Record<string, string>) => seedRow(f.sql, key, columns);
   const deleteIdle = (limit = 100) => f.execute(flowKeysSql.deleteIdleFlowKeys, [HOUR, limit]);
 
   describe('deleteIdleFlowKeys', () => {
