@@ -153,6 +153,8 @@ export const AdminMessages = {
   badArgs: (reason: string) => `nestjs-awa: \`filter.args\` cannot be matched as JSON: ${reason}.`,
   badDate: (field: string) => `nestjs-awa: \`${field}\` must be a valid Date.`,
   badLimit: (max: number) => `nestjs-awa: \`page.limit\` must be an integer from 1 to ${max}.`,
+  badKeyLimit: (max: number) =>
+    `nestjs-awa: \`limit\` must be null (back to the queue's keyConcurrency) or an integer from 0 to ${max}.`,
 } as const;
 
 /** Texts of the enqueue options `unique` and `tags`. */

@@ -19,6 +19,7 @@ import { InstanceSession } from './instance/instance-session.js';
 import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
+import { FlowKeysCleanupTask } from './maintenance/tasks/flow-keys-cleanup.task.js';
 import { DeadlineRescueTask } from './maintenance/tasks/deadline-rescue.task.js';
 import { HeartbeatRescueTask } from './maintenance/tasks/heartbeat-rescue.task.js';
 import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
@@ -52,6 +53,7 @@ const SERVICES: Provider[] = [
   OrphanRescueTask,
   PromotionTask,
   CleanupTask,
+  FlowKeysCleanupTask,
   UnhandledKindsTask,
   AwaStatus,
   AwaTesting,

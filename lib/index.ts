@@ -51,6 +51,9 @@ export type {
   DeleteJobResult,
   JobPage,
   JobPageOptions,
+  KeyPage,
+  KeyPageOptions,
+  KeyState,
   QueueState,
   RetryJobResult,
 } from './admin/queue-admin.types.js';

@@ -5,7 +5,7 @@ import { AwaDatabase } from '../database/awa-database.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
 import { JOB_STATES, type CancelResult, type JobRecord, type JobState } from '../interfaces/job.interface.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
-import { adminSql } from '../sql/index.js';
+import { adminSql, flowKeysSql } from '../sql/index.js';
 import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import { WorkerService } from '../worker/worker.service.js';
@@ -23,6 +23,8 @@ import type {
   DeleteJobResult,
   JobPage,
   JobPageOptions,
+  KeyPage,
+  KeyPageOptions,
   QueueState,
   RetryJobResult,
 } from './queue-admin.types.js';
@@ -36,6 +38,10 @@ export const JOB_PAGE_DEFAULT = 50;
 export const JOB_PAGE_MAX = 500;
 /** The longest queue name awa.queues takes. */
 const QUEUE_NAME_MAX = 100;
+/** The longest concurrencyKey (as enqueue takes it). */
+const KEY_MAX = 200;
+/** The largest per-key limit awa.flow_keys stores (an integer column). */
+const KEY_LIMIT_MAX = 2_147_483_647;
 const PAGE_KEYS = ['after', 'limit'];
 
 /** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
@@ -43,7 +49,7 @@ const UNIQUE_VIOLATION = '23505';
 
 /**
  * Operates the queue: pauses and resumes queues fleet-wide, lists and counts jobs, and retries,
- * cancels or deletes one job or many by filter. Inject it anywhere (AwaModule is global). Every
+ * cancels or deletes one job or many by filter; sets and lists per-key concurrency limits. Inject it anywhere (AwaModule is global). Every
  * input is checked before the database is touched (AdminValidationError, naming the field).
  */
 @Injectable()
@@ -83,6 +89,43 @@ export class QueueAdmin {
     }));
   }
 
+  /**
+   * Sets how many attempts of `key` may run at once in `queue`, over all instances, in place of the
+   * queue's keyConcurrency; `null` gives the key the queue's limit back. It holds from the next
+   * claim on: a raised limit lets the key's waiting jobs start at once (its queue's workers are
+   * notified), a lowered one starts none of them until its running attempts are below it (running
+   * ones are not touched). `0` holds the key back altogether.
+   */
+  async setKeyConcurrency(queue: string, key: string, limit: number | null): Promise<void> {
+    checkText(queue, 'queue', QUEUE_NAME_MAX);
+    checkText(key, 'key', KEY_MAX);
+    if (limit !== null && (!Number.isInteger(limit) || limit < 0 || limit > KEY_LIMIT_MAX))
+      throw new AdminValidationError('limit', AdminMessages.badKeyLimit(KEY_LIMIT_MAX));
+    await this.db.query(flowKeysSql.setKeyLimit, [queue, key, limit]);
+    this.workers.wake(queue);
+  }
+
+  /**
+   * The concurrency keys of `queue` that have a row in awa.flow_keys (seen lately, or with a limit
+   * of their own), by key, `limit` at a time (default 50, at most 500); pass `next` as `after`.
+   */
+  async keyStates(queue: string, page: KeyPageOptions = {}): Promise<KeyPage> {
+    checkText(queue, 'queue', QUEUE_NAME_MAX);
+    const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as KeyPageOptions;
+    checkPageLimit(limit);
+    if (after !== undefined) checkText(after, 'page.after', KEY_MAX);
+    const rows = await this.db.query(flowKeysSql.listFlowKeys, [queue, after ?? '', limit + 1]);
+    const keys = rows.slice(0, limit).map((row) => ({
+      key: row.key,
+      running: row.running,
+      waiting: row.has_waiting,
+      limit: row.max_running,
+      heldUntil: row.held_until,
+      lastClaimedAt: row.last_claimed_at,
+    }));
+    return { keys, next: rows.length > limit ? keys[keys.length - 1]!.key : null };
+  }
+
   /** A job as stored, or null (also for a string that cannot be a job id). */
   getJob<T = unknown>(id: string): Promise<JobRecord<T> | null> {
     return this.producer.getJob<T>(id);
@@ -96,8 +139,7 @@ export class QueueAdmin {
   async listJobs(filter: JobFilter, page: JobPageOptions = {}): Promise<JobPage> {
     const compiled = compileFilter(filter);
     const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as JobPageOptions;
-    if (!Number.isInteger(limit) || limit < 1 || limit > JOB_PAGE_MAX)
-      throw new AdminValidationError('page.limit', AdminMessages.badLimit(JOB_PAGE_MAX));
+    checkPageLimit(limit);
     if (after !== undefined && !isJobId(after))
       throw new AdminValidationError('page.after', AdminMessages.badId('page.after'));
     const cursor = after === undefined ? FIRST_CURSOR : String(BigInt(after) - 1n);
@@ -209,4 +251,10 @@ export class QueueAdmin {
       cursor = String(BigInt(row.last_id) - 1n);
     }
   }
+}
+
+/** A page length: an integer from 1 to JOB_PAGE_MAX. */
+function checkPageLimit(limit: unknown): void {
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > JOB_PAGE_MAX)
+    throw new AdminValidationError('page.limit', AdminMessages.badLimit(JOB_PAGE_MAX));
 }

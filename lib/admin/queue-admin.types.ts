@@ -56,3 +56,33 @@ export interface BulkDeleteResult {
   cancelled: number;
   batches: number;
 }
+
+/** A concurrency key of a queue, as QueueAdmin.keyStates() reports it (a row of awa.flow_keys). */
+export interface KeyState {
+  key: string;
+  /** Attempts of the key holding a lease now, over all instances. */
+  running: number;
+  /** The key has, or may have, jobs waiting: set when one becomes available, cleared by a claim that found none. */
+  waiting: boolean;
+  /** Its own limit (setKeyConcurrency), or null: the queue's keyConcurrency. */
+  limit: number | null;
+  /** The end of its back-off hold (job.rateLimit()), while in force; else null. */
+  heldUntil: Date | null;
+  /** When a claim last started an attempt of it; null if never. */
+  lastClaimedAt: Date | null;
+}
+
+/** Where a page of keyStates starts and how long it is. */
+export interface KeyPageOptions {
+  /** The `next` of the previous page; omit for the first page. */
+  after?: string;
+  /** Keys per page: 1 to 500, default 50. */
+  limit?: number;
+}
+
+/** One page of keyStates, by key. */
+export interface KeyPage {
+  keys: KeyState[];
+  /** The cursor of the next page (pass it as `after`), or null on the last page. */
+  next: string | null;
+}

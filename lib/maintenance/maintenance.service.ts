@@ -8,6 +8,7 @@ import { ScheduleTask } from '../schedules/schedule.task.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { DeadlineRescueTask } from './tasks/deadline-rescue.task.js';
+import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';
 import { HeartbeatRescueTask } from './tasks/heartbeat-rescue.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
@@ -23,7 +24,8 @@ export type { SweepReport } from './sweep-runner.js';
 
 /**
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
- * stale heartbeats and expired deadlines, promotes due jobs and deletes expired finished jobs;
+ * stale heartbeats and expired deadlines, promotes due jobs, deletes expired finished jobs and the
+ * rows of idle flow-control keys;
  * every orphanSweepInterval it rescues the leases of dead instances; every scheduleInterval it
  * enqueues the due fires of periodic jobs. Each tick may be a cron instead (maintenanceCron, ...),
  * registered as a CronJob. Every instance asks for leadership on each tick, so a new leader takes
@@ -49,10 +51,11 @@ export class MaintenanceService {
     private readonly orphanRescue: OrphanRescueTask,
     promotion: PromotionTask,
     cleanup: CleanupTask,
+    flowKeysCleanup: FlowKeysCleanupTask,
     private readonly unhandledKinds: UnhandledKindsTask,
     private readonly schedules: ScheduleTask,
   ) {
-    this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup];
+    this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, flowKeysCleanup];
   }
 
   /** Whether this instance leads maintenance (holds the leader lock, or the leader row lease behind a pooler). */

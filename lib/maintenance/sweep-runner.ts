@@ -14,6 +14,8 @@ export interface SweepReport {
   promotion: number;
   /** Finished jobs past their retention, deleted. */
   cleanup: number;
+  /** Rows of idle concurrency keys (awa.flow_keys), deleted. */
+  'flow keys cleanup': number;
 }
 
 /** The tasks of a sweep, by their report key. */

@@ -10,3 +10,4 @@ export * as testingSql from './testing.sql.js';
 export * as adminSql from './admin.sql.js';
 export * as schedulesSql from './schedules.sql.js';
 export * as flowSql from './flow.sql.js';
+export * as flowKeysSql from './flow-keys.sql.js';

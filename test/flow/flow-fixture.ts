@@ -15,6 +15,26 @@ export async function seedKeyed(
   return rows.map((r) => r.id as string);
 }
 
+/**
+ * Inserts the awa.flow_keys row of `key` in queue `q`: an idle one (nothing running or waiting, no
+ * hold or limit, last served 2 hours ago), with `columns` (SQL expressions) overriding.
+ */
+export async function seedKeyRow(exec: Exec, key: string, columns: Record<string, string> = {}): Promise<void> {
+  const row: Record<string, string> = {
+    running: '0',
+    max_running: 'NULL',
+    has_waiting: 'false',
+    saturated: 'false',
+    held_until: 'NULL',
+    last_claimed_at: `now() - interval '2 hours'`,
+    ...columns,
+  };
+  await exec(
+    `INSERT INTO awa.flow_keys (queue, key, ${Object.keys(row).join(', ')}) VALUES ('q', $1, ${Object.values(row).join(', ')})`,
+    [key],
+  );
+}
+
 /** Empties the flow-control tables (the SQL fixture's reset leaves them). */
 export async function resetFlow(exec: Exec): Promise<void> {
   await exec('TRUNCATE awa.flow_keys, awa.queues');

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 const HOUR = 3_600_000;
-const TASKS = ['cleanup', 'deadline rescue', 'heartbeat rescue', 'promotion'];
+const TASKS = ['cleanup', 'deadline rescue', 'flow keys cleanup', 'heartbeat rescue', 'promotion'];
 
 /** Leader-guarded sweeps: two apps on one database, one leader at a time. */
 describe('MaintenanceService', () => {
@@ -78,6 +78,9 @@ describe('MaintenanceService', () => {
     const due = await seedJob(exec, { state: 'scheduled', runAtMs: -1_000 });
     // default retention: 24 h
     const old = await seedJob(exec, { state: 'completed', attempt: 1, finalizedAtMs: -48 * HOUR });
+    // A key served last two hours ago, with nothing running or waiting.
+    await exec(`INSERT INTO awa.flow_keys (queue, key, has_waiting, last_claimed_at)
+                VALUES ('default', 'idle', false, now() - interval '2 hours')`);
     // Dead on one sweep: no lock and a stale row (a missing lock alone needs a second look; see OrphanRescueTask).
     await exec(
       `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at) ` +
@@ -94,6 +97,7 @@ describe('MaintenanceService', () => {
       'deadline rescue': 1,
       promotion: 1,
       cleanup: 1,
+      'flow keys cleanup': 1,
     });
     expect(await readJob(exec, stale.id)).toMatchObject({
       state: 'retryable',
@@ -116,6 +120,7 @@ describe('MaintenanceService', () => {
       'deadline rescue': 0,
       promotion: 0,
       cleanup: 0,
+      'flow keys cleanup': 0,
     });
   });
 

@@ -10,14 +10,19 @@ const HOUR = 3_600_000;
  * deep is cleared in one tick instead of one batch per maintenanceInterval.
  */
 describe('MaintenanceService sweeps in batches', () => {
-  // rescueBatchSize 2: rescues and promotion take 2 rows per batch, cleanup 20.
+  // rescueBatchSize 2: rescues and promotion take 2 rows per batch, cleanup and flow keys cleanup 20.
   const ctx = useQuietApp(
     {
       rescueBatchSize: 2,
       retention: { completed: HOUR, failed: HOUR },
       queues: { default: { retryBaseDelay: HOUR, retryMaxDelay: HOUR } },
     },
-    { reset: (sql) => sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`) },
+    {
+      reset: async (sql) => {
+        await sql(`DELETE FROM awa.instances WHERE hostname = 'seeded'`);
+        await sql('TRUNCATE awa.flow_keys');
+      },
+    },
   );
   const { exec } = ctx;
   const service = () => ctx.app.get(MaintenanceService);
@@ -25,7 +30,7 @@ describe('MaintenanceService sweeps in batches', () => {
     sweepClock.now = () => performance.now();
   });
 
-  /** 5 stale leases, 5 expired deadlines, 5 due scheduled jobs and 45 expired completed jobs. */
+  /** 5 stale leases, 5 expired deadlines, 5 due scheduled jobs, 45 expired completed jobs and 25 idle keys. */
   async function seedBacklog(run: Exec): Promise<void> {
     for (let i = 0; i < 5; i++) {
       await seedRunning(run, { heartbeatAgeMs: 2 * HOUR, instanceId: 'silent' });
@@ -37,13 +42,16 @@ describe('MaintenanceService sweeps in batches', () => {
     );
     await run(`INSERT INTO awa.jobs (kind, state, attempt, finalized_at)
                SELECT 'k', 'completed', 1, now() - interval '2 hours' FROM generate_series(1, 45)`);
+    await run(`INSERT INTO awa.flow_keys (queue, key, has_waiting, last_claimed_at)
+               SELECT 'default', 'key-' || i, false, now() - interval '2 hours' FROM generate_series(1, 25) i`);
   }
   const counts = async () =>
     (
       await exec(`
     SELECT (SELECT count(*) FROM awa.active_leases)::int AS leases,
            (SELECT count(*) FROM awa.jobs WHERE state = 'scheduled')::int AS scheduled,
-           (SELECT count(*) FROM awa.jobs WHERE state = 'completed')::int AS completed`)
+           (SELECT count(*) FROM awa.jobs WHERE state = 'completed')::int AS completed,
+           (SELECT count(*) FROM awa.flow_keys)::int AS keys`)
     )[0];
 
   it(
@@ -55,8 +63,9 @@ describe('MaintenanceService sweeps in batches', () => {
         'deadline rescue': 5,
         promotion: 5,
         cleanup: 45,
+        'flow keys cleanup': 25,
       });
-      expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0 });
+      expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0, keys: 0 });
       const errors = await exec(
         `SELECT errors -> 0 ->> 'error' AS error, count(*)::int AS n FROM ` +
           `awa.jobs WHERE state = 'retryable' GROUP BY 1 ORDER BY 1`,
@@ -85,7 +94,7 @@ describe('MaintenanceService sweeps in batches', () => {
     // The boot tick of start() is under way when stop() is called; stop() waits for it to end.
     service().start();
     await service().stop();
-    expect(await counts()).toEqual({ leases: 6, scheduled: 3, completed: 25 });
+    expect(await counts()).toEqual({ leases: 6, scheduled: 3, completed: 25, keys: 5 });
   });
 
   it('stops at the time budget of the tick (half the interval): each task then has run one batch', async () => {
@@ -94,8 +103,20 @@ describe('MaintenanceService sweeps in batches', () => {
     // after the first round of batches.
     let t = 0;
     sweepClock.now = () => (t += HOUR);
-    expect(await service().sweep()).toEqual({ 'heartbeat rescue': 2, 'deadline rescue': 2, promotion: 2, cleanup: 20 });
+    expect(await service().sweep()).toEqual({
+      'heartbeat rescue': 2,
+      'deadline rescue': 2,
+      promotion: 2,
+      cleanup: 20,
+      'flow keys cleanup': 20,
+    });
     sweepClock.now = () => performance.now();
-    expect(await service().sweep()).toEqual({ 'heartbeat rescue': 3, 'deadline rescue': 3, promotion: 3, cleanup: 25 });
+    expect(await service().sweep()).toEqual({
+      'heartbeat rescue': 3,
+      'deadline rescue': 3,
+      promotion: 3,
+      cleanup: 25,
+      'flow keys cleanup': 5,
+    });
   });
 });
