@@ -70,7 +70,8 @@ export const AwaMessages = {
   noHandlerForKind: (kind: string) => `no handler registered for kind "${kind}" on the instance that claimed it`,
   leaderAcquired: (instance: string) => `instance ${instance} is now the maintenance leader`,
   leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
-  rescued: (task: string, count: number) => `${task}: rescued ${count} job(s)`,
+  /** A sweep task's rows: jobs rescued or promoted, finished jobs or idle keys deleted. */
+  swept: (task: string, count: number) => `${task}: ${count} row(s)`,
   /** A periodic tick (heartbeat, maintenance, leader election) failed; the next one tries again. */
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
   /** Any other operation of the queue failed (a claim, a result write, a reconnect). */

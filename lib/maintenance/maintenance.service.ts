@@ -150,7 +150,7 @@ export class MaintenanceService {
       keepGoing: () => !this.stopping && this.election.isLeader,
     });
     for (const [name, moved] of Object.entries<number>(report))
-      if (moved > 0) this.logger.log(AwaMessages.rescued(name, moved));
+      if (moved > 0) this.logger.log(AwaMessages.swept(name, moved));
     return report;
   }
 
