@@ -3,7 +3,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvent, AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { InFlightJob } from '../worker/in-flight-job.js';
-import type { OtelApi } from './otel-api.js';
+import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { queueDepths } from './telemetry.sql.js';
 
 /** @internal The names of every instrument; docs/sections/telemetry.md documents each. */
@@ -55,7 +55,7 @@ const jobAttributes = (job: InFlightJob): Attributes => ({ queue: job.row.queue,
  * the function that stops it. With no MeterProvider registered every instrument is the API's no-op.
  */
 export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSource): () => void {
-  const meter = api.metrics.getMeter('nestjs-awa');
+  const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE);
   const counters = Object.fromEntries(
     Object.entries(COUNTERS).map(([key, description]) => [
       key,

@@ -3,7 +3,7 @@ import { AwaTelemetryMessages } from '../awa.messages.js';
 import type { AwaEvent, AwaEvents, AwaTraceHooks } from '../events/awa-events.js';
 import type { Job } from '../interfaces/job.interface.js';
 import type { InFlightJob } from '../worker/in-flight-job.js';
-import type { OtelApi } from './otel-api.js';
+import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
 /** @internal OTel messaging semantic conventions, as this integration uses them. */
@@ -28,7 +28,7 @@ const M = MessagingAttributes;
  * the function that stops it.
  */
 export function startTracing(api: OtelApi, events: AwaEvents): () => void {
-  const tracer = api.trace.getTracer('nestjs-awa');
+  const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE);
   const { SpanKind, SpanStatusCode } = api;
   /** Consumer spans still open, ended by their attempt's end when the handler never settled. */
   const open = new WeakMap<InFlightJob, Span>();

@@ -5,6 +5,8 @@ import type { Histogram } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { AwaTelemetryModule, JobHandler, MaintenanceService, QueueProducer, type Job, type JobState } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { AwaEvents } from '../../lib/events/awa-events.js';
+import { AwaTelemetry } from '../../lib/telemetry/awa-telemetry.service.js';
 import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
 import { seedRunning } from '../support/job-factory.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -89,6 +91,11 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
     await app?.close();
     await sdk?.shutdown();
     await db?.drop();
+  });
+
+  it('uses the SDK registered before boot: metrics and traces on, both observing the core', () => {
+    expect(app.get(AwaTelemetry).active).toEqual({ metrics: true, traces: true });
+    expect(app.get(AwaEvents).observed).toBe(true);
   });
 
   describe('metrics', () => {
