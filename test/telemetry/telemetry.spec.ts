@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { Histogram } from '@opentelemetry/sdk-metrics';
+import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { AwaTelemetryModule, JobHandler, MaintenanceService, QueueProducer, type Job, type JobState } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
@@ -119,6 +119,8 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(sumOf(m.get(N.cancelled), at('tel.dropped'))).toBe(1);
       expect(sumOf(m.get(N.rescued), at('tel.lost', { reason: 'heartbeat', outcome: 'retryable' }))).toBe(1);
       expect(m.get(N.completed)?.descriptor.unit).toBe('{job}');
+      // Counted here, observed when the SDK collects: still a monotonic sum, as a Counter's.
+      expect(m.get(N.completed)).toMatchObject({ dataPointType: DataPointType.SUM, isMonotonic: true });
     });
 
     it('records duration by outcome, wait from run_at to start, claim batch sizes, heartbeat ticks', async () => {
