@@ -36,7 +36,7 @@ export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
       ...(this.options.metrics && !this.active.metrics ? ['MeterProvider'] : []),
       ...(this.options.traces && !this.active.traces ? ['TracerProvider'] : []),
     ];
-    if (missing.length > 0) this.logger.warn(AwaTelemetryMessages.noSdk(missing));
+    if (missing.length > 0) this.logger.log(AwaTelemetryMessages.noSdk(missing));
     if (this.active.metrics)
       this.stops.push(startMetrics(api, this.events, { db: this.db, isLeader: () => this.maintenance.isLeader }));
     if (this.active.traces) this.stops.push(startTracing(api, this.events));
