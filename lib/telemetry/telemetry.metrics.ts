@@ -1,10 +1,10 @@
-import type { Attributes, BatchObservableResult, Histogram, Meter, ObservableCounter } from '@opentelemetry/api';
+import type { Attributes, BatchObservableResult, Counter, Histogram, Meter } from '@opentelemetry/api';
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvent, AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { InFlightJob } from '../worker/in-flight-job.js';
 import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
-import { JOB_COUNTS, SeriesTable, type JobCount } from './telemetry.series.js';
+import { FAILED_OUTCOMES, JOB_COUNTS, SeriesTable, type JobCount } from './telemetry.series.js';
 import { queueDepths } from './telemetry.sql.js';
 
 /** @internal The names of every instrument; docs/sections/telemetry.md documents each. */
@@ -52,17 +52,17 @@ export interface GaugeSource {
 /**
  * @internal Records the core's events as OTel metrics, and registers the leader's gauges. Returns
  * the function that stops it. Started only with an SDK's MeterProvider registered. Per job it
- * makes two SDK records (wait and duration): the counters are counted by (queue, kind) here and
- * observed as totals when the SDK collects (see JobSeries).
+ * makes two SDK records (wait and duration): the job counters are counted by (queue, kind) here
+ * and added to the SDK's counters in bulk as a collection begins, and when it stops (see JobSeries).
  */
 export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSource): () => void {
   const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE);
   const counters = Object.fromEntries(
     Object.entries(COUNTERS).map(([key, description]) => [
       key,
-      meter.createObservableCounter(AwaMetricNames[key as CounterName], { description, unit: '{job}' }),
+      meter.createCounter(AwaMetricNames[key as CounterName], { description, unit: '{job}' }),
     ]),
-  ) as Record<CounterName, ObservableCounter>;
+  ) as Record<CounterName, Counter>;
   const seconds = (name: string, description: string): Histogram =>
     meter.createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: SECOND_BUCKETS } });
   const duration = seconds(
@@ -77,8 +77,6 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     advice: { explicitBucketBoundaries: BATCH_BUCKETS },
   });
   const series = new SeriesTable();
-  /** Rescues by (queue, kind, reason, outcome): rare, so keyed by a joined string. */
-  const rescued = new Map<string, { attributes: Attributes; count: number }>();
   const startedAt = new WeakMap<InFlightJob, number>();
   const claimAttributes = new Map<string, Attributes>();
 
@@ -108,12 +106,9 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
         series.of(event.job.row.queue, event.job.row.kind).counts.snoozed++;
         return;
       case 'rescued':
-        for (const { queue, kind, state } of event.jobs) {
-          const key = [queue, kind, event.reason, state].join('\u0000');
-          const entry = rescued.get(key);
-          if (entry) entry.count++;
-          else rescued.set(key, { attributes: { queue, kind, reason: event.reason, outcome: state }, count: 1 });
-        }
+        // Rare (maintenance rescues), so added to the SDK's counter at once.
+        for (const { queue, kind, state } of event.jobs)
+          counters.rescued.add(1, { queue, kind, reason: event.reason, outcome: state });
         return;
       case 'heartbeat':
         heartbeat.record(event.durationMs / 1000);
@@ -135,30 +130,37 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     }
   };
 
-  /** The counters' totals so far; a series a counter never counted is left out, as a Counter would. */
-  const observeCounts = (result: BatchObservableResult): void => {
+  /** Adds the counts since the last flush to the SDK's counters. */
+  const flushCounts = (): void => {
     for (const s of series.all()) {
-      for (const name of JOB_COUNTS)
-        if (s.counts[name] > 0) result.observe(counters[name], s.counts[name], s.attributes);
-      for (const outcome of ['retryable', 'failed'] as const)
-        if (s.failed[outcome] > 0) result.observe(counters.failed, s.failed[outcome], s.withOutcome(outcome));
+      for (const name of JOB_COUNTS) {
+        const count = s.counts[name];
+        if (count === 0) continue;
+        s.counts[name] = 0;
+        counters[name].add(count, s.attributes);
+      }
+      for (const outcome of FAILED_OUTCOMES) {
+        const count = s.failed[outcome];
+        if (count === 0) continue;
+        s.failed[outcome] = 0;
+        counters.failed.add(count, s.withOutcome(outcome));
+      }
     }
-    for (const { attributes, count } of rescued.values()) result.observe(counters.rescued, count, attributes);
   };
 
-  const observables = Object.values(counters);
-  meter.addBatchObservableCallback(observeCounts, observables);
-  const stopGauges = registerGauges(meter, gauges);
+  // The SDK runs the observable callbacks first as it collects, then reads the counters: flushed there,
+  // every collection sees every count.
+  const stopGauges = registerGauges(meter, gauges, flushCounts);
   const unsubscribe = events.subscribe(onEvent);
   return () => {
     unsubscribe();
-    meter.removeBatchObservableCallback(observeCounts, observables);
+    flushCounts(); // the SDK keeps them for its last export, after the app stopped
     stopGauges();
   };
 }
 
 /** The observable gauges: the leader reports queue depths and ages; every instance its leader flag. */
-function registerGauges(meter: Meter, source: GaugeSource): () => void {
+function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => void): () => void {
   const depth = meter.createObservableGauge(AwaMetricNames.depth, {
     description: 'Unfinished jobs by queue and state (reported by the maintenance leader only)',
     unit: '{job}',
@@ -172,6 +174,7 @@ function registerGauges(meter: Meter, source: GaugeSource): () => void {
     unit: '1',
   });
   const callback = async (result: BatchObservableResult): Promise<void> => {
+    beforeCollect();
     const leads = source.isLeader();
     result.observe(leader, leads ? 1 : 0);
     if (!leads) return;

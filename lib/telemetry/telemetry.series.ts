@@ -8,10 +8,12 @@ export const JOB_COUNTS: readonly JobCount[] = ['enqueued', 'started', 'complete
 /** The job's state after a failed attempt: the `outcome` of awa.job.failed. */
 export type FailedOutcome = 'retryable' | 'failed';
 
+export const FAILED_OUTCOMES: readonly FailedOutcome[] = ['retryable', 'failed'];
+
 /**
  * @internal One (queue, kind): its attribute sets, made once and reused by every record, and its
- * counts so far. The counters are observable: the SDK hashes the attributes of each record it is
- * given, so a job's counts are increments here, reported as totals when the SDK collects.
+ * counts not yet added to the SDK's counters. The SDK hashes the attributes of every record it is
+ * given: a job's counts are increments here, added to the SDK in bulk (see startMetrics).
  */
 export class JobSeries {
   readonly attributes: Attributes;

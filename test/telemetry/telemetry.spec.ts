@@ -119,7 +119,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(sumOf(m.get(N.cancelled), at('tel.dropped'))).toBe(1);
       expect(sumOf(m.get(N.rescued), at('tel.lost', { reason: 'heartbeat', outcome: 'retryable' }))).toBe(1);
       expect(m.get(N.completed)?.descriptor.unit).toBe('{job}');
-      // Counted here, observed when the SDK collects: still a monotonic sum, as a Counter's.
+      // Counted here, added to the SDK in bulk as it collects: a monotonic sum, as any Counter.
       expect(m.get(N.completed)).toMatchObject({ dataPointType: DataPointType.SUM, isMonotonic: true });
     });
 
