@@ -240,6 +240,9 @@ export const AwaTelemetryMessages = {
   optionsNotObject: 'expected an object such as { metrics: true, traces: true }',
   deadlineExceeded: 'hard deadline exceeded',
   leaseLost: 'lease lost: the attempt was rescued',
+  noSdk: (providers: string[]) =>
+    `no OpenTelemetry ${providers.join(' or ')} was registered when the app booted, so nestjs-awa reports ` +
+    `nothing through it (and spends nothing on it). Register the OTel SDK before creating the Nest app.`,
 } as const;
 
 /** Texts of the dashboard (AwaDashboardModule): boot warnings and the errors its HTTP API answers with. */

@@ -3,9 +3,12 @@ import { profileId, profileLabel, type QueueProfile } from '../support/bench.con
 import { registerBenchOtel } from '../support/bench.otel.js';
 import type { DrainRun } from '../support/bench.repeat.js';
 import { drainInProcess, processLabel, recordDrains } from './process.scenario.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario, ScenarioContext } from './scenario.js';
 
 type Mode = 'off' | 'no-sdk' | 'metrics' | 'sdk';
+
+/** Its own bound: 4 modes x BENCH_REPEAT drains of BENCH_OTEL_N jobs outlast BENCH_SCENARIO_TIMEOUT_MS. */
+const TIMEOUT_MS = 900_000;
 
 const MODES: Record<Mode, string> = {
   off: 'no AwaTelemetryModule',
@@ -24,7 +27,12 @@ export function otelScenario(profile: QueueProfile): Scenario {
   return {
     id: `otel-${profileId(profile)}`,
     title: `otel: ${profileLabel(profile)}, ${Object.keys(MODES).join(' / ')}`,
-    run: async (ctx) => {
+    timeoutMs: TIMEOUT_MS,
+    run: async (scenarioCtx) => {
+      // Drains of BENCH_OTEL_N jobs: a drain of N (20,000) lasts well under a second, too short to tell the modes apart.
+      const ctx: ScenarioContext = Object.create(scenarioCtx, {
+        config: { value: { ...scenarioCtx.config, n: scenarioCtx.config.otelN } },
+      });
       const runs: Record<Mode, DrainRun[]> = { off: [], 'no-sdk': [], metrics: [], sdk: [] };
       const checks: Record<string, number> = {};
       for (let i = 0; i < ctx.config.repeat && !ctx.abandoned; i++) {
@@ -45,11 +53,11 @@ export function otelScenario(profile: QueueProfile): Scenario {
           }
         }
       }
-      for (const mode of Object.keys(MODES) as Mode[])
-        recordDrains(ctx, `${processLabel(profile)}, ${MODES[mode]}`, runs[mode], {
-          telemetry: mode,
-          ...otelChecks(checks, mode),
-        });
+      for (const mode of Object.keys(MODES) as Mode[]) {
+        const label = `${processLabel(profile)}, ${MODES[mode]}`;
+        recordDrains(ctx, label, runs[mode], { telemetry: mode, ...otelChecks(checks, mode) });
+        recordCpu(ctx, label, mode, runs[mode]);
+      }
     },
   };
 }
@@ -57,4 +65,22 @@ export function otelScenario(profile: QueueProfile): Scenario {
 /** The checks of the last run of `mode` (jobs counted by awa.job.completed, spans exported): proof it was on. */
 function otelChecks(checks: Record<string, number>, mode: Mode): Record<string, number> {
   return Object.fromEntries(Object.entries(checks).filter(([key]) => key.startsWith(`${mode}_`)));
+}
+
+/**
+ * The median CPU time per job of the bench process (the instance) over the drains of `mode`: the
+ * telemetry's cost in the figure a shared machine's load moves least (jobs/s swings with it).
+ */
+function recordCpu(ctx: ScenarioContext, label: string, mode: Mode, runs: DrainRun[]): void {
+  const values = runs.map((r) => Number(r.config.cpu_us_per_job));
+  if (values.length === 0) return;
+  const median = [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+  ctx.figure({
+    metric: 'process_cpu_us_per_job',
+    value: median,
+    n: ctx.config.n,
+    unit: 'µs/job',
+    config: { label, telemetry: mode, repeat: runs.length, runs: values },
+  });
+  ctx.log(`  ${mode}: median ${median} µs CPU/job of ${values.join(', ')}`);
 }

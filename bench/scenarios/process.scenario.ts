@@ -63,7 +63,10 @@ export async function drainInProcess(
     statements.detach();
     const vacuumsAfter = await autovacuums(observer);
     const value = Math.round(drain.completedInDb / (drain.ms / 1000));
-    ctx.log(`  ${value} jobs/s (${r2(drain.ms)} ms, boot ${Math.round(bootMs)} ms), ${statements.total} statements`);
+    ctx.log(
+      `  ${value} jobs/s (${r2(drain.ms)} ms, boot ${Math.round(bootMs)} ms, ` +
+        `${r2(drain.cpuUs / config.n)} µs CPU/job), ${statements.total} statements`,
+    );
     return {
       value,
       ok: drain.ok,
@@ -76,6 +79,7 @@ export async function drainInProcess(
         pool: 'TypeORM/pg default (10)',
         start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
         ms: r2(drain.ms),
+        cpu_us_per_job: r2(drain.cpuUs / config.n),
         boot_ms: r2(bootMs),
         handled: drain.handled,
         completed_in_db: drain.completedInDb,

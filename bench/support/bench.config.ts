@@ -33,6 +33,8 @@ export interface BenchConfig {
    * runs).
    */
   profiles: QueueProfile[];
+  /** Jobs per drain of the otel scenario: more than `n`, since it compares four modes whose gaps are small. */
+  otelN: number;
   /** Drains per process configuration; the figure is their median. */
   repeat: number;
   /** Finished rows seeded for the big-table run. */
@@ -93,6 +95,7 @@ export function readBenchConfig(): BenchConfig {
     singleCalls: int('BENCH_SINGLE_CALLS', 2_000),
     enqueueChunk: int('BENCH_ENQUEUE_CHUNK', 5_000) || 5_000,
     profiles: profiles('BENCH_PROFILES', DEFAULT_PROFILES),
+    otelN: int('BENCH_OTEL_N', 100_000) || 100_000,
     repeat: int('BENCH_REPEAT', 3) || 1,
     bigRows: int('BENCH_BIG_ROWS', 1_000_000),
     heartbeatLeases: int('BENCH_HEARTBEAT_LEASES', 10_000),

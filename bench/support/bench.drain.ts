@@ -14,6 +14,11 @@ export interface GatedDrain {
   ok: boolean;
   /** How long the gated insert took (not part of `ms`). */
   enqueueMs: number;
+  /**
+   * CPU time (user + system, µs) of this process over `ms`: the in-process instance's work, plus the
+   * bench's own polling. Unlike `ms`, other work on a shared machine barely moves it.
+   */
+  cpuUs: number;
 }
 
 /**
@@ -38,12 +43,14 @@ export async function gatedDrain(options: {
   const items = Array.from({ length: n }, (_, i) => ({ ...options.options?.(i), kind: BenchKinds.noop, args: { i } }));
   const ids: string[] = [];
   let t0 = 0;
+  let cpu0 = process.cpuUsage();
   const enqueueStarted = now();
   await producer.get(DataSource).transaction(async (manager) => {
     for (let i = 0; i < n; i += chunk) {
       for (const job of await queue.enqueueMany(items.slice(i, i + chunk), { manager })) ids.push(job.id);
     }
     t0 = now(); // the callback returns, TypeORM sends COMMIT
+    cpu0 = process.cpuUsage();
   });
   const enqueueMs = t0 - enqueueStarted;
   options.log(`  ${n} jobs committed (insert took ${Math.round(enqueueMs)} ms); draining`);
@@ -66,6 +73,14 @@ export async function gatedDrain(options: {
     options.log(`  ${String(error)}`);
   }
   const ms = now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   const completedInDb = n - (await observer.notCompleted(first, last));
-  return { ms, handled: options.handled(), completedInDb, ok: ok && completedInDb === n, enqueueMs };
+  return {
+    ms,
+    handled: options.handled(),
+    completedInDb,
+    ok: ok && completedInDb === n,
+    enqueueMs,
+    cpuUs: cpu.user + cpu.system,
+  };
 }

@@ -51,6 +51,11 @@ export class AwaEvents {
     return () => (this.listeners = this.listeners.filter((l) => l !== listener));
   }
 
+  /** Whether anything observes the core: a listener, or trace hooks that wrap its operations. */
+  get observed(): boolean {
+    return this.listeners.length > 0 || this.trace !== undefined;
+  }
+
   /** Installs (or, with undefined, removes) the trace hooks. */
   traceWith(hooks: AwaTraceHooks | undefined): void {
     this.trace = hooks;

@@ -1,19 +1,24 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { AwaTelemetryMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { MaintenanceService } from '../maintenance/maintenance.service.js';
-import { loadOtelApi } from './otel-api.js';
+import { loadOtelApi, meterProviderRegistered, tracerProviderRegistered } from './otel-api.js';
 import { startMetrics } from './telemetry.metrics.js';
 import { AWA_TELEMETRY_OPTIONS, type ResolvedTelemetryOptions } from './telemetry.options.js';
 import { startTracing } from './telemetry.tracing.js';
 
 /**
  * @internal Subscribes the OTel metrics and traces to the core's events at module init (before the
- * workers start, at bootstrap), and unsubscribes them on destroy.
+ * workers start, at bootstrap), and unsubscribes them on destroy. A signal whose SDK provider is not
+ * registered by then is not started at all: no listener, no wrapped handler, so it costs nothing.
  */
 @Injectable()
 export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('AwaTelemetryModule');
   private stops: Array<() => void> = [];
+  /** What runs: an option that is on, with its SDK provider registered at boot. */
+  readonly active = { metrics: false, traces: false };
 
   constructor(
     private readonly events: AwaEvents,
@@ -25,9 +30,16 @@ export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     if (!this.options.metrics && !this.options.traces) return;
     const api = await loadOtelApi();
-    if (this.options.metrics)
+    this.active.metrics = this.options.metrics && meterProviderRegistered(api);
+    this.active.traces = this.options.traces && tracerProviderRegistered(api);
+    const missing = [
+      ...(this.options.metrics && !this.active.metrics ? ['MeterProvider'] : []),
+      ...(this.options.traces && !this.active.traces ? ['TracerProvider'] : []),
+    ];
+    if (missing.length > 0) this.logger.log(AwaTelemetryMessages.noSdk(missing));
+    if (this.active.metrics)
       this.stops.push(startMetrics(api, this.events, { db: this.db, isLeader: () => this.maintenance.isLeader }));
-    if (this.options.traces) this.stops.push(startTracing(api, this.events));
+    if (this.active.traces) this.stops.push(startTracing(api, this.events));
   }
 
   onModuleDestroy(): void {

@@ -3,7 +3,8 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvent, AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { InFlightJob } from '../worker/in-flight-job.js';
-import type { OtelApi } from './otel-api.js';
+import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
+import { FAILED_OUTCOMES, JOB_COUNTS, SeriesTable, type JobCount } from './telemetry.series.js';
 import { queueDepths } from './telemetry.sql.js';
 
 /** @internal The names of every instrument; docs/sections/telemetry.md documents each. */
@@ -25,7 +26,7 @@ export const AwaMetricNames = {
   leader: 'awa.leader',
 } as const;
 
-type CounterName = 'enqueued' | 'started' | 'completed' | 'failed' | 'retried' | 'snoozed' | 'cancelled' | 'rescued';
+type CounterName = JobCount | 'failed' | 'rescued';
 
 const COUNTERS: Record<CounterName, string> = {
   enqueued: 'Jobs enqueued',
@@ -48,14 +49,14 @@ export interface GaugeSource {
   isLeader: () => boolean;
 }
 
-const jobAttributes = (job: InFlightJob): Attributes => ({ queue: job.row.queue, kind: job.row.kind });
-
 /**
  * @internal Records the core's events as OTel metrics, and registers the leader's gauges. Returns
- * the function that stops it. With no MeterProvider registered every instrument is the API's no-op.
+ * the function that stops it. Started only with an SDK's MeterProvider registered. Per job it
+ * makes two SDK records (wait and duration): the job counters are counted by (queue, kind) here
+ * and added to the SDK's counters in bulk as a collection begins, and when it stops (see JobSeries).
  */
 export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSource): () => void {
-  const meter = api.metrics.getMeter('nestjs-awa');
+  const meter = api.metrics.getMeter(INSTRUMENTATION_SCOPE);
   const counters = Object.fromEntries(
     Object.entries(COUNTERS).map(([key, description]) => [
       key,
@@ -75,32 +76,39 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     unit: '{job}',
     advice: { explicitBucketBoundaries: BATCH_BUCKETS },
   });
+  const series = new SeriesTable();
   const startedAt = new WeakMap<InFlightJob, number>();
+  const claimAttributes = new Map<string, Attributes>();
 
   const onEvent = (event: AwaEvent): void => {
     switch (event.type) {
       case 'enqueued':
       case 'cancelled':
-        for (const [attributes, count] of groupCounts(event.jobs)) counters[event.type].add(count, attributes);
+        for (const { queue, kind } of event.jobs) series.of(queue, kind).counts[event.type]++;
         return;
-      case 'claimed':
-        claimBatch.record(event.count, { queue: event.queue });
+      case 'claimed': {
+        let attributes = claimAttributes.get(event.queue);
+        if (!attributes) claimAttributes.set(event.queue, (attributes = { queue: event.queue }));
+        claimBatch.record(event.count, attributes);
         return;
+      }
       case 'started': {
-        const now = Date.now();
+        const { row } = event.job;
+        const s = series.of(row.queue, row.kind);
         startedAt.set(event.job, performance.now());
-        counters.started.add(1, jobAttributes(event.job));
-        wait.record(Math.max(0, now - event.job.row.run_at_ms) / 1000, jobAttributes(event.job));
+        s.counts.started++;
+        wait.record(Math.max(0, Date.now() - row.run_at_ms) / 1000, s.attributes);
         return;
       }
       case 'ended':
         return onEnded(event.job, event.state);
       case 'snoozed':
-        counters.snoozed.add(1, jobAttributes(event.job));
+        series.of(event.job.row.queue, event.job.row.kind).counts.snoozed++;
         return;
       case 'rescued':
-        for (const row of event.jobs)
-          counters.rescued.add(1, { queue: row.queue, kind: row.kind, reason: event.reason, outcome: row.state });
+        // Rare (maintenance rescues), so added to the SDK's counter at once.
+        for (const { queue, kind, state } of event.jobs)
+          counters.rescued.add(1, { queue, kind, reason: event.reason, outcome: state });
         return;
       case 'heartbeat':
         heartbeat.record(event.durationMs / 1000);
@@ -109,40 +117,50 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
   };
 
   const onEnded = (job: InFlightJob, state: JobState | null): void => {
-    const attributes = jobAttributes(job);
-    const outcome = state ?? 'lease_lost';
+    const s = series.of(job.row.queue, job.row.kind);
     const began = startedAt.get(job);
-    if (began !== undefined) duration.record((performance.now() - began) / 1000, { ...attributes, outcome });
-    if (state === 'completed') counters.completed.add(1, attributes);
-    else if (state === 'cancelled') counters.cancelled.add(1, attributes);
+    if (began !== undefined) {
+      startedAt.delete(job);
+      duration.record((performance.now() - began) / 1000, s.withOutcome(state ?? 'lease_lost'));
+    }
+    if (state === 'completed' || state === 'cancelled') s.counts[state]++;
     else if (state === 'retryable' || state === 'failed') {
-      counters.failed.add(1, { ...attributes, outcome });
-      if (state === 'retryable') counters.retried.add(1, attributes);
+      s.failed[state]++;
+      if (state === 'retryable') s.counts.retried++;
     }
   };
 
-  const stopGauges = registerGauges(meter, gauges);
+  /** Adds the counts since the last flush to the SDK's counters. */
+  const flushCounts = (): void => {
+    for (const s of series.all()) {
+      for (const name of JOB_COUNTS) {
+        const count = s.counts[name];
+        if (count === 0) continue;
+        s.counts[name] = 0;
+        counters[name].add(count, s.attributes);
+      }
+      for (const outcome of FAILED_OUTCOMES) {
+        const count = s.failed[outcome];
+        if (count === 0) continue;
+        s.failed[outcome] = 0;
+        counters.failed.add(count, s.withOutcome(outcome));
+      }
+    }
+  };
+
+  // The SDK runs the observable callbacks first as it collects, then reads the counters: flushed there,
+  // every collection sees every count.
+  const stopGauges = registerGauges(meter, gauges, flushCounts);
   const unsubscribe = events.subscribe(onEvent);
   return () => {
     unsubscribe();
+    flushCounts(); // the SDK keeps them for its last export, after the app stopped
     stopGauges();
   };
 }
 
-/** Counts jobs by (queue, kind): an enqueueMany of thousands of jobs adds once per pair. */
-function groupCounts(jobs: ReadonlyArray<{ kind: string; queue: string }>): Array<[Attributes, number]> {
-  const counts = new Map<string, [Attributes, number]>();
-  for (const { queue, kind } of jobs) {
-    const key = `${queue}\u0000${kind}`;
-    const entry = counts.get(key);
-    if (entry) entry[1]++;
-    else counts.set(key, [{ queue, kind }, 1]);
-  }
-  return [...counts.values()];
-}
-
 /** The observable gauges: the leader reports queue depths and ages; every instance its leader flag. */
-function registerGauges(meter: Meter, source: GaugeSource): () => void {
+function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => void): () => void {
   const depth = meter.createObservableGauge(AwaMetricNames.depth, {
     description: 'Unfinished jobs by queue and state (reported by the maintenance leader only)',
     unit: '{job}',
@@ -156,6 +174,7 @@ function registerGauges(meter: Meter, source: GaugeSource): () => void {
     unit: '1',
   });
   const callback = async (result: BatchObservableResult): Promise<void> => {
+    beforeCollect();
     const leads = source.isLeader();
     result.observe(leader, leads ? 1 : 0);
     if (!leads) return;

@@ -3,7 +3,7 @@ import { AwaTelemetryMessages } from '../awa.messages.js';
 import type { AwaEvent, AwaEvents, AwaTraceHooks } from '../events/awa-events.js';
 import type { Job } from '../interfaces/job.interface.js';
 import type { InFlightJob } from '../worker/in-flight-job.js';
-import type { OtelApi } from './otel-api.js';
+import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
 /** @internal OTel messaging semantic conventions, as this integration uses them. */
@@ -28,7 +28,7 @@ const M = MessagingAttributes;
  * the function that stops it.
  */
 export function startTracing(api: OtelApi, events: AwaEvents): () => void {
-  const tracer = api.trace.getTracer('nestjs-awa');
+  const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE);
   const { SpanKind, SpanStatusCode } = api;
   /** Consumer spans still open, ended by their attempt's end when the handler never settled. */
   const open = new WeakMap<InFlightJob, Span>();
@@ -60,27 +60,22 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
 
     process(job, invoke) {
       return (handed: Job) => {
-        const producer = parseTraceparent(job.row.traceparent);
+        const { row } = job;
+        const producer = parseTraceparent(row.traceparent);
         // From the root: the claim loop may run in whatever context woke it (an enqueue's span).
         const parent: Context = producer ? api.trace.setSpanContext(api.ROOT_CONTEXT, producer) : api.ROOT_CONTEXT;
+        // Literal keys (MessagingAttributes' values): a literal with computed keys is built slowly, per attempt.
+        const attributes: Attributes = {
+          'messaging.system': 'awa',
+          'messaging.operation.type': 'process',
+          'messaging.operation.name': 'process',
+          'messaging.destination.name': row.queue,
+          'messaging.message.id': job.id,
+          'awa.job.kind': row.kind,
+          'awa.job.attempt': row.attempt,
+        };
         const links: Link[] = producer ? [{ context: producer }] : [];
-        const span = tracer.startSpan(
-          `process ${job.row.queue}`,
-          {
-            kind: SpanKind.CONSUMER,
-            links,
-            attributes: {
-              [M.system]: 'awa',
-              [M.operationType]: 'process',
-              [M.operationName]: 'process',
-              [M.destination]: job.row.queue,
-              [M.messageId]: job.id,
-              [M.kind]: job.row.kind,
-              [M.attempt]: job.row.attempt,
-            },
-          },
-          parent,
-        );
+        const span = tracer.startSpan(`process ${row.queue}`, { kind: SpanKind.CONSUMER, links, attributes }, parent);
         open.set(job, span);
         const settle = (error?: unknown): void => {
           if (open.get(job) !== span) return;
@@ -92,10 +87,14 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
         try {
           result = api.context.with(api.trace.setSpan(parent, span), invoke, undefined, handed);
         } catch (error) {
-          settle(error);
+          settle(error ?? new Error(String(error)));
           throw error;
         }
-        return Promise.resolve(result).then(
+        if (!isThenable(result)) {
+          settle(); // a synchronous handler: no promise to wait for
+          return result;
+        }
+        return result.then(
           (value) => {
             settle();
             return value;
@@ -129,3 +128,8 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
     events.traceWith(undefined);
   };
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  (typeof value === 'object' || typeof value === 'function') &&
+  value !== null &&
+  typeof (value as PromiseLike<unknown>).then === 'function';

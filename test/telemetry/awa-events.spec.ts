@@ -48,4 +48,15 @@ describe('AwaEvents', () => {
     events.traceWith(undefined);
     expect(await events.send([], async (traceparent) => traceparent)).toBeUndefined();
   });
+
+  it('says whether anything observes the core: a listener or trace hooks', () => {
+    const events = new AwaEvents();
+    expect(events.observed).toBe(false);
+    const stop = events.subscribe(() => undefined);
+    expect(events.observed).toBe(true);
+    stop();
+    expect(events.observed).toBe(false);
+    events.traceWith({ send: (_jobs, insert) => insert(), process: (_job, invoke) => invoke });
+    expect(events.observed).toBe(true);
+  });
 });

@@ -9,7 +9,12 @@ import {
   type AwaTelemetryOptions,
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { metrics, trace } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AwaEvents } from '../../lib/events/awa-events.js';
+import { AwaTelemetry } from '../../lib/telemetry/awa-telemetry.service.js';
 import { AWA_TELEMETRY_OPTIONS } from '../../lib/telemetry/telemetry.options.js';
+import { InFlightJob } from '../../lib/worker/in-flight-job.js';
 import { caughtSync } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
@@ -44,6 +49,48 @@ describe('AwaTelemetryModule without an OTel SDK', () => {
     expect(app.get(Handlers).handled).toBe(2);
     const rows = await app.get(DataSource).query('SELECT traceparent FROM awa.jobs ORDER BY id');
     expect(rows).toEqual([{ traceparent: null }, { traceparent: null }]);
+  });
+
+  it('starts nothing: no listener on the core, no trace hooks, the handler runs as it is', () => {
+    expect(app.get(AwaTelemetry).active).toEqual({ metrics: false, traces: false });
+    const events = app.get(AwaEvents);
+    expect(events.observed).toBe(false);
+    const invoke = () => undefined;
+    expect(events.process({} as InFlightJob, invoke)).toBe(invoke);
+  });
+});
+
+/** Traces alone: a TracerProvider registered before boot, no MeterProvider. */
+describe('AwaTelemetryModule with only a TracerProvider registered', () => {
+  let db: TestDatabase;
+  let app: TestingModule;
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    metrics.disable();
+    trace.setGlobalTracerProvider(provider);
+    app = await startTestApp({ url: db.url, providers: [Handlers], imports: [AwaTelemetryModule.forRoot() as never] });
+  });
+  afterAll(async () => {
+    await app?.close();
+    trace.disable();
+    await provider.shutdown();
+    await db?.drop();
+  });
+
+  it('uses it: traces on, metrics off; the enqueue stores the producer span, the attempt gets its own', async () => {
+    expect(app.get(AwaTelemetry).active).toEqual({ metrics: false, traces: true });
+    const producer = app.get(QueueProducer);
+    const { id } = await producer.enqueue('plain.ok', {});
+    await waitFor(async () => (await producer.getJob(id))?.state === 'completed', 15_000, 'completion');
+    const [row] = await app.get(DataSource).query('SELECT traceparent FROM awa.jobs WHERE id = $1', [id]);
+    const [, traceId, spanId] = String(row.traceparent).split('-');
+    const named = (name: string) => exporter.getFinishedSpans().find((s) => s.name === name);
+    await waitFor(() => named('process default') !== undefined, 15_000, 'the consumer span');
+    expect(named('send default')?.spanContext()).toMatchObject({ traceId, spanId });
+    expect(named('process default')?.parentSpanContext).toMatchObject({ traceId, spanId });
   });
 });
 

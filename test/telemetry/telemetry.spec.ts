@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { Histogram } from '@opentelemetry/sdk-metrics';
+import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { AwaTelemetryModule, JobHandler, MaintenanceService, QueueProducer, type Job, type JobState } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { AwaEvents } from '../../lib/events/awa-events.js';
+import { AwaTelemetry } from '../../lib/telemetry/awa-telemetry.service.js';
 import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
 import { seedRunning } from '../support/job-factory.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -91,6 +93,11 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
     await db?.drop();
   });
 
+  it('uses the SDK registered before boot: metrics and traces on, both observing the core', () => {
+    expect(app.get(AwaTelemetry).active).toEqual({ metrics: true, traces: true });
+    expect(app.get(AwaEvents).observed).toBe(true);
+  });
+
   describe('metrics', () => {
     it('counts enqueued, started, completed, failed, retried, cancelled and rescued jobs', async () => {
       const m = await sdk.collect();
@@ -112,6 +119,8 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(sumOf(m.get(N.cancelled), at('tel.dropped'))).toBe(1);
       expect(sumOf(m.get(N.rescued), at('tel.lost', { reason: 'heartbeat', outcome: 'retryable' }))).toBe(1);
       expect(m.get(N.completed)?.descriptor.unit).toBe('{job}');
+      // Counted here, added to the SDK in bulk as it collects: a monotonic sum, as any Counter.
+      expect(m.get(N.completed)).toMatchObject({ dataPointType: DataPointType.SUM, isMonotonic: true });
     });
 
     it('records duration by outcome, wait from run_at to start, claim batch sizes, heartbeat ticks', async () => {
