@@ -94,7 +94,7 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await revertOnce(queryRunner, this.name, [
-      'DROP FUNCTION IF EXISTS awa.claim_flow(text, text[], integer, text, float8, integer, float8, integer)',
+      'DROP FUNCTION IF EXISTS awa.claim_flow(text, text[], integer, text, float8, integer, float8, integer, float8)',
       'DROP TRIGGER IF EXISTS active_leases_flow_deleted ON awa.active_leases',
       'DROP FUNCTION IF EXISTS awa.flow_leases_deleted()',
       'DROP TRIGGER IF EXISTS jobs_flow_available ON awa.jobs',

@@ -70,7 +70,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
 
   it('the rate-limited claim without keys reads the queue row and the (queue, kind) indexes', async () => {
     await f.sql(`INSERT INTO awa.jobs (kind, queue) SELECT 'k', 'plain' FROM generate_series(1, 100)`);
-    const { rows, scans } = await claimPlans(['plain', ['k'], 10, 'instance-a', 0, 100, 1_000, 0], true);
+    const { rows, scans } = await claimPlans(['plain', ['k'], 10, 'instance-a', 0, 100, 1_000, 0, 0], true);
     expect(rows).toHaveLength(10);
     expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     expect(scans.map((n) => n['Index Name'])).toEqual(
@@ -79,7 +79,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
   });
 
   it('claims from the free keys only, by index, without reading the saturated keys or their jobs', async () => {
-    const { rows, scans } = await claimPlans(['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT]);
+    const { rows, scans } = await claimPlans(['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT, 0]);
     expect(rows).toHaveLength(FREE_KEYS * KEY_LIMIT);
     expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     const indexes = [...new Set(scans.map((n) => `${n['Relation Name']} ${n['Index Name']}`))].sort();
