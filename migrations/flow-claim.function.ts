@@ -42,6 +42,7 @@ DECLARE
   take integer := p_want;
   taken integer := 0;
   keys text[];
+  tids tid[];
   frees integer[];
   lims integer[];
   ns integer[];
@@ -85,9 +86,10 @@ BEGIN
 
   IF p_key_limit > 0 THEN
     SELECT coalesce(array_agg(c.key ORDER BY c.last_claimed_at, c.key), '{}'),
+           coalesce(array_agg(c.ctid ORDER BY c.last_claimed_at, c.key), '{}'),
            coalesce(array_agg(c.free ORDER BY c.last_claimed_at, c.key), '{}')
-      INTO keys, frees
-      FROM (SELECT f.key, f.last_claimed_at, coalesce(f.max_running, p_key_limit) - f.running AS free
+      INTO keys, tids, frees
+      FROM (SELECT f.ctid, f.key, f.last_claimed_at, coalesce(f.max_running, p_key_limit) - f.running AS free
               FROM awa.flow_keys f
              WHERE f.queue = p_queue AND f.has_waiting AND NOT f.saturated
                AND (f.held_until IS NULL OR f.held_until <= t)
@@ -131,13 +133,16 @@ BEGIN
            c.traceparent, NULL::float8
       FROM claimed c;
     GET DIAGNOSTICS taken = ROW_COUNT;
+    -- The key rows as locked above, by ctid (= ANY: a TID scan whatever the estimates; a join could
+    -- hash a sequential scan of every key row). This transaction changed none of them since, and this
+    -- statement's snapshot is younger than the locks.
     UPDATE awa.flow_keys f
        SET running = f.running + s.n,
            last_claimed_at = CASE WHEN s.n > 0 THEN t ELSE f.last_claimed_at END,
            has_waiting = CASE WHEN s.lim <= 0 THEN f.has_waiting ELSE s.found >= s.lim OR s.found > s.n END,
            saturated = f.running + s.n >= coalesce(f.max_running, p_key_limit)
-      FROM unnest(keys, lims, ns, founds) AS s(key, lim, n, found)
-     WHERE f.queue = p_queue AND f.key = s.key;
+      FROM unnest(tids, lims, ns, founds) AS s(tid, lim, n, found)
+     WHERE f.ctid = ANY (tids) AND f.ctid = s.tid;
   ELSE
     RETURN QUERY
     WITH kinds AS (
