@@ -36,7 +36,9 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
         held_until      timestamptz,
         last_claimed_at timestamptz NOT NULL DEFAULT '-infinity',
         PRIMARY KEY (queue, key)
-      )`,
+      ) WITH (fillfactor = 30)`,
+      // fillfactor: a completion's update of a key row (running, saturated) changes no indexed value, so
+      // with room on its page it is a HOT update, which writes no index entries. Key rows are small.
       // The keys a claim may take from, least recently served first: keys with nothing waiting, or at
       // their limit, are not in it, however many there are.
       `CREATE INDEX flow_keys_ready_idx ON awa.flow_keys (queue, last_claimed_at)
@@ -72,17 +74,27 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
       // Every path that ends an attempt deletes its lease: this gives the key's slot back. Key rows are
       // locked in (queue, key) order, so two statements freeing the same keys cannot deadlock.
       `CREATE FUNCTION awa.flow_leases_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      DECLARE
+        freed record;
+        tids tid[];
+        ns integer[];
       BEGIN
         IF NOT EXISTS (SELECT FROM old_leases WHERE concurrency_key IS NOT NULL) THEN RETURN NULL; END IF;
-        WITH freed AS (
-          SELECT o.flow_queue AS queue, o.concurrency_key AS key, count(*)::int AS n
-            FROM old_leases o WHERE o.concurrency_key IS NOT NULL GROUP BY 1, 2
-        ), locked AS (
-          SELECT f.queue, f.key, d.n FROM awa.flow_keys f JOIN freed d ON d.queue = f.queue AND d.key = f.key
-           ORDER BY f.queue, f.key FOR UPDATE OF f
-        )
-        UPDATE awa.flow_keys f SET running = greatest(f.running - l.n, 0), saturated = false
-          FROM locked l WHERE f.queue = l.queue AND f.key = l.key;
+        SELECT array_agg(d.queue ORDER BY d.queue, d.key) AS qs, array_agg(d.key ORDER BY d.queue, d.key) AS ks,
+               array_agg(d.n ORDER BY d.queue, d.key) AS ns
+          INTO freed
+          FROM (SELECT o.flow_queue AS queue, o.concurrency_key AS key, count(*)::int AS n
+                  FROM old_leases o WHERE o.concurrency_key IS NOT NULL GROUP BY 1, 2) d;
+        -- One primary-key lookup per key, in that order. Then the update by ctid (= ANY: a TID scan
+        -- whatever the estimates), in a statement whose snapshot is younger than the locks: it sees the
+        -- versions locked. A join with the key table could hash a sequential scan of every key row
+        -- (dead versions included) on every completion.
+        SELECT array_agg(k.ctid), array_agg(u.n) INTO tids, ns
+          FROM unnest(freed.qs, freed.ks, freed.ns) AS u(queue, key, n) CROSS JOIN LATERAL (
+            SELECT f.ctid FROM awa.flow_keys f WHERE f.queue = u.queue AND f.key = u.key LIMIT 1 FOR UPDATE
+          ) k;
+        UPDATE awa.flow_keys f SET running = greatest(f.running - u.n, 0), saturated = false
+          FROM unnest(tids, ns) AS u(tid, n) WHERE f.ctid = ANY (tids) AND f.ctid = u.tid;
         RETURN NULL;
       END
       $fn$`,
@@ -94,7 +106,7 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await revertOnce(queryRunner, this.name, [
-      'DROP FUNCTION IF EXISTS awa.claim_flow(text, text[], integer, text, float8, integer, float8, integer)',
+      'DROP FUNCTION IF EXISTS awa.claim_flow(text, text[], integer, text, float8, integer, float8, integer, float8)',
       'DROP TRIGGER IF EXISTS active_leases_flow_deleted ON awa.active_leases',
       'DROP FUNCTION IF EXISTS awa.flow_leases_deleted()',
       'DROP TRIGGER IF EXISTS jobs_flow_available ON awa.jobs',

@@ -7,9 +7,11 @@
  * In order, each a bound on the next:
  * 1. The queue's hold (held_until): nothing starts before it.
  * 2. The rate limit (p_rate_limit per p_period_ms, 0: none): a sliding log on the queue's row, locked
- *    FOR UPDATE, of (start time, count) of the claims of the last period. A claim starts at most
- *    limit minus the starts logged in (t - period, t], so every window of one period holds at most
- *    `limit` starts. t is clock_timestamp() read after the row lock, and written as attempted_at and
+ *    FOR UPDATE, of (start time, count) of the claims of the last window. A claim takes at most
+ *    limit minus the claims logged in (t - window, t], so every window holds at most `limit` claims.
+ *    The window is the period plus p_buffer_ms, the longest a prefetching worker lets a claimed job
+ *    wait before it starts (0 without prefetch): the jobs that start in [w, w + period) were claimed
+ *    in (w - p_buffer_ms, w + period), one window, so at most `limit` of them. t is clock_timestamp() read after the row lock, and written as attempted_at and
  *    the leases' claimed_at: the claims of one queue are serialized by the lock, so the stamps are in
  *    the order of the log.
  * 3. The key limit (p_key_limit running attempts per key, 0: no keys): the least recently served keys
@@ -23,14 +25,16 @@
 export const CLAIM_FLOW_FUNCTION = `
 CREATE FUNCTION awa.claim_flow(
   p_queue text, p_kinds text[], p_want integer, p_instance text, p_deadline_ms float8,
-  p_rate_limit integer, p_period_ms float8, p_key_limit integer)
+  p_rate_limit integer, p_period_ms float8, p_key_limit integer, p_buffer_ms float8)
 RETURNS TABLE (id text, kind text, queue text, args jsonb, attempt integer, max_attempts integer,
-  priority smallint, run_lease text, created_ms float8, wait_ms float8)
+  priority smallint, run_lease text, created_ms float8, run_at_ms float8, traceparent text, wait_ms float8)
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
 DECLARE
   t timestamptz;
-  period interval := p_period_ms * interval '1 millisecond';
+  -- The log's window: a start within p_buffer_ms of its claim lies in a period whose claims all lie
+  -- in one window of period + p_buffer_ms.
+  period interval := (p_period_ms + p_buffer_ms) * interval '1 millisecond';
   held timestamptz;
   log_at timestamptz[] := '{}';
   log_n integer[] := '{}';
@@ -38,6 +42,7 @@ DECLARE
   take integer := p_want;
   taken integer := 0;
   keys text[];
+  tids tid[];
   frees integer[];
   lims integer[];
   ns integer[];
@@ -62,8 +67,8 @@ BEGIN
     RETURN;
   END IF;
   IF held > t THEN
-    RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::integer,
-      NULL::smallint, NULL::text, NULL::float8, extract(epoch FROM held - t)::float8 * 1000;
+    wait_ms := extract(epoch FROM held - t)::float8 * 1000; -- the wait row: every other column null
+    RETURN NEXT;
     RETURN;
   END IF;
   IF p_rate_limit > 0 THEN
@@ -73,17 +78,18 @@ BEGIN
       FROM unnest(log_at, log_n) WITH ORDINALITY AS l(a, n, o) WHERE l.a > t - period;
     take := least(p_want, p_rate_limit - used);
     IF take <= 0 THEN
-      RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::integer,
-        NULL::smallint, NULL::text, NULL::float8, extract(epoch FROM log_at[1] + period - t)::float8 * 1000;
+      wait_ms := extract(epoch FROM log_at[1] + period - t)::float8 * 1000;
+      RETURN NEXT;
       RETURN;
     END IF;
   END IF;
 
   IF p_key_limit > 0 THEN
     SELECT coalesce(array_agg(c.key ORDER BY c.last_claimed_at, c.key), '{}'),
+           coalesce(array_agg(c.ctid ORDER BY c.last_claimed_at, c.key), '{}'),
            coalesce(array_agg(c.free ORDER BY c.last_claimed_at, c.key), '{}')
-      INTO keys, frees
-      FROM (SELECT f.key, f.last_claimed_at, coalesce(f.max_running, p_key_limit) - f.running AS free
+      INTO keys, tids, frees
+      FROM (SELECT f.ctid, f.key, f.last_claimed_at, coalesce(f.max_running, p_key_limit) - f.running AS free
               FROM awa.flow_keys f
              WHERE f.queue = p_queue AND f.has_waiting AND NOT f.saturated
                AND (f.held_until IS NULL OR f.held_until <= t)
@@ -113,7 +119,7 @@ BEGIN
          SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = t
        WHERE j.id = ANY (ids[1:take])
       RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
-                j.concurrency_key
+                j.run_at, j.traceparent, j.concurrency_key
     ), leased AS (
       INSERT INTO awa.active_leases
         (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at, concurrency_key, flow_queue)
@@ -123,16 +129,20 @@ BEGIN
         FROM claimed c
     )
     SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
-           (extract(epoch FROM c.created_at) * 1000)::float8, NULL::float8
+           (extract(epoch FROM c.created_at) * 1000)::float8, (extract(epoch FROM c.run_at) * 1000)::float8,
+           c.traceparent, NULL::float8
       FROM claimed c;
     GET DIAGNOSTICS taken = ROW_COUNT;
+    -- The key rows as locked above, by ctid (= ANY: a TID scan whatever the estimates; a join could
+    -- hash a sequential scan of every key row). This transaction changed none of them since, and this
+    -- statement's snapshot is younger than the locks.
     UPDATE awa.flow_keys f
        SET running = f.running + s.n,
            last_claimed_at = CASE WHEN s.n > 0 THEN t ELSE f.last_claimed_at END,
            has_waiting = CASE WHEN s.lim <= 0 THEN f.has_waiting ELSE s.found >= s.lim OR s.found > s.n END,
            saturated = f.running + s.n >= coalesce(f.max_running, p_key_limit)
-      FROM unnest(keys, lims, ns, founds) AS s(key, lim, n, found)
-     WHERE f.queue = p_queue AND f.key = s.key;
+      FROM unnest(tids, lims, ns, founds) AS s(tid, lim, n, found)
+     WHERE f.ctid = ANY (tids) AND f.ctid = s.tid;
   ELSE
     RETURN QUERY
     WITH kinds AS (
@@ -158,7 +168,8 @@ BEGIN
       UPDATE awa.jobs j
          SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = t
        WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p))
-      RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at
+      RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
+                j.run_at, j.traceparent
     ), leased AS (
       INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
       SELECT c.id, c.run_lease, p_instance, t,
@@ -166,7 +177,8 @@ BEGIN
         FROM claimed c
     )
     SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
-           (extract(epoch FROM c.created_at) * 1000)::float8, NULL::float8
+           (extract(epoch FROM c.created_at) * 1000)::float8, (extract(epoch FROM c.run_at) * 1000)::float8,
+           c.traceparent, NULL::float8
       FROM claimed c;
     GET DIAGNOSTICS taken = ROW_COUNT;
   END IF;
@@ -176,8 +188,8 @@ BEGIN
     log_n := log_n || taken;
     UPDATE awa.queues q SET rate_at = log_at, rate_n = log_n WHERE q.name = p_queue;
     IF used + taken >= p_rate_limit THEN
-      RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::integer,
-        NULL::smallint, NULL::text, NULL::float8, extract(epoch FROM log_at[1] + period - t)::float8 * 1000;
+      wait_ms := extract(epoch FROM log_at[1] + period - t)::float8 * 1000;
+      RETURN NEXT;
     END IF;
   END IF;
   RETURN;

@@ -2,6 +2,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { flowSql, workerSql } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import { rateBufferWait } from '../worker/prefetch-limits.js';
 
 /** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
 export interface ClaimResult {
@@ -37,13 +38,13 @@ export async function claimBatch(
     options.rateLimit?.limit ?? 0,
     options.rateLimit?.period ?? 0,
     options.keyConcurrency,
+    rateBufferWait(options.rateLimit, options.prefetch, options.deadlineDuration),
   ]);
   const rows: ClaimedJobRow[] = [];
   let waitMs: number | null = null;
   for (const row of result) {
     if (row.id === null) waitMs = row.wait_ms;
-    // The flow claim returns neither (telemetry's wait histogram and trace parent): fill them in.
-    else rows.push({ ...row, run_at_ms: row.run_at_ms ?? row.created_ms, traceparent: row.traceparent ?? null });
+    else rows.push(row);
   }
   return { rows, waitMs };
 }

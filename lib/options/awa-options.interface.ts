@@ -28,8 +28,9 @@ export interface QueueOptions {
   maxSnoozes?: number;
   /**
    * Fleet-wide rate limit: at most `limit` attempts of this queue start in any window of `period` ms,
-   * summed over all instances, enforced by the claim. Default null (none). With it, the queue
-   * prefetches nothing: a claimed attempt counts as started.
+   * summed over all instances, enforced by the claim. Default null (none). With `prefetch`, a claimed
+   * job that cannot start within period / 40 of its claim is given back unstarted, and the claims
+   * count their limit over period + that wait (README, "Flow control").
    */
   rateLimit?: RateLimitOptions | null;
   /**

@@ -7,7 +7,8 @@ export type FlowClaimRow = (ClaimedJobRow & { wait_ms: null }) | { id: null; wai
 /**
  * The claim of a queue with flow control: awa.claim_flow (migration AwaFlowControl) claims like
  * claimJobs, within the queue's hold, rate limit ($6 attempts per $7 ms, 0: none) and key limit ($8
- * running attempts per concurrency key, 0: none). Queues without flow control keep claimJobs.
+ * running attempts per concurrency key, 0: none). $9: the longest a claimed job waits in the prefetch
+ * buffer before it starts, added to the rate limit's window. Queues without flow control keep claimJobs.
  */
 export const claimFlowJobs = statement<
   [
@@ -19,9 +20,10 @@ export const claimFlowJobs = statement<
     rateLimit: number,
     ratePeriodMs: number,
     keyConcurrency: number,
+    bufferWaitMs: number,
   ],
   FlowClaimRow
->('claim_flow_jobs', `SELECT * FROM awa.claim_flow($1, $2::text[], $3, $4, $5, $6, $7, $8)`);
+>('claim_flow_jobs', `SELECT * FROM awa.claim_flow($1, $2::text[], $3, $4, $5, $6, $7, $8, $9)`);
 
 /**
  * A handler asked to back off (job.rateLimit(ms) or RateLimitedError): gives attempt ($1 id, $2 run

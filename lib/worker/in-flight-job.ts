@@ -45,8 +45,6 @@ export class InFlightJob {
   lost = false;
   /** Set while it waits in the prefetch buffer: takes it out when it is cancelled or lost there. */
   whileBuffered: (() => void) | undefined;
-  /** When the claim came back, on the monotonic clock (it only times the wait in the buffer). */
-  readonly claimedAt = performance.now();
   /** Made on first use of `job.signal`: most handlers never look at it. */
   private controller: AbortController | undefined;
   private abortReason: string | undefined;
@@ -65,6 +63,8 @@ export class InFlightJob {
   constructor(
     readonly row: ClaimedJobRow,
     private readonly progressSink?: ProgressSink,
+    /** When its claim was sent, on the monotonic clock: the wait in the buffer is timed from it. */
+    readonly claimedAt = performance.now(),
   ) {
     this.id = row.id;
     this.runLease = row.run_lease;

@@ -12,7 +12,7 @@ import { ifHeld, writeAttemptOutcome } from './attempt-outcome.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
-import { bufferWaitLimit, keepDeadlineWithin } from './prefetch-limits.js';
+import { bufferWaitLimit, keepDeadlineWithin, RateBufferAllowance, rateBufferWait } from './prefetch-limits.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -52,6 +52,13 @@ export class QueueWorker {
   /** Jobs were given back from the buffer for waiting too long: claim no more than free slots. */
   private bufferStale = false;
   private readonly waitLimit: number;
+  /**
+   * A rate-limited queue with prefetch: how many jobs it may claim beyond its free slots, and whether
+   * jobs of its last claim waited in the buffer (see pump). Its wait limit is rateBufferWait.
+   */
+  private readonly rateAllowance: RateBufferAllowance | undefined;
+  private rateBuffered = false;
+  private expiryTimer: NodeJS.Timeout | undefined;
   private readonly keepDeadline: number;
   /** When the claim loop last ran to its end without an error (monotonic clock), for the health check. */
   lastTickAt = performance.now();
@@ -68,7 +75,9 @@ export class QueueWorker {
   ) {
     this.kinds = [...kinds];
     this.logger = new Logger(`AwaWorker:${options.name}`);
-    this.waitLimit = bufferWaitLimit(options.deadlineDuration);
+    const rateWait = rateBufferWait(options.rateLimit, options.prefetch, options.deadlineDuration);
+    this.waitLimit = rateWait > 0 ? rateWait : bufferWaitLimit(options.deadlineDuration);
+    this.rateAllowance = rateWait > 0 ? new RateBufferAllowance(options.prefetch) : undefined;
     this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
     this.claimOnFree = options.keyConcurrency > 0;
   }
@@ -102,6 +111,7 @@ export class QueueWorker {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     clearTimeout(this.flowTimer);
+    clearTimeout(this.expiryTimer);
     await this.claimRun;
     const unstarted = this.buffer.splice(0);
     for (const job of unstarted) job.whileBuffered = undefined;
@@ -125,8 +135,12 @@ export class QueueWorker {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
         const { concurrency } = this.options;
-        // A rate-limited claim starts its attempts: buffered jobs would start later, bunched.
-        const prefetch = this.bufferStale || this.options.rateLimit ? 0 : this.options.prefetch;
+        // A rate-limited queue buffers only what starts in time (rateBufferWait), else its limit is spent for nothing.
+        const prefetch = this.bufferStale
+          ? 0
+          : this.options.rateLimit
+            ? (this.rateAllowance?.current ?? 0)
+            : this.options.prefetch;
         const held = this.running.size + this.buffer.length;
         // Backpressure: each settled handler's unwritten result still holds a lease, so results
         // waiting for the writer count against an allowance of the same size as the slots and
@@ -136,17 +150,20 @@ export class QueueWorker {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
+        const sentAt = performance.now(); // a rate-limited buffer's wait counts from here (see awa.claim_flow)
         const { rows, waitMs } = await claimBatch(this.deps.db, this.options, this.kinds, want, this.deps.instanceId);
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
         if (waitMs !== null) this.wakeIn(waitMs);
         this.deps.events.emit({ type: 'claimed', queue: this.options.name, count: rows.length });
         for (const row of rows) {
-          const job = new InFlightJob(row, this.deps.writer);
+          const job = new InFlightJob(row, this.deps.writer, sentAt);
           this.deps.leases.add(job); // heartbeated from now on, running or not
           this.toBuffer(job);
         }
         this.pump(); // nothing starts if shutdown began while the claim was in flight
+        if (this.rateAllowance && this.buffer.length > 0) this.rateBuffered = true;
+        else if (this.rateAllowance && rows.length === want) this.rateAllowance.allStarted(); // more may start in time
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
@@ -183,8 +200,16 @@ export class QueueWorker {
     if (this.stopped) return; // shutdown gives buffered jobs back; none may start now
     this.expireBuffer();
     const { concurrency, deadlineDuration } = this.options;
-    const now = performance.now();
+    let now = performance.now();
     while (this.running.size < concurrency && this.buffer.length > 0) {
+      if (this.rateAllowance) {
+        // Each start is checked on the clock: the handlers started before it took time.
+        now = performance.now();
+        if (now - this.buffer[0]!.claimedAt > this.waitLimit) {
+          this.expireBuffer();
+          continue;
+        }
+      }
       const job = this.buffer.shift()!;
       job.whileBuffered = undefined;
       this.running.set(job.key, job);
@@ -192,6 +217,22 @@ export class QueueWorker {
         this.deps.writer.start(job, deadlineDuration);
       void this.attempt(job);
     }
+    if (this.rateAllowance) this.watchRateBuffer();
+  }
+
+  /**
+   * A rate-limited buffer: an emptied buffer whose jobs all started in time may grow; jobs left in it
+   * are given back once their wait is over, not at the next poll, to free their leases (and keys).
+   */
+  private watchRateBuffer(): void {
+    clearTimeout(this.expiryTimer);
+    if (this.buffer.length === 0) {
+      if (this.rateBuffered) this.rateAllowance!.allStarted();
+      this.rateBuffered = false;
+      return;
+    }
+    const dueIn = this.buffer[0]!.claimedAt + this.waitLimit - performance.now();
+    this.expiryTimer = setTimeout(() => this.pump(), Math.max(1, Math.ceil(dueIn))).unref();
   }
 
   private toBuffer(job: InFlightJob): void {
@@ -236,6 +277,10 @@ export class QueueWorker {
     const jobs = this.buffer.splice(0, expired);
     for (const job of jobs) job.whileBuffered = undefined;
     this.bufferStale = true;
+    if (this.rateAllowance) {
+      this.rateAllowance.gaveBack();
+      this.rateBuffered = false;
+    }
     void this.track(this.giveBack(jobs));
   }
 

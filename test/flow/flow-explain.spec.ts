@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { flowSql } from '../../lib/sql/index.js';
+import { flowSql, workerSql } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 
 interface PlanNode {
@@ -70,7 +70,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
 
   it('the rate-limited claim without keys reads the queue row and the (queue, kind) indexes', async () => {
     await f.sql(`INSERT INTO awa.jobs (kind, queue) SELECT 'k', 'plain' FROM generate_series(1, 100)`);
-    const { rows, scans } = await claimPlans(['plain', ['k'], 10, 'instance-a', 0, 100, 1_000, 0], true);
+    const { rows, scans } = await claimPlans(['plain', ['k'], 10, 'instance-a', 0, 100, 1_000, 0, 0], true);
     expect(rows).toHaveLength(10);
     expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     expect(scans.map((n) => n['Index Name'])).toEqual(
@@ -78,13 +78,44 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
     );
   });
 
+  it('a completion gives its keys their slots back by primary key and ctid, never a scan of every key', async () => {
+    plans.length = 0;
+    await client.query('BEGIN');
+    const { rows } = await client.query({
+      text: flowSql.claimFlowJobs.text,
+      values: ['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT, 0],
+    });
+    plans.length = 0;
+    const claimed = rows as Array<{ id: string; run_lease: string }>;
+    await client.query({
+      text: workerSql.completeJobs.text,
+      values: [claimed.map((r) => r.id), claimed.map((r) => r.run_lease)],
+    });
+    const scans = plans
+      .flatMap(nodes)
+      .filter((n) => n['Relation Name'] === 'flow_keys' && n['Node Type'] !== 'ModifyTable');
+    const keys = (
+      await client.query(`SELECT sum(running)::int AS n FROM awa.flow_keys WHERE queue = 'q' AND key = ANY ($1)`, [
+        Array.from({ length: FREE_KEYS }, (_, i) => `key-${i}`),
+      ])
+    ).rows[0].n;
+    await client.query('ROLLBACK');
+    expect(claimed).toHaveLength(FREE_KEYS * KEY_LIMIT);
+    expect(keys).toBe(0);
+    expect(scans.map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).sort()).toEqual([
+      'Index Scan flow_keys_pkey',
+      'Tid Scan',
+    ]);
+  });
+
   it('claims from the free keys only, by index, without reading the saturated keys or their jobs', async () => {
-    const { rows, scans } = await claimPlans(['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT]);
+    const { rows, scans } = await claimPlans(['q', ['k'], 20, 'instance-a', 0, 0, 0, KEY_LIMIT, 0]);
     expect(rows).toHaveLength(FREE_KEYS * KEY_LIMIT);
     expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
-    const indexes = [...new Set(scans.map((n) => `${n['Relation Name']} ${n['Index Name']}`))].sort();
+    // The key rows are updated by the ctids their locking read returned: a TID scan.
+    const indexes = [...new Set(scans.map((n) => `${n['Relation Name']} ${n['Index Name'] ?? n['Node Type']}`))].sort();
     expect(indexes).toEqual([
-      'flow_keys flow_keys_pkey',
+      'flow_keys Tid Scan',
       'flow_keys flow_keys_ready_idx',
       'jobs jobs_flow_idx',
       'jobs jobs_pkey',

@@ -9,7 +9,7 @@ import {
   type Job,
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { FlowMessages } from '../../lib/awa.messages.js';
+import { FlowMessages, RescueErrors } from '../../lib/awa.messages.js';
 import { caught, caughtSync } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
@@ -19,6 +19,8 @@ import { maxInWindow, maxOverlap } from './flow-fixture.js';
 @Injectable()
 class FlowHandlers {
   readonly seen: Array<{ id: string; attempt: number }> = [];
+  /** Handler starts of flow.prefetched, on this process's clock (ms). */
+  readonly prefetchedStarts: number[] = [];
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -39,6 +41,13 @@ class FlowHandlers {
   @JobHandler('flow.rated', { queue: 'rated' })
   rated() {
     return undefined;
+  }
+
+  /** Outlives the buffer wait (300 ms / 40): with 2 slots, some of each claim's buffered jobs go back. */
+  @JobHandler('flow.prefetched', { queue: 'prefetched' })
+  async prefetched() {
+    this.prefetchedStarts.push(performance.timeOrigin + performance.now());
+    await new Promise((r) => setTimeout(r, 10));
   }
 
   /** Backs off on its first attempt: by returning job.rateLimit(), or by throwing RateLimitedError. */
@@ -69,6 +78,7 @@ describe('flow control in a worker', () => {
           keyed: { concurrency: 20, keyConcurrency: 2, pollInterval: 200 },
           fair: { concurrency: 20, keyConcurrency: 5, pollInterval: 200 },
           rated: { concurrency: 20, rateLimit: { limit: 5, period: 300 }, pollInterval: 5_000 },
+          prefetched: { concurrency: 2, prefetch: 20, rateLimit: { limit: 5, period: 300 }, pollInterval: 5_000 },
         },
       },
     });
@@ -141,6 +151,24 @@ describe('flow control in a worker', () => {
       ),
     ).toBeLessThanOrEqual(5);
   });
+
+  it('with prefetch, starts at most `limit` handlers in any window, and gives back what cannot start in time', async () => {
+    await producer.enqueueMany(Array.from({ length: 17 }, () => ({ kind: 'flow.prefetched', args: {} })));
+    const done = await waitFor(async () => {
+      const rows = await sql(
+        `SELECT attempt, errors FROM awa.jobs WHERE kind = 'flow.prefetched' AND state = 'completed'`,
+      );
+      return rows.length === 17 ? rows : null;
+    }, 20_000);
+    expect(handlers.prefetchedStarts).toHaveLength(17);
+    expect(maxInWindow(handlers.prefetchedStarts, 300)).toBeLessThanOrEqual(5);
+    // The first claim took 5 jobs for 2 slots: 3 waited past the buffer wait and went back, unspent.
+    expect(done.every((j: { attempt: number }) => j.attempt === 1)).toBe(true);
+    const givenBack = done.filter((j: { errors: unknown[] }) =>
+      JSON.stringify(j.errors).includes(RescueErrors.releasedUnstarted),
+    );
+    expect(givenBack.length).toBeGreaterThan(0);
+  }, 30_000);
 
   it.each(['marker', 'throw'] as const)(
     'backs off (%s) without spending an attempt, then runs the job again',

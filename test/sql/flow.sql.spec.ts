@@ -9,7 +9,10 @@ describe('flow.sql', () => {
   const f = useSqlFixture();
   beforeEach(() => resetFlow(f.sql));
 
-  const claim = (want: number, o: { rate?: number; periodMs?: number; keys?: number; queue?: string } = {}) =>
+  const claim = (
+    want: number,
+    o: { rate?: number; periodMs?: number; keys?: number; queue?: string; bufferMs?: number } = {},
+  ) =>
     f.run(flowSql.claimFlowJobs, [
       o.queue ?? 'q',
       ['k'],
@@ -19,6 +22,7 @@ describe('flow.sql', () => {
       o.rate ?? 0,
       o.periodMs ?? 0,
       o.keys ?? 0,
+      o.bufferMs ?? 0,
     ]);
   const jobs = (rows: FlowClaimRow[]) => rows.filter((r) => r.id !== null);
   const waitOf = (rows: FlowClaimRow[]) => rows.find((r) => r.id === null)?.wait_ms ?? null;
@@ -41,6 +45,30 @@ describe('flow.sql', () => {
       expect(waitOf(third)).toBeGreaterThan(50_000);
       const [{ n }] = await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'available'`);
       expect(n).toBe(5);
+    });
+
+    it('counts its log over period + the buffer wait, and says when the oldest claim leaves that window', async () => {
+      await seedKeyed(f.sql, null, 10);
+      const first = await claim(5, { rate: 5, periodMs: 60_000, bufferMs: 30_000 });
+      expect(jobs(first)).toHaveLength(5);
+      // Without the buffer wait the window would end within 60 s.
+      expect(waitOf(first)).toBeGreaterThan(80_000);
+      const second = await claim(5, { rate: 5, periodMs: 60_000, bufferMs: 30_000 });
+      expect(jobs(second)).toHaveLength(0);
+      expect(waitOf(second)).toBeGreaterThan(80_000);
+    });
+
+    it('returns run_at and the trace parent of each claimed job, keyed or not', async () => {
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await f.sql(
+        `INSERT INTO awa.jobs (kind, queue, concurrency_key, run_at, traceparent)
+         VALUES ('k', 'q', NULL, '2020-01-02T03:04:05Z', $1), ('k', 'q', 'a', '2021-01-02T03:04:05Z', NULL)`,
+        [traceparent],
+      );
+      const [plain] = jobs(await claim(1, { rate: 10, periodMs: 1_000 }));
+      expect(plain).toMatchObject({ run_at_ms: Date.parse('2020-01-02T03:04:05Z'), traceparent });
+      const [keyed] = jobs(await claim(1, { keys: 1 }));
+      expect(keyed).toMatchObject({ run_at_ms: Date.parse('2021-01-02T03:04:05Z'), traceparent: null });
     });
 
     it('keeps every window of one period within the limit over the recorded attempted_at', async () => {
