@@ -14,7 +14,7 @@ describe('flow-keys.sql', () => {
 
   /** A keyed claim of queue q (kind k) with `keyLimit` per key; returns the claimed jobs. */
   const claim = async (want: number, keyLimit: number, on?: pg.ClientBase) =>
-    (await f.run(flowSql.claimFlowJobs, ['q', ['k'], want, 'instance-a', 0, 0, 0, keyLimit], on)).filter(
+    (await f.run(flowSql.claimFlowJobs, ['q', ['k'], want, 'instance-a', 0, 0, 0, keyLimit, 0], on)).filter(
       (r): r is Extract<FlowClaimRow, { id: string }> => r.id !== null,
     );
   const complete = (rows: Array<{ id: string; run_lease: string }>) =>
