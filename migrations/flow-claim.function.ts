@@ -21,6 +21,10 @@
  *    The jobs are read in a second statement, so with a snapshot taken after the key rows were locked:
  *    it sees every lease and job committed before: a key whose jobs were all found (fewer than it read)
  *    and all taken has nothing waiting, and leaves the index until a job of it becomes available.
+ *    First, the queue's due keyed jobs (scheduled, retryable: run_at passed) become available, as the
+ *    plain claim takes due jobs directly: else they would wait for the leader's promotion sweep. Their
+ *    key rows are locked (and marked waiting) in (queue, key) order first, the order lease deletions
+ *    lock them in, so the two cannot deadlock.
  */
 export const CLAIM_FLOW_FUNCTION = `
 CREATE FUNCTION awa.claim_flow(
@@ -49,6 +53,7 @@ DECLARE
   founds integer[];
   ids bigint[];
   os bigint[];
+  due bigint[];
 BEGIN
   IF p_rate_limit > 0 THEN
     SELECT q.held_until, q.rate_at, q.rate_n INTO held, log_at, log_n FROM awa.queues q
@@ -85,6 +90,18 @@ BEGIN
   END IF;
 
   IF p_key_limit > 0 THEN
+    due := ARRAY(SELECT d.id FROM (SELECT DISTINCT k.kind FROM unnest(p_kinds) AS k(kind)) k CROSS JOIN LATERAL (
+                   SELECT j.id FROM awa.jobs j
+                    WHERE j.state IN ('scheduled', 'retryable') AND j.run_at <= t AND j.queue = p_queue
+                      AND j.kind = k.kind
+                    ORDER BY j.run_at, j.id LIMIT p_want FOR UPDATE SKIP LOCKED) d);
+    IF cardinality(due) > 0 THEN
+      INSERT INTO awa.flow_keys AS f (queue, key)
+      SELECT DISTINCT p_queue, j.concurrency_key FROM awa.jobs j
+       WHERE j.id = ANY (due) AND j.concurrency_key IS NOT NULL ORDER BY 2
+      ON CONFLICT (queue, key) DO UPDATE SET has_waiting = true WHERE NOT f.has_waiting;
+      UPDATE awa.jobs j SET state = 'available' WHERE j.id = ANY (due);
+    END IF;
     SELECT coalesce(array_agg(c.key ORDER BY c.last_claimed_at, c.key), '{}'),
            coalesce(array_agg(c.ctid ORDER BY c.last_claimed_at, c.key), '{}'),
            coalesce(array_agg(c.free ORDER BY c.last_claimed_at, c.key), '{}')

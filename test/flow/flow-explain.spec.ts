@@ -114,7 +114,11 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
     expect(scans.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     // The key rows are updated by the ctids their locking read returned: a TID scan.
     const indexes = [...new Set(scans.map((n) => `${n['Relation Name']} ${n['Index Name'] ?? n['Node Type']}`))].sort();
-    expect(indexes).toEqual([
+    // The due keyed jobs (promoted by the claim itself) are read from a partial index of due jobs: either
+    // one, as the planner finds cheaper; here there are none.
+    const dueProbe = indexes.filter((i) => i === 'jobs jobs_due_kind_idx' || i === 'jobs jobs_pending_idx');
+    expect(dueProbe).toHaveLength(1);
+    expect(indexes.filter((i) => !dueProbe.includes(i))).toEqual([
       'flow_keys Tid Scan',
       'flow_keys flow_keys_ready_idx',
       'jobs jobs_flow_idx',

@@ -146,6 +146,26 @@ describe('flow.sql', () => {
       expect((await keyRow('a'))?.has_waiting).toBe(true);
       expect(jobs(await claim(5, { keys: 3 }))).toHaveLength(1);
     });
+
+    it('claims due scheduled and retryable keyed jobs itself, without the promotion sweep; not jobs yet due', async () => {
+      const [scheduled, retryable, later] = [
+        ...(await seedKeyed(f.sql, 'a', 1)),
+        ...(await seedKeyed(f.sql, 'b', 1)),
+        ...(await seedKeyed(f.sql, 'c', 1)),
+      ] as [string, string, string];
+      await f.sql(
+        `UPDATE awa.jobs SET state = CASE WHEN id = $1 THEN 'scheduled' WHEN id = $2 THEN 'retryable' ELSE 'scheduled' END,
+                run_at = CASE WHEN id = $3 THEN now() + interval '1 hour' ELSE now() - interval '1 second' END`,
+        [scheduled, retryable, later],
+      );
+      // The keys were marked when the jobs were inserted available; clear them, as a claim that
+      // found nothing waiting does, so only the claim's own promotion can mark them again.
+      await f.sql(`UPDATE awa.flow_keys SET has_waiting = false`);
+      const claimed = jobs(await claim(5, { keys: 3 }));
+      expect(claimed.map((r) => r.id).sort()).toEqual([scheduled, retryable].sort());
+      expect((await readJob(f.sql, later))?.state).toBe('scheduled');
+      expect((await keyRow('c'))?.has_waiting).toBe(false);
+    });
   });
 
   describe('rateLimitJob', () => {
