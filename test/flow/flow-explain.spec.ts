@@ -116,7 +116,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
     const indexes = [...new Set(scans.map((n) => `${n['Relation Name']} ${n['Index Name'] ?? n['Node Type']}`))].sort();
     // The due keyed jobs (promoted by the claim itself) are read from a partial index of due jobs: either
     // one, as the planner finds cheaper; here there are none.
-    const dueProbe = indexes.filter((i) => i === 'jobs jobs_due_kind_idx' || i === 'jobs jobs_pending_idx');
+    const dueProbe: string[] = indexes.filter((i) => i === 'jobs jobs_due_kind_idx' || i === 'jobs jobs_pending_idx');
     expect(dueProbe).toHaveLength(1);
     expect(indexes.filter((i) => !dueProbe.includes(i))).toEqual([
       'flow_keys Tid Scan',
