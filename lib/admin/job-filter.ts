@@ -49,6 +49,9 @@ export interface FilterLimits {
   text: number;
 }
 
+/** The states jobs_admin_state_idx holds (migration AwaAdminIndexes). */
+const ADMIN_INDEXED_STATES: readonly JobState[] = ['retryable', 'failed', 'cancelled'];
+
 const ADMIN_LIMITS: FilterLimits = { list: FILTER_LIST_MAX, text: TEXT_MAX };
 
 const FILTER_KEYS = Object.keys({
@@ -185,10 +188,10 @@ export function compileFilter(filter: unknown): CompiledFilter {
   if (f.ids) add('i', (p) => `id = ANY(${p}::bigint[])`, f.ids);
   if (f.states) {
     add('s', (p) => `state = ANY(${p}::text[])`, f.states);
-    // A fixed fragment: the plan (custom or generic) may then use jobs_admin_state_idx, which leaves
-    // completed and running jobs out.
-    if (f.states.length > 0 && !f.states.includes('completed') && !f.states.includes('running')) {
-      clauses.push(() => `state NOT IN ('completed', 'running')`);
+    // A fixed fragment: the plan (custom or generic) may then use jobs_admin_state_idx, which holds
+    // the failure states only.
+    if (f.states.length > 0 && f.states.every((s) => ADMIN_INDEXED_STATES.includes(s))) {
+      clauses.push(() => `state IN ('retryable', 'failed', 'cancelled')`);
       key += 'n';
     }
   }

@@ -168,7 +168,6 @@ describe('query plans', () => {
       'queueDepths',
       queueDepths,
       [],
-      // Available jobs by jobs_claim_kind_idx or jobs_admin_state_idx, whichever costs less.
       ['active_leases_pkey', 'jobs_pending_idx', 'jobs_pkey'],
     ),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
