@@ -164,12 +164,7 @@ describe('query plans', () => {
       [JSON.stringify([{ ord: 0, unique_key: 'k:1', replace: true, args: {}, run_at: null }])],
       ['jobs_unique_idx'],
     ),
-    planCase(
-      'queueDepths',
-      queueDepths,
-      [],
-      ['active_leases_pkey', 'jobs_pending_idx', 'jobs_pkey'],
-    ),
+    planCase('queueDepths', queueDepths, [], ['active_leases_pkey', 'jobs_pending_idx', 'jobs_pkey']),
     planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.
     planCase(
