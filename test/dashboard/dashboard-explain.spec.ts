@@ -3,22 +3,12 @@ import * as dashboardSql from '../../lib/dashboard/dashboard.sql.js';
 import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.js';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Scan Direction'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 
 const ROWS = 200_000;
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 /** "<node> on <table> [using <index>]" for every scan of a table. */
 const scans = (plan: PlanNode) =>
-  nodes(plan)
+  planNodes(plan)
     .filter((n) => n['Relation Name'])
     .map((n) => `${n['Node Type']} on ${n['Relation Name']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
 const blocks = (plan: PlanNode) => (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
@@ -72,7 +62,7 @@ describe('dashboard query plans on 200k jobs', () => {
   ])('lists a deep page filtered by %s down the primary key, with no sort of the table', async (_name, query) => {
     const plan = await explain(...list(query, middleId));
     expect(scans(plan)).toEqual(['Index Scan on jobs using jobs_pkey']);
-    expect(nodes(plan).map((n) => n['Node Type'])).not.toContain('Sort');
+    expect(planNodes(plan).map((n) => n['Node Type'])).not.toContain('Sort');
   });
 
   it('reads a page deep in the table (page 2000) with as few blocks as the first page', async () => {
@@ -106,6 +96,6 @@ describe('dashboard query plans on 200k jobs', () => {
   it('counts per-minute throughput of the last hour through jobs_finalized_idx', async () => {
     const plan = await explain(dashboardSql.throughput, [60]);
     expect(scans(plan)).toEqual([expect.stringMatching(/^(Index|Bitmap Heap) Scan on jobs/)]);
-    expect(nodes(plan).some((n) => n['Index Name'] === 'jobs_finalized_idx')).toBe(true);
+    expect(planNodes(plan).some((n) => n['Index Name'] === 'jobs_finalized_idx')).toBe(true);
   });
 });

@@ -1,18 +1,7 @@
 import type pg from 'pg';
 import { flowSql, workerSql } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 
 const KEYS = 10_000;
 const FREE_KEYS = 10;
@@ -62,7 +51,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
     const { rows } = await client.query({ text: flowSql.claimFlowJobs.text, values });
     await client.query('ROLLBACK');
     const scans = plans
-      .flatMap(nodes)
+      .flatMap(planNodes)
       .filter((n) => ['jobs', 'flow_keys', 'queues'].includes(n['Relation Name'] ?? ''))
       .filter((n) => n['Node Type'] !== 'ModifyTable');
     return { rows, scans };
@@ -92,7 +81,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
       values: [claimed.map((r) => r.id), claimed.map((r) => r.run_lease)],
     });
     const scans = plans
-      .flatMap(nodes)
+      .flatMap(planNodes)
       .filter((n) => n['Relation Name'] === 'flow_keys' && n['Node Type'] !== 'ModifyTable');
     const keys = (
       await client.query(`SELECT sum(running)::int AS n FROM awa.flow_keys WHERE queue = 'q' AND key = ANY ($1)`, [

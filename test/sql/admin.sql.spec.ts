@@ -4,6 +4,7 @@ import { adminSql, workerSql } from '../../lib/sql/index.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 
 /** QueueAdmin's statements: queue pause, states, one job, listings and the bulk batches. */
 describe('admin.sql', () => {
@@ -168,23 +169,14 @@ describe('admin.sql', () => {
   });
 });
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  'Actual Rows'?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 /** The scans of awa.jobs in a plan, as "<node type> using <index>". */
 const jobScans = (plan: PlanNode) =>
-  nodes(plan)
+  planNodes(plan)
     .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
     .map((n) => `${n['Node Type']} using ${n['Index Name'] ?? '-'}`);
 
 /** Every index a plan uses. */
-const indexesUsed = (plan: PlanNode) => [...new Set(nodes(plan).flatMap((n) => n['Index Name'] ?? []))].sort();
+const indexesUsed = (plan: PlanNode) => [...new Set(planNodes(plan).flatMap((n) => n['Index Name'] ?? []))].sort();
 
 /**
  * The listings and batches read awa.jobs through an index, and a deep page reads no more rows than
@@ -255,7 +247,7 @@ describe('admin query plans', () => {
   it('a page deep in keyset order is an index range scan that reads only the rows of its page', async () => {
     // Page 500 of 50 from the newest: its cursor is 25,000 jobs down.
     const plan = await listPlan({}, '35000', true);
-    const [scan] = nodes(plan).filter((n) => n['Relation Name'] === 'jobs');
+    const [scan] = planNodes(plan).filter((n) => n['Relation Name'] === 'jobs');
     expect(scan).toMatchObject({ 'Node Type': 'Index Scan', 'Index Name': 'jobs_pkey', 'Actual Rows': 51 });
     expect(scan!['Index Cond']).toContain('id <=');
     const failed = await listPlan({ states: ['failed'] }, '35000');

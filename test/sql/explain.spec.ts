@@ -12,27 +12,14 @@ import {
 } from '../../lib/sql/index.js';
 import { queueDepths } from '../../lib/telemetry/telemetry.sql.js';
 import { useSqlFixture } from './sql-fixture.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Schema?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-  [key: string]: unknown;
-}
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 
 const AWA_TABLES = new Set(['jobs', 'active_leases']);
 const INDEX_SCANS = new Set(['Index Scan', 'Index Only Scan', 'Bitmap Heap Scan']);
 
-/** Every node of a plan, depth first. */
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 /** "<node type> on <table> [using <index>]" for each scan of awa.jobs / awa.active_leases. */
 function scans(plan: PlanNode): string[] {
-  return nodes(plan)
+  return planNodes(plan)
     .filter((n) => n['Node Type'] !== 'ModifyTable' && n.Schema === 'awa' && AWA_TABLES.has(n['Relation Name'] ?? ''))
     .map((n) => `${n['Node Type']} on ${n['Relation Name']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
 }
@@ -40,7 +27,7 @@ function scans(plan: PlanNode): string[] {
 function indexesUsed(plan: PlanNode): string[] {
   return [
     ...new Set(
-      nodes(plan)
+      planNodes(plan)
         .map((n) => n['Index Name'])
         .filter((i): i is string => typeof i === 'string'),
     ),
@@ -244,7 +231,7 @@ describe('query plans', () => {
     'the claim (%s plan) takes available jobs from jobs_claim_kind_idx and due ones from jobs_due_kind_idx',
     async (mode) => {
       const plan = await explain(workerSql.claimJobs, ['q1', ['k1'], 10, 'instance-0', 0], mode);
-      const ctes = nodes(plan).filter(
+      const ctes = planNodes(plan).filter(
         (n) => typeof n['Subplan Name'] === 'string' && String(n['Subplan Name']).startsWith('CTE '),
       );
       const indexOf = (cte: string) => indexesUsed(ctes.find((n) => n['Subplan Name'] === `CTE ${cte}`)!);
@@ -322,7 +309,7 @@ describe('the claim beside a backlog it cannot take', () => {
       const { plan, claimed } = await analyze(mode);
       expect(claimed).toBe(10);
       // Every node that threw rows away, with how many: none may have touched the backlog.
-      const discarding = nodes(plan)
+      const discarding = planNodes(plan)
         .map((n) => ({
           node: `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
           removed: Number(n['Rows Removed by Filter'] ?? 0) + Number(n['Rows Removed by Index Recheck'] ?? 0),

@@ -4,6 +4,7 @@ import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { resetFlow, seedKeyed, seedKeyRow as seedRow } from '../flow/flow-fixture.js';
 import { waitFor } from '../support/test-app.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 
 const HOUR = 3_600_000;
 
@@ -196,20 +197,9 @@ describe('flow-keys.sql', () => {
   });
 });
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Conflict Arbiter Indexes'?: string[];
-  Plans?: PlanNode[];
-}
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 /** "<node type> on <table> [using <index>]" for each scan of a plan. */
 const scans = (plan: PlanNode) =>
-  nodes(plan)
+  planNodes(plan)
     .filter((n) => n['Relation Name'] !== undefined && n['Node Type'] !== 'ModifyTable')
     .map((n) => `${n['Node Type']} on ${n['Relation Name']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
 
@@ -258,9 +248,9 @@ describe('flow-keys query plans', () => {
     async (mode) => {
       const plan = await analyze(flowKeysSql.deleteIdleFlowKeys.text, [HOUR, 5_000], mode);
       expect(scans(plan).sort()).toEqual(['Seq Scan on flow_keys', 'Tid Scan on flow_keys']);
-      const [seq] = nodes(plan).filter((n) => n['Node Type'] === 'Seq Scan');
+      const [seq] = planNodes(plan).filter((n) => n['Node Type'] === 'Seq Scan');
       expect((seq!['Actual Rows'] ?? 0) + (seq!['Rows Removed by Filter'] ?? 0)).toBe(KEYS);
-      const [tid] = nodes(plan).filter((n) => n['Node Type'] === 'Tid Scan');
+      const [tid] = planNodes(plan).filter((n) => n['Node Type'] === 'Tid Scan');
       expect(tid!['Actual Rows']).toBe(KEYS / IDLE_EVERY);
     },
   );
@@ -271,12 +261,12 @@ describe('flow-keys query plans', () => {
       const set = await analyze(flowKeysSql.setKeyLimit.text, ['q1', 'key-4', 3], mode);
       // The insert finds the key's row through its arbiter index; any scan goes by primary key too.
       expect(scans(set).filter((s) => !s.endsWith('using flow_keys_pkey'))).toEqual([]);
-      expect(nodes(set).flatMap((n) => n['Conflict Arbiter Indexes'] ?? [])).toEqual(['flow_keys_pkey']);
+      expect(planNodes(set).flatMap((n) => n['Conflict Arbiter Indexes'] ?? [])).toEqual(['flow_keys_pkey']);
       const reset = await analyze(flowKeysSql.setKeyLimit.text, ['q1', 'key-4', null], mode);
       expect(scans(reset)).toEqual(['Index Scan on flow_keys using flow_keys_pkey']);
       const list = await analyze(flowKeysSql.listFlowKeys.text, ['q1', 'key-5', 51], mode);
       expect(scans(list)).toEqual(['Index Scan on flow_keys using flow_keys_pkey']);
-      const [scan] = nodes(list).filter((n) => n['Relation Name'] === 'flow_keys');
+      const [scan] = planNodes(list).filter((n) => n['Relation Name'] === 'flow_keys');
       expect(scan!['Actual Rows']).toBe(51);
     },
   );
