@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { seedJob, seedRunning, type Exec } from '../support/job-factory.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
+import { truncateLive } from '../support/truncate-live.js';
 
 @Injectable()
 class ReportHandler {
@@ -35,7 +36,7 @@ describe('QueueAdmin', () => {
     exec = (text, values) => dataSource.query(text, values);
   });
   beforeEach(async () => {
-    await exec('TRUNCATE awa.jobs, awa.active_leases, awa.queues RESTART IDENTITY');
+    await truncateLive(exec, 'awa.jobs, awa.active_leases, awa.queues');
   });
   afterAll(async () => {
     await app?.close();
@@ -181,7 +182,8 @@ describe('QueueAdmin', () => {
     });
 
     it.each(['available', 'scheduled', 'retryable'])('retryJob leaves a %s job as it is', async (state) => {
-      const id = await seedJob(exec, { state });
+      // Due in an hour: the live app's promotion sweep must not make a scheduled job available meanwhile.
+      const id = await seedJob(exec, { state, runAtMs: 3_600_000 });
       expect(await admin.retryJob(id)).toEqual({ outcome: 'not-retryable', state });
     });
 
