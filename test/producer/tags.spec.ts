@@ -1,25 +1,16 @@
-import type { TestingModule } from '@nestjs/testing';
 import { QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
 
 /** Tags given at enqueue are stored in jobs.tags, on the plain and on the unique insert path. */
 describe('QueueProducer tags', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
+  const block = useTestApp({});
   let producer: QueueProducer;
   let dataSource: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({ url: db.url });
-    producer = app.get(QueueProducer);
-    dataSource = app.get(DataSource);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+  beforeAll(() => {
+    producer = block.app.get(QueueProducer);
+    dataSource = block.app.get(DataSource);
   });
 
   it('stores the tags of a job, and none by default', async () => {

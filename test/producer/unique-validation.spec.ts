@@ -1,10 +1,8 @@
-import type { TestingModule } from '@nestjs/testing';
 import { AwaErrorCodes, EnqueueValidationError, JOB_STATES, QueueProducer, type EnqueueOptions } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { AwaMessages, UniqueMessages } from '../../lib/awa.messages.js';
 import { caught } from '../support/caught.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
 
 const STATES_MESSAGE = UniqueMessages.statesInvalid(
   ['scheduled', 'available', 'running', 'retryable'],
@@ -14,21 +12,14 @@ const KNOWN = ['unique.key', 'unique.byArgs', 'unique.byQueue', 'unique.period',
 
 /** The options `unique` and `tags` are checked before the database is touched. */
 describe('QueueProducer unique and tags validation', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
+  const block = useTestApp({});
   let producer: QueueProducer;
   let dataSource: DataSource;
   const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({ url: db.url });
-    producer = app.get(QueueProducer);
-    dataSource = app.get(DataSource);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+  beforeAll(() => {
+    producer = block.app.get(QueueProducer);
+    dataSource = block.app.get(DataSource);
   });
 
   const withUnique = (unique: unknown) => () => producer.enqueue('x', {}, { unique } as EnqueueOptions);
