@@ -26,6 +26,17 @@
  *    key rows are locked (and marked waiting) in (queue, key) order first, the order lease deletions
  *    lock them in, so the two cannot deadlock.
  */
+/** The columns both branches of the claim return from the jobs they claimed (the keyed one adds the key). */
+const CLAIMED_COLUMNS =
+  'j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at, j.run_at, ' +
+  'j.traceparent';
+
+/** The claimed jobs as the function's rows (wait_ms null), from the CTE `claimed`. */
+const CLAIMED_ROWS = `    SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
+           (extract(epoch FROM c.created_at) * 1000)::float8, (extract(epoch FROM c.run_at) * 1000)::float8,
+           c.traceparent, NULL::float8
+      FROM claimed c;`;
+
 export const CLAIM_FLOW_FUNCTION = `
 CREATE FUNCTION awa.claim_flow(
   p_queue text, p_kinds text[], p_want integer, p_instance text, p_deadline_ms float8,
@@ -135,8 +146,7 @@ BEGIN
       UPDATE awa.jobs j
          SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = t
        WHERE j.id = ANY (ids[1:take])
-      RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
-                j.run_at, j.traceparent, j.concurrency_key
+      RETURNING ${CLAIMED_COLUMNS}, j.concurrency_key
     ), leased AS (
       INSERT INTO awa.active_leases
         (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at, concurrency_key, flow_queue)
@@ -145,10 +155,7 @@ BEGIN
              c.queue
         FROM claimed c
     )
-    SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
-           (extract(epoch FROM c.created_at) * 1000)::float8, (extract(epoch FROM c.run_at) * 1000)::float8,
-           c.traceparent, NULL::float8
-      FROM claimed c;
+${CLAIMED_ROWS}
     GET DIAGNOSTICS taken = ROW_COUNT;
     -- The key rows as locked above, by ctid (= ANY: a TID scan whatever the estimates; a join could
     -- hash a sequential scan of every key row). This transaction changed none of them since, and this
@@ -185,18 +192,14 @@ BEGIN
       UPDATE awa.jobs j
          SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = t
        WHERE j.id = ANY (ARRAY(SELECT p.id FROM picked p))
-      RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
-                j.run_at, j.traceparent
+      RETURNING ${CLAIMED_COLUMNS}
     ), leased AS (
       INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
       SELECT c.id, c.run_lease, p_instance, t,
              CASE WHEN p_deadline_ms > 0 THEN t + p_deadline_ms * interval '1 millisecond' END, t
         FROM claimed c
     )
-    SELECT c.id::text, c.kind, c.queue, c.args, c.attempt, c.max_attempts, c.priority, c.run_lease::text,
-           (extract(epoch FROM c.created_at) * 1000)::float8, (extract(epoch FROM c.run_at) * 1000)::float8,
-           c.traceparent, NULL::float8
-      FROM claimed c;
+${CLAIMED_ROWS}
     GET DIAGNOSTICS taken = ROW_COUNT;
   END IF;
 
