@@ -49,8 +49,30 @@ export function typeCheckBlocks(blocks: CodeBlock[]): string[] {
       const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ');
       errors.push(`${relativeName(block.file)}:${block.line + line}: TS${diagnostic.code} ${message}`);
     }
+    for (const { specifier, line } of outsideImports(source)) {
+      errors.push(
+        `${relativeName(block.file)}:${block.line + line}: imports '${specifier}', which is not a package nor a block of its page`,
+      );
+    }
   }
   return errors;
+}
+
+/**
+ * Relative imports that leave the page's blocks (`../../lib/worker/...`): a block that reached into
+ * lib/ by path would type-check against internals, not against what a user can import.
+ */
+function outsideImports(source: ts.SourceFile): Array<{ specifier: string; line: number }> {
+  const found: Array<{ specifier: string; line: number }> = [];
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+    const specifier = statement.moduleSpecifier;
+    if (!specifier || !ts.isStringLiteral(specifier)) continue;
+    if (specifier.text.startsWith('.') && !/^\.\/[\w.-]+\.js$/.test(specifier.text)) {
+      found.push({ specifier: specifier.text, line: source.getLineAndCharacterOfPosition(statement.getStart()).line });
+    }
+  }
+  return found;
 }
 
 /** `docs/.blocks/<page>/<file>.ts`: the file its first line names, else `block-<line>.ts`. */

@@ -26,12 +26,13 @@ describe('documentation code blocks', () => {
     expect(fragments).toBeLessThanOrEqual(blocks.length / 4);
   });
 
-  it('refuses a block that calls an API that does not exist, and names its line (the check itself)', () => {
-    // The fixture has a block with a misspelt method, a correct one, and a fragment that is skipped.
+  it('refuses a misspelt API and an import of lib/ by path, naming their lines (the check itself)', () => {
+    // The fixture: a misspelt method, a correct block, a block that imports lib/ by path, a fragment.
     expect(errors.filter((error) => error.startsWith('test/'))).toEqual([
       expect.stringMatching(
         /^test\/docs\/fixtures\/code\.md:7: TS2339 Property 'enqueueLater' does not exist on type 'QueueProducer'/,
       ),
+      "test/docs/fixtures/code.md:20: imports '../../../lib/worker/queue-worker.js', which is not a package nor a block of its page",
     ]);
   });
 });
