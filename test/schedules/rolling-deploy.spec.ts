@@ -45,7 +45,7 @@ describe('declared schedules across a rolling deploy (real processes)', () => {
     expect(await names()).toEqual(['report.old']);
 
     // The new version boots beside the old one: the old schedule stays.
-    const v2 = await start(V2);
+    await start(V2);
     expect(await names()).toEqual(['report.new', 'report.old']);
     // An old instance (re)starting after the new version is up keeps the new schedule.
     const v1b = await start(V1);
