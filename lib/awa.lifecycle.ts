@@ -13,13 +13,15 @@ import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
+import { JobSchedules } from './schedules/job-schedules.service.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /**
  * The one place that orders start and stop, since Nest runs the hooks of one module's providers
- * concurrently. Boot: verify the schema and find handlers (init); open the instance session, then
- * heartbeat, maintenance and workers (bootstrap). Shutdown runs the other way round, before
- * TypeORM closes its DataSource: drain and release jobs while heartbeats still run, then stop.
+ * concurrently. Boot: verify the schema and find handlers (init); check the declared schedules,
+ * open the instance session, store the schedules, then heartbeat, maintenance and workers
+ * (bootstrap). Shutdown runs the other way round, before TypeORM closes its DataSource: drain and
+ * release jobs while heartbeats still run, then stop.
  * With `testing: true` nothing is started: jobs run only when a test drains them (AwaTesting).
  */
 @Injectable()
@@ -34,6 +36,7 @@ export class AwaLifecycle implements OnModuleInit, OnApplicationBootstrap, Befor
     private readonly maintenance: MaintenanceService,
     private readonly workers: WorkerService,
     private readonly status: AwaStatus,
+    private readonly schedules: JobSchedules,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
@@ -44,10 +47,18 @@ export class AwaLifecycle implements OnModuleInit, OnApplicationBootstrap, Befor
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.options.testing) return; // manual mode: no session, heartbeat, maintenance or workers
+    const schedules = this.schedules.declared(); // checked before anything starts
+    // Manual mode: no session, heartbeat, maintenance or workers; the schedules are stored for fireSchedules.
+    if (this.options.testing) return this.schedules.storeDeclared(schedules);
     const handlers = Object.fromEntries([...this.explorer.handlers.values()].map((h) => [h.kind, h.queue]));
-    await this.session.start(this.workers.queues, handlers);
+    await this.session.start(
+      this.workers.queues,
+      handlers,
+      schedules.map((s) => s.name),
+    );
     this.started = true;
+    // Once the instance row names them: a leader's prune never takes a schedule being declared.
+    await this.schedules.storeDeclared(schedules);
     this.status.markStarted();
     this.heartbeat.start();
     this.maintenance.start();

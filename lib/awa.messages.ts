@@ -133,6 +133,7 @@ export const AwaTestingMessages = {
       ? 'no job is enqueued'
       : `the enqueued jobs are:\n${enqueued.map((line) => `  - ${line}`).join('\n')}` +
         (more > 0 ? `\n  ... and ${more} more` : '')),
+  fireAtInvalid: () => 'expected a valid Date: the time to fire the schedules as of',
 } as const;
 
 /** Messages of QueueAdmin's input checks (AdminValidationError), naming the field at fault. */
@@ -216,7 +217,15 @@ export const ScheduleMessages = {
   missedSkipped: (name: string, policy: string) =>
     `schedule "${name}": missed fires left out while catching up (missed: '${policy}'; 'all' keeps the latest 100)`,
   pruned: (names: readonly string[]) =>
-    `removed schedule(s) no longer declared in code: ${names.map((n) => `"${n}"`).join(', ')}`,
+    `removed schedule(s) that no live instance declares in code any more: ${names.map((n) => `"${n}"`).join(', ')}`,
+  concurrencyKeyRequired: (name: string, queue: string) =>
+    `schedule "${name}" enqueues into queue "${queue}", which has keyConcurrency and claims only jobs with a ` +
+    "concurrency key, so none of its fires would ever run: add `concurrencyKey` to the schedule (each fire's job " +
+    'carries it)',
+  queueNotHandled: (name: string, kind: string, queue: string, handlerQueue: string) =>
+    `schedule "${name}" enqueues "${kind}" into queue "${queue}", but this app handles "${kind}" in queue ` +
+    `"${handlerQueue}", so nothing claims its jobs: set \`queue: '${handlerQueue}'\` or leave \`queue\` out ` +
+    "(it defaults to the handler's queue)",
 } as const;
 
 /** Texts of flow control: rate limits, key concurrency and back-offs. */

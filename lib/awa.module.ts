@@ -27,6 +27,7 @@ import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
 import { JobSchedules } from './schedules/job-schedules.service.js';
+import { SchedulePruneTask } from './schedules/schedule-prune.task.js';
 import { ScheduleTask } from './schedules/schedule.task.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
@@ -59,6 +60,7 @@ const SERVICES: Provider[] = [
   AwaTesting,
   QueueAdmin,
   ScheduleTask,
+  SchedulePruneTask,
   JobSchedules,
   AwaEvents,
 ];

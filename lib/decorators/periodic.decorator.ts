@@ -12,6 +12,8 @@ export interface PeriodicOptions<TArgs = unknown> {
   args?: TArgs;
   /** Fires missed while no leader ran: 'skip', 'once' (default) or 'all'. */
   missed?: ScheduleMissed;
+  /** Concurrency key of each fire's job; required when the handler's queue has keyConcurrency. */
+  concurrencyKey?: string;
 }
 
 export interface PeriodicMetadata extends PeriodicOptions {

@@ -9,6 +9,8 @@ export class AwaInstanceEntity {
   @Column({ type: 'text', array: true }) queues!: string[];
   /** The kinds this instance has handlers for, and the queue of each: { kind: queue }. */
   @Column({ type: 'jsonb' }) handlers!: Record<string, string>;
+  /** The names of the schedules this instance declares in code (@Periodic and the option `schedules`). */
+  @Column({ type: 'text', array: true }) schedules!: string[];
   @Column({ type: 'integer', name: 'lock_key' }) lockKey!: number;
   @Column({ type: 'timestamptz', name: 'started_at' }) startedAt!: Date;
   @Column({ type: 'timestamptz', name: 'heartbeat_at' }) heartbeatAt!: Date;

@@ -54,6 +54,8 @@ export class InstanceSession {
   private readonly timing: LivenessTiming;
   /** { kind: queue } of this instance's handlers, in its row for the leader's unhandled-kinds check. */
   private handlers: Record<string, string> = {};
+  /** Names of the schedules this instance declares in code, in its row: none is pruned while it lives. */
+  private schedules: string[] = [];
   private readonly channels = new Map<string, NotificationHandler[]>();
   private readonly reconnectListeners: Array<() => void> = [];
   private readonly disconnectListeners: Array<() => void> = [];
@@ -98,9 +100,10 @@ export class InstanceSession {
   }
 
   /** Connects, or closes whatever it opened and rejects: a failed boot leaves nothing running. */
-  async start(queues: string[], handlers: Record<string, string> = {}): Promise<void> {
+  async start(queues: string[], handlers: Record<string, string> = {}, schedules: string[] = []): Promise<void> {
     this.queues = queues;
     this.handlers = handlers;
+    this.schedules = schedules;
     this.closed = false;
     // connectionMode 'transaction-pooler': no dedicated session (the pooler keeps none): no LISTEN,
     // no liveness lock, no probe; the instance row, refreshed by each heartbeat tick, is its liveness.
@@ -132,6 +135,7 @@ export class InstanceSession {
       this.lockKey,
       this.settings,
       JSON.stringify(this.handlers),
+      this.schedules,
     ]);
   }
 

@@ -4,6 +4,7 @@ import { CronJob } from 'cron';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { SchedulePruneTask } from '../schedules/schedule-prune.task.js';
 import { ScheduleTask } from '../schedules/schedule.task.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
@@ -54,6 +55,7 @@ export class MaintenanceService {
     flowKeysCleanup: FlowKeysCleanupTask,
     private readonly unhandledKinds: UnhandledKindsTask,
     private readonly schedules: ScheduleTask,
+    private readonly schedulePrune: SchedulePruneTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, flowKeysCleanup];
   }
@@ -103,12 +105,14 @@ export class MaintenanceService {
   /**
    * One maintenance sweep now, if this instance is (or becomes) the leader. Each task repeats its
    * batch until one comes back short, for up to half the maintenance interval. Then the leader
-   * warns of kinds that have available jobs and no live handler (it moves nothing: not reported).
+   * warns of kinds that have available jobs and no live handler (it moves nothing: not reported),
+   * and removes the schedules declared in code that no live instance declares any more.
    */
   async sweep(): Promise<SweepReport | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
     const report = await this.runTasks(this.sweepTasks, this.options.maintenanceInterval / 2);
     if (!this.stopping) await this.runBatch(this.unhandledKinds);
+    if (!this.stopping) await this.runBatch(this.schedulePrune);
     return report;
   }
 

@@ -1,20 +1,22 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { ScheduleMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { ScheduleNotFoundError } from '../errors/schedule-not-found.error.js';
-import { QUEUE_DEFAULTS } from '../options/awa-options.defaults.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { schedulesSql } from '../sql/index.js';
 import type { ScheduleRow, ScheduleSource } from '../sql/schedules.sql.js';
 import { cronTimeOf, nextFireAfter } from './fire-times.js';
-import { checkSchedule, type CheckedSchedule } from './schedule-definition.js';
+import { checkSchedule, checkScheduleTarget, type CheckedSchedule } from './schedule-definition.js';
+import { maxAttemptsOf } from './schedule-fire.js';
+import { SchedulePruneTask } from './schedule-prune.task.js';
 import { scheduleJob } from './schedule-tick.js';
 import type { ScheduleDefinition, ScheduleRecord } from './schedule.interface.js';
 
-type Declared = CheckedSchedule & { queue: string; source: ScheduleSource };
+/** A schedule declared in code, checked, in the queue it resolves to. */
+export type DeclaredSchedule = CheckedSchedule & { queue: string; source: ScheduleSource };
 
 /**
  * Periodic jobs at run time (BullMQ's job schedulers): create, change, pause, resume, remove, list
@@ -22,20 +24,21 @@ type Declared = CheckedSchedule & { queue: string; source: ScheduleSource };
  * `schedules`. The maintenance leader enqueues their fires (see ScheduleTask).
  */
 @Injectable()
-// No `implements OnApplicationBootstrap`: the hook is @internal, so the published types omit it.
 export class JobSchedules {
-  private readonly logger = new Logger('AwaSchedules');
-
   /** @internal The module builds it. */
   constructor(
     private readonly db: AwaDatabase,
     private readonly explorer: AwaExplorer,
+    private readonly prune: SchedulePruneTask,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
-  /** @internal Stores the declared schedules; runs after every onModuleInit (handlers are known). */
-  async onApplicationBootstrap(): Promise<void> {
-    const declared = this.declared();
+  /**
+   * @internal Stores the declared schedules (see declared()), and prunes those no live instance
+   * declares any more. The lifecycle calls it once this instance's row names them, so that the
+   * leader's prune never takes a schedule that an instance is declaring.
+   */
+  async storeDeclared(declared: readonly DeclaredSchedule[]): Promise<void> {
     const now = await this.databaseNow();
     const removed = await this.db.transaction(async (client) => {
       for (const source of ['decorator', 'options'] as const) {
@@ -43,21 +46,15 @@ export class JobSchedules {
         if (rows.length > 0)
           await AwaDatabase.queryOn(client, schedulesSql.upsertSchedules, [JSON.stringify(rows), source]);
       }
-      return AwaDatabase.queryOn(client, schedulesSql.pruneDeclaredSchedules, [
-        declared.map((d) => d.name),
-        [...this.explorer.handlers.keys()],
-      ]);
+      return AwaDatabase.queryOn(client, schedulesSql.pruneDeclaredSchedules, this.prune.params());
     });
-    if (removed.length > 0) this.logger.log(ScheduleMessages.pruned(removed.map((r) => r.name)));
+    this.prune.report(removed);
   }
 
   /** Creates or replaces a runtime schedule. Unchanged cron and time zone keep its next fire. */
   async upsertSchedule<TArgs = unknown>(definition: ScheduleDefinition<TArgs>): Promise<ScheduleRecord<TArgs>> {
-    const checked = checkSchedule(definition, 'schedule.', this.options);
-    const row = this.toRow(
-      { ...checked, queue: checked.queue ?? this.defaultQueue(checked.kind) },
-      await this.databaseNow(),
-    );
+    const checked = this.resolve(checkSchedule(definition, 'schedule.', this.options), 'schedule.');
+    const row = this.toRow(checked, await this.databaseNow());
     await this.db.query(schedulesSql.upsertSchedules, [JSON.stringify([row]), 'runtime']);
     return (await this.getSchedule<TArgs>(checked.name))!;
   }
@@ -96,8 +93,13 @@ export class JobSchedules {
    */
   async triggerSchedule(name: string): Promise<{ id: string; kind: string; queue: string }> {
     const schedule = await this.require(name);
-    const maxAttempts = this.options.queues.get(schedule.queue)?.maxAttempts ?? QUEUE_DEFAULTS.maxAttempts;
-    const job = scheduleJob(schedule, maxAttempts, await this.databaseNow(), null);
+    const maxAttempts = maxAttemptsOf(this.options)(schedule.queue);
+    const job = scheduleJob(
+      { ...schedule, concurrency_key: schedule.concurrencyKey },
+      maxAttempts,
+      await this.databaseNow(),
+      null,
+    );
     const [row] = await this.db.query(schedulesSql.insertScheduledJobs, [JSON.stringify([job]), []]);
     return { id: row!.id, kind: schedule.kind, queue: schedule.queue };
   }
@@ -113,19 +115,29 @@ export class JobSchedules {
     return row!.now;
   }
 
-  private defaultQueue(kind: string): string {
-    return this.explorer.handlers.get(kind)?.queue ?? DEFAULT_QUEUE;
+  /**
+   * The schedule in the queue it resolves to (its own, else its handler's here, else the default),
+   * refused if no claim could take its jobs there (checkScheduleTarget).
+   */
+  private resolve(schedule: CheckedSchedule, prefix: string): CheckedSchedule & { queue: string } {
+    const handlerQueue = this.explorer.handlers.get(schedule.kind)?.queue;
+    const queue = schedule.queue ?? handlerQueue ?? DEFAULT_QUEUE;
+    checkScheduleTarget(schedule, queue, handlerQueue, prefix, this.options);
+    return { ...schedule, queue };
   }
 
-  /** The schedules of @Periodic and of the option `schedules`, checked, with distinct names. */
-  private declared(): Declared[] {
-    const all: Declared[] = [];
+  /**
+   * @internal The schedules of @Periodic and of the option `schedules`, checked (also against the
+   * queue each resolves to, once handlers are known), with distinct names.
+   */
+  declared(): DeclaredSchedule[] {
+    const all: DeclaredSchedule[] = [];
     const where = new Map<string, string>();
     const add = (schedule: CheckedSchedule, at: string, source: ScheduleSource) => {
       const first = where.get(schedule.name);
       if (first) throw new AwaOptionError(`${at}name`, ScheduleMessages.nameDuplicate(schedule.name, first));
       where.set(schedule.name, at.replace(/\.$/, ''));
-      all.push({ ...schedule, queue: schedule.queue ?? this.defaultQueue(schedule.kind), source });
+      all.push({ ...this.resolve(schedule, at), source });
     };
     for (const { handler, kind, queue, periodic } of this.explorer.periodic) {
       const at = `@Periodic(${handler}).`;
@@ -146,6 +158,7 @@ export class JobSchedules {
       cron: schedule.cron,
       time_zone: schedule.timeZone,
       missed: schedule.missed,
+      concurrency_key: schedule.concurrencyKey,
       next_fire_at: next === undefined ? null : new Date(next).toISOString(),
     };
   }
@@ -165,6 +178,7 @@ function toRecord(row: ScheduleRow): ScheduleRecord {
     timeZone: row.time_zone,
     args: row.args,
     missed: row.missed,
+    concurrencyKey: row.concurrency_key,
     paused: row.paused,
     nextFireAt: row.next_fire_at,
     lastFireAt: row.last_fire_at,

@@ -3,6 +3,7 @@ import { AwaMessages, ScheduleMessages } from '../awa.messages.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import { encodeJob } from '../producer/enqueue-validator.js';
+import type { DeclaredPeriodic } from '../awa.explorer.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import type { ScheduleMissed } from '../sql/schedules.sql.js';
 import { isStorableText } from '../util/unicode-text.js';
@@ -19,6 +20,8 @@ export interface CheckedSchedule {
   queue: string | undefined;
   timeZone: string | null;
   missed: ScheduleMissed;
+  /** The concurrency key of each fire's job (null: none). */
+  concurrencyKey: string | null;
 }
 
 const SCHEDULE_KEYS = Object.keys({
@@ -29,6 +32,7 @@ const SCHEDULE_KEYS = Object.keys({
   queue: 1,
   timeZone: 1,
   missed: 1,
+  concurrencyKey: 1,
 } satisfies Record<keyof ScheduleDefinition, 1>);
 const MISSED: readonly ScheduleMissed[] = ['skip', 'once', 'all'];
 
@@ -78,17 +82,18 @@ export function checkSchedule(
   if (def.missed !== undefined && !MISSED.includes(def.missed))
     throw new AwaOptionError(at('missed'), ScheduleMessages.missedInvalid(show(def.missed)));
   try {
-    // The job checks of enqueue: kind, queue (if given) and args.
+    // The job checks of enqueue: kind, queue (if given), args and the concurrency key's form. Whether
+    // the queue needs a key is checkScheduleTarget's, once the queue is known (the handler's, at boot).
     encodeJob(
-      { kind: def.kind, args: def.args ?? null, queue: def.queue },
-      options as ResolvedAwaOptions,
+      { kind: def.kind, args: def.args ?? null, queue: def.queue, concurrencyKey: def.concurrencyKey },
+      { ...options, queues: unkeyed(options.queues) } as ResolvedAwaOptions,
       () => DEFAULT_QUEUE,
     );
   } catch (error) {
     if (error instanceof EnqueueValidationError) throw new AwaOptionError(at(error.field), error.message);
     throw error;
   }
-  return {
+  const checked: CheckedSchedule = {
     name: def.name,
     cron: def.cron,
     kind: def.kind,
@@ -96,7 +101,44 @@ export function checkSchedule(
     queue: def.queue,
     timeZone: def.timeZone ?? null,
     missed: def.missed ?? 'once',
+    concurrencyKey: def.concurrencyKey ?? null,
   };
+  if (def.queue !== undefined) checkScheduleTarget(checked, def.queue, undefined, prefix, options);
+  return checked;
+}
+
+/**
+ * Refuses a schedule whose jobs no claim could take in `queue`, the queue it resolves to: one that
+ * this app handles `kind` in another queue (`handlerQueue`), or an unkeyed one in a queue with
+ * keyConcurrency (which claims only jobs with a concurrency key).
+ */
+export function checkScheduleTarget(
+  schedule: Pick<CheckedSchedule, 'name' | 'kind' | 'concurrencyKey'>,
+  queue: string,
+  handlerQueue: string | undefined,
+  prefix: string,
+  options: Pick<ResolvedAwaOptions, 'queues'>,
+): void {
+  if (handlerQueue !== undefined && handlerQueue !== queue)
+    throw new AwaOptionError(
+      `${prefix}queue`,
+      ScheduleMessages.queueNotHandled(schedule.name, schedule.kind, queue, handlerQueue),
+    );
+  if (schedule.concurrencyKey === null && (options.queues.get(queue)?.keyConcurrency ?? 0) > 0)
+    throw new AwaOptionError(`${prefix}concurrencyKey`, ScheduleMessages.concurrencyKeyRequired(schedule.name, queue));
+}
+
+/** The names of the schedules an app declares in code: its @Periodic (by default its kind) and the option `schedules`. */
+export function declaredScheduleNames(
+  periodic: readonly DeclaredPeriodic[],
+  schedules: readonly Pick<CheckedSchedule, 'name'>[],
+): string[] {
+  return [...periodic.map((p) => p.periodic.name ?? p.kind), ...schedules.map((s) => s.name)];
+}
+
+/** The queues as encodeJob reads them, without keyConcurrency (checkScheduleTarget checks it). */
+function unkeyed(queues: ResolvedAwaOptions['queues']): ResolvedAwaOptions['queues'] {
+  return new Map([...queues].map(([name, queue]) => [name, { ...queue, keyConcurrency: 0 }]));
 }
 
 /** Checks the module option `schedules`: an array of definitions with distinct names. */

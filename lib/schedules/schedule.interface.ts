@@ -18,6 +18,11 @@ export interface ScheduleDefinition<TArgs = unknown> {
   timeZone?: string;
   /** Fires missed while no leader ran (the app was down): 'skip', 'once' (default) or 'all'. */
   missed?: ScheduleMissed;
+  /**
+   * Concurrency key of each fire's job (1-200 characters). Required when the queue (by default the
+   * handler's) has keyConcurrency: it claims only keyed jobs, so the schedule is refused without one.
+   */
+  concurrencyKey?: string;
 }
 
 /** A stored schedule, as JobSchedules returns it. */
@@ -30,6 +35,8 @@ export interface ScheduleRecord<TArgs = unknown> {
   timeZone: string | null;
   args: TArgs;
   missed: ScheduleMissed;
+  /** The concurrency key of each fire's job; null: none. */
+  concurrencyKey: string | null;
   paused: boolean;
   /** When it fires next (database clock); null if the expression never fires again. */
   nextFireAt: Date | null;

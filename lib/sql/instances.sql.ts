@@ -12,7 +12,8 @@ export const acquireLivenessLock = statement<[lockKey: number], { acquired: bool
 /**
  * Registers or refreshes an instance ($1 id, $2 hostname, $3 pid, $4 queues, $5 lock key,
  * $6 settings: the options rescues of its leases follow, see InstanceSettings; $7 handlers
- * { kind: queue }, for the leader's unhandled-kinds check).
+ * { kind: queue }, for the leader's unhandled-kinds check; $8 the names of the schedules it declares
+ * in code, so that none is pruned while a live instance declares it).
  */
 export const upsertInstance = statement<
   [
@@ -23,14 +24,16 @@ export const upsertInstance = statement<
     lockKey: number,
     settings: string,
     handlers: string | null,
+    schedules: string[] | null,
   ]
 >(
   'upsert_instance',
   `
-  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, settings, started_at, heartbeat_at, handlers)
-  VALUES ($1, $2, $3, $4::text[], $5, $6::jsonb, now(), now(), coalesce($7::jsonb, '{}'))
+  INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, settings, started_at, heartbeat_at, handlers,
+                             schedules)
+  VALUES ($1, $2, $3, $4::text[], $5, $6::jsonb, now(), now(), coalesce($7::jsonb, '{}'), coalesce($8::text[], '{}'))
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, lock_key = EXCLUDED.lock_key,
-    settings = EXCLUDED.settings, handlers = EXCLUDED.handlers`,
+    settings = EXCLUDED.settings, handlers = EXCLUDED.handlers, schedules = EXCLUDED.schedules`,
 );
 
 export const deleteInstance = statement<[id: string]>('delete_instance', `DELETE FROM awa.instances WHERE id = $1`);

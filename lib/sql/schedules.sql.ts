@@ -1,4 +1,4 @@
-import { statement } from './sql-statement.js';
+import { millis, statement } from './sql-statement.js';
 
 export type ScheduleMissed = 'skip' | 'once' | 'all';
 export type ScheduleSource = 'decorator' | 'options' | 'runtime';
@@ -16,44 +16,65 @@ export interface ScheduleRow {
   next_fire_at: Date | null;
   last_fire_at: Date | null;
   source: ScheduleSource;
+  /** The concurrency key of each fire's job (null: none). */
+  concurrency_key: string | null;
 }
 
-const SCHEDULE_COLUMNS = 'name, kind, queue, args, cron, time_zone, missed, paused, next_fire_at, last_fire_at, source';
+const SCHEDULE_COLUMNS =
+  'name, kind, queue, args, cron, time_zone, missed, paused, next_fire_at, last_fire_at, source, concurrency_key';
 
 /** The database clock: every fire time is computed from it, never from an instance's clock. */
 export const databaseNow = statement<[], { now: Date }>('schedules_database_now', 'SELECT now() AS now');
 
 /**
  * Creates or replaces schedules from one JSON array of {name, kind, queue, args, cron, time_zone,
- * missed, next_fire_at}, all of source $2. A schedule whose cron and time zone did not change keeps
+ * missed, next_fire_at, concurrency_key}, all of source $2. A schedule whose cron and time zone did not change keeps
  * its next and last fire times (a restart neither loses nor repeats a fire); one whose timeline
  * changed starts over at the given next_fire_at. Paused stays as it is.
  */
 export const upsertSchedules = statement<[schedulesJson: string, source: string], { name: string }>(
   'upsert_schedules',
   `
-  INSERT INTO awa.schedules AS s (name, kind, queue, args, cron, time_zone, missed, next_fire_at, source)
-  SELECT t.name, t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.cron, t.time_zone, t.missed, t.next_fire_at, $2
+  INSERT INTO awa.schedules AS s (name, kind, queue, args, cron, time_zone, missed, next_fire_at, source,
+                                  concurrency_key)
+  SELECT t.name, t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.cron, t.time_zone, t.missed, t.next_fire_at, $2,
+         t.concurrency_key
     FROM json_to_recordset($1::json) AS t(name text, kind text, queue text, args jsonb, cron text, time_zone text,
-                                          missed text, next_fire_at timestamptz)
+                                          missed text, next_fire_at timestamptz, concurrency_key text)
   ON CONFLICT (name) DO UPDATE SET
     kind = excluded.kind, queue = excluded.queue, args = excluded.args, missed = excluded.missed,
+    concurrency_key = excluded.concurrency_key,
     next_fire_at = CASE WHEN s.cron = excluded.cron AND s.time_zone IS NOT DISTINCT FROM excluded.time_zone
                         THEN s.next_fire_at ELSE excluded.next_fire_at END,
     cron = excluded.cron, time_zone = excluded.time_zone, source = excluded.source, updated_at = now()
   RETURNING name`,
 );
 
+/** An instance row is live while its heartbeat is within its own heartbeatStaleAfter ($4 ms without settings). */
+const LIVE_INSTANCE = `i.heartbeat_at >= now() - ${millis(`coalesce((i.settings ->> 'heartbeatStaleAfter')::float8, $4::float8)`)}`;
+
 /**
- * Removes the schedules declared in code (source decorator or options) that this app no longer
- * declares ($1), among those of the kinds it handles ($2). Runtime schedules are never touched.
+ * Removes the schedules declared in code (source decorator or options) that no live instance
+ * declares any more: not the caller ($1, which declares $2 and handles the kinds $3, whether or not
+ * its row is written yet), nor any other instance whose row is live (`schedules`, written with each
+ * heartbeat). Only a schedule of a kind that the caller or another live instance handles goes: while
+ * none handles it (its service is down), its fire times are kept for when it comes back. Runtime
+ * schedules are never touched. So in a rolling deploy neither version removes the other's schedule,
+ * and the leader (which runs this each sweep) removes one once its last declaring instance is gone.
  */
-export const pruneDeclaredSchedules = statement<[declared: string[], kinds: string[]], { name: string }>(
+export const pruneDeclaredSchedules = statement<
+  [self: string, declared: string[], kinds: string[], staleAfterMs: number],
+  { name: string }
+>(
   'prune_declared_schedules',
   `
-  DELETE FROM awa.schedules
-   WHERE source IN ('decorator', 'options') AND NOT (name = ANY ($1::text[])) AND kind = ANY ($2::text[])
-  RETURNING name`,
+  DELETE FROM awa.schedules s
+   WHERE s.source IN ('decorator', 'options') AND NOT (s.name = ANY ($2::text[]))
+     AND NOT EXISTS (SELECT 1 FROM awa.instances i
+                      WHERE i.id <> $1 AND s.name = ANY (i.schedules) AND ${LIVE_INSTANCE})
+     AND (s.kind = ANY ($3::text[])
+          OR EXISTS (SELECT 1 FROM awa.instances i WHERE i.id <> $1 AND i.handlers ? s.kind AND ${LIVE_INSTANCE}))
+  RETURNING s.name`,
 );
 
 export const listSchedules = statement<[], ScheduleRow>(
@@ -88,33 +109,39 @@ export const resumeSchedule = statement<[name: string, nextFireAt: Date | null],
 
 /**
  * Due schedules, locked for this transaction (SKIP LOCKED: another leader's tick takes the rest),
- * with the database clock. One index scan on schedules_due_idx.
+ * with the time they are due at (`db_now`): the database clock, or $2 when given (AwaTesting fires
+ * the schedules as of a chosen time). One index scan on schedules_due_idx.
  */
-export const lockDueSchedules = statement<[limit: number], ScheduleRow & { db_now: Date }>(
+export const lockDueSchedules = statement<[limit: number, at: Date | null], ScheduleRow & { db_now: Date }>(
   'lock_due_schedules',
   `
-  SELECT ${SCHEDULE_COLUMNS}, now() AS db_now FROM awa.schedules
-   WHERE NOT paused AND next_fire_at <= now()
+  SELECT ${SCHEDULE_COLUMNS}, coalesce($2::timestamptz, now()) AS db_now FROM awa.schedules
+   WHERE NOT paused AND next_fire_at <= coalesce($2::timestamptz, now())
    ORDER BY next_fire_at
    LIMIT $1 FOR UPDATE SKIP LOCKED`,
 );
 
 /**
- * Inserts jobs from one JSON array of {kind, queue, args, max_attempts, run_at, tags, unique_key}.
- * A job with a unique key gets unique_states $2, and a key already held (in one of those states) is
- * skipped: with every state in $2 the same fire can never be enqueued twice. Returns the inserted.
+ * Inserts jobs from one JSON array of {kind, queue, args, max_attempts, run_at, tags, unique_key,
+ * concurrency_key}. A job with a unique key gets unique_states $2, and a key already held (in one of
+ * those states) is skipped: with every state in $2 the same fire can never be enqueued twice.
+ * Returns the inserted, with their unique keys.
  */
-export const insertScheduledJobs = statement<[jobsJson: string, uniqueStates: string[]], { id: string }>(
+export const insertScheduledJobs = statement<
+  [jobsJson: string, uniqueStates: string[]],
+  { id: string; unique_key: string | null }
+>(
   'insert_scheduled_jobs',
   `
-  INSERT INTO awa.jobs (kind, queue, args, max_attempts, run_at, state, tags, unique_key, unique_states)
+  INSERT INTO awa.jobs (kind, queue, args, max_attempts, run_at, state, tags, unique_key, unique_states,
+                        concurrency_key)
   SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.max_attempts, t.run_at,
          CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}'), t.unique_key,
-         CASE WHEN t.unique_key IS NOT NULL THEN $2::text[] END
+         CASE WHEN t.unique_key IS NOT NULL THEN $2::text[] END, t.concurrency_key
     FROM json_to_recordset($1::json) AS t(kind text, queue text, args jsonb, max_attempts integer,
-                                          run_at timestamptz, tags text[], unique_key text)
+                                          run_at timestamptz, tags text[], unique_key text, concurrency_key text)
   ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state = ANY (unique_states) DO NOTHING
-  RETURNING id::text`,
+  RETURNING id::text, unique_key`,
 );
 
 /**

@@ -11,15 +11,24 @@ import { InstanceSession } from '../instance/instance-session.js';
 import type { JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
+import { fireDueSchedules } from '../schedules/schedule-fire.js';
 import { testingSql } from '../sql/index.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { attemptError, writeAttemptOutcome } from '../worker/attempt-outcome.js';
 import { InFlightJob, type ClaimedJobRow } from '../worker/in-flight-job.js';
 import { LeaseWriter } from '../worker/lease-writer.js';
-import type { DrainedJob, DrainOptions, DrainResult, EnqueuedJobsFilter } from './awa-testing.types.js';
+import type {
+  DrainedJob,
+  DrainOptions,
+  DrainResult,
+  EnqueuedJobsFilter,
+  FiredSchedule,
+  FireSchedulesOptions,
+} from './awa-testing.types.js';
 
 const DRAIN_KEYS = ['queue', 'kind', 'withScheduled'];
 const FILTER_KEYS = ['kind', 'queue', 'args', 'states'];
+const FIRE_KEYS = ['at'];
 const WAITING: JobState[] = ['available', 'scheduled'];
 /** Jobs `enqueuedJobs` returns at most, and `expectEnqueued` lists in its message. */
 const FIND_LIMIT = 10_000;
@@ -69,6 +78,20 @@ export class AwaTesting {
       }
     }
     return result;
+  }
+
+  /**
+   * Fires the schedules due at `at` (default: the database's now), as the maintenance leader does
+   * (which `testing: true` never runs): one job per fire, each fire once, and each schedule moves on
+   * to its next fire after `at`. Jobs of fires later than the database's clock are due now, so
+   * drain() runs them. Resolves with the fires it enqueued.
+   */
+  async fireSchedules(options: FireSchedulesOptions = {}): Promise<FiredSchedule[]> {
+    checkObject('fireSchedules', options, FIRE_KEYS);
+    const { at } = options;
+    if (at !== undefined && !(at instanceof Date && !Number.isNaN(at.getTime())))
+      throw new AwaOptionError('at', AwaTestingMessages.fireAtInvalid());
+    return fireDueSchedules(this.db, this.options, at);
   }
 
   /** Waiting jobs (by default available or scheduled) matching `filter`, oldest first. */

@@ -1,4 +1,5 @@
 import type { JobState } from '../interfaces/job.interface.js';
+import type { EnqueuedFire } from '../schedules/schedule-tick.js';
 
 /** Which jobs `drain` runs. */
 export interface DrainOptions {
@@ -47,3 +48,15 @@ export interface EnqueuedJobsFilter {
   /** Default ['available', 'scheduled']: enqueued and not run yet. */
   states?: JobState[];
 }
+
+/** Which schedules `fireSchedules` fires. */
+export interface FireSchedulesOptions {
+  /**
+   * Fire the schedules as of this time: every fire due by then (per each schedule's `missed`
+   * policy for fires long past). Default: the database's now.
+   */
+  at?: Date;
+}
+
+/** One fire `fireSchedules` enqueued: the schedule, its kind and queue, the fire time and the job's id. */
+export type FiredSchedule = EnqueuedFire;

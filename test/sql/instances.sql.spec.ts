@@ -19,7 +19,7 @@ describe('instances.sql', () => {
   /** An instance row, with its heartbeat `ageMs` old. */
   async function register(id: string, ageMs = 0): Promise<number> {
     const key = ++nextKey;
-    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key, '{}', '{}']);
+    await f.run(instancesSql.upsertInstance, [id, 'host', 4242, ['default'], key, '{}', '{}', null]);
     if (ageMs > 0)
       await f.sql(
         `UPDATE awa.instances SET heartbeat_at = now() - $2::float8 * interval '1 millisecond' WHERE id = $1`,
@@ -60,11 +60,11 @@ describe('instances.sql', () => {
       await tx.query('BEGIN');
       await f.run(
         instancesSql.upsertInstance,
-        ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS, '{"report.render":"reports"}'],
+        ['i-1', 'box', 123, ['default', 'reports'], 99, SETTINGS, '{"report.render":"reports"}', ['report.nightly']],
         tx,
       );
       const rows = await execOn(tx)(
-        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at = now() AS ` +
+        `SELECT id, hostname, pid, queues, lock_key, settings, handlers, schedules, started_at = now() AS ` +
           `started_now, heartbeat_at = now() AS beat_now FROM awa.instances`,
       );
       await tx.query('COMMIT');
@@ -77,6 +77,7 @@ describe('instances.sql', () => {
           lock_key: 99,
           settings: JSON.parse(SETTINGS),
           handlers: { 'report.render': 'reports' },
+          schedules: ['report.nightly'],
           started_now: true,
           beat_now: true,
         },
@@ -84,10 +85,19 @@ describe('instances.sql', () => {
     });
 
     it(
-      'refreshes heartbeat_at, queues, lock_key, settings and handlers ' +
+      'refreshes heartbeat_at, queues, lock_key, settings, handlers and schedules ' +
         'of a known instance and keeps its started_at',
       async () => {
-        await f.run(instancesSql.upsertInstance, ['i-1', 'box', 123, ['default'], 99, SETTINGS, '{"a":"default"}']);
+        await f.run(instancesSql.upsertInstance, [
+          'i-1',
+          'box',
+          123,
+          ['default'],
+          99,
+          SETTINGS,
+          '{"a":"default"}',
+          ['old.schedule'],
+        ]);
         await f.sql(
           `UPDATE awa.instances SET started_at = now() - interval '1 hour', heartbeat_at = now() - interval '1 hour'`,
         );
@@ -99,9 +109,11 @@ describe('instances.sql', () => {
           100,
           '{"heartbeatStaleAfter":5000}',
           '{"b":"reports"}',
+          ['new.schedule'],
         ]);
         const rows = await f.sql(
-          `SELECT id, hostname, pid, queues, lock_key, settings, handlers, started_at < now() - interval '59 minutes' AS
+          `SELECT id, hostname, pid, queues, lock_key, settings, handlers, schedules,
+                started_at < now() - interval '59 minutes' AS
           kept_start,
                 heartbeat_at > now() - interval '1 minute' AS refreshed FROM awa.instances`,
         );
@@ -114,6 +126,7 @@ describe('instances.sql', () => {
             lock_key: 100,
             settings: { heartbeatStaleAfter: 5_000 },
             handlers: { b: 'reports' },
+            schedules: ['new.schedule'],
             kept_start: true,
             refreshed: true,
           },

@@ -78,11 +78,51 @@ describe('schedules.sql', () => {
     });
   });
 
-  it('pruneDeclaredSchedules removes undeclared code schedules of handled kinds, never runtime ones', async () => {
-    await upsert([schedule('kept', null), schedule('gone', null), schedule('other', null, { kind: 'x' })], 'decorator');
-    await upsert([schedule('runtime', null)], 'runtime');
-    expect(await f.run(schedulesSql.pruneDeclaredSchedules, [['kept'], ['report']])).toEqual([{ name: 'gone' }]);
-    expect((await f.run(schedulesSql.listSchedules)).map((s) => s.name)).toEqual(['kept', 'other', 'runtime']);
+  describe('pruneDeclaredSchedules', () => {
+    const STALE_AFTER = 60_000;
+    const prune = (declared: string[], kinds: string[]) =>
+      f.run(schedulesSql.pruneDeclaredSchedules, ['self', declared, kinds, STALE_AFTER]);
+    const names = async () => (await f.run(schedulesSql.listSchedules)).map((s) => s.name);
+    /** Another instance's row: it declares `schedules` and handles `kinds`; `beatAgoMs` since its heartbeat. */
+    const instance = (id: string, schedules: string[], kinds: string[], beatAgoMs = 0, settings = '{}') =>
+      f.sql(
+        `INSERT INTO awa.instances (id, hostname, pid, queues, lock_key, settings, started_at, heartbeat_at,
+                                    handlers, schedules)
+         VALUES ($1, 'host', 1, '{default}', 1, $5::jsonb, now(), now() - $4::float8 * interval '1 millisecond',
+                 $3::jsonb, $2::text[])`,
+        [id, schedules, JSON.stringify(Object.fromEntries(kinds.map((k) => [k, 'default']))), beatAgoMs, settings],
+      );
+    beforeEach(async () => {
+      await f.sql('DELETE FROM awa.instances');
+    });
+
+    it('removes undeclared code schedules of handled kinds, never runtime ones', async () => {
+      await upsert(
+        [schedule('kept', null), schedule('gone', null), schedule('other', null, { kind: 'x' })],
+        'decorator',
+      );
+      await upsert([schedule('runtime', null)], 'runtime');
+      expect(await prune(['kept'], ['report'])).toEqual([{ name: 'gone' }]);
+      expect(await names()).toEqual(['kept', 'other', 'runtime']);
+    });
+
+    it('keeps a schedule that another live instance declares, and removes it once that instance is stale', async () => {
+      await upsert([schedule('old', null), schedule('new', null)], 'options');
+      await instance('v1', ['old'], ['report']);
+      expect(await prune(['new'], ['report'])).toEqual([]);
+      // The other instance's heartbeat is older than its own heartbeatStaleAfter: it no longer counts.
+      await f.sql(`DELETE FROM awa.instances`);
+      await instance('v1', ['old'], ['report'], 10_000, '{"heartbeatStaleAfter": 5000}');
+      expect(await prune(['new'], ['report'])).toEqual([{ name: 'old' }]);
+    });
+
+    it("prunes for another live instance's kinds, and keeps what no live instance handles", async () => {
+      await upsert([schedule('theirs', null), schedule('orphan', null, { kind: 'nobody' })], 'decorator');
+      await instance('b', [], ['report']);
+      await instance('gone', [], ['nobody'], 120_000);
+      expect(await prune([], [])).toEqual([{ name: 'theirs' }]);
+      expect(await names()).toEqual(['orphan']);
+    });
   });
 
   it('pause, resume (from a new next fire), delete, and nothing for an unknown name', async () => {
@@ -113,19 +153,31 @@ describe('schedules.sql', () => {
     await a.query('BEGIN');
     await b.query('BEGIN');
     try {
-      const first = await f.run(schedulesSql.lockDueSchedules, [1], a);
+      const first = await f.run(schedulesSql.lockDueSchedules, [1, null], a);
       expect(first.map((s) => s.name)).toEqual(['late']);
       expect(first[0]!.db_now).toBeInstanceOf(Date);
-      expect((await f.run(schedulesSql.lockDueSchedules, [10], b)).map((s) => s.name)).toEqual(['due']);
+      expect((await f.run(schedulesSql.lockDueSchedules, [10, null], b)).map((s) => s.name)).toEqual(['due']);
     } finally {
       await a.query('ROLLBACK');
       await b.query('ROLLBACK');
     }
   });
 
+  it('lockDueSchedules as of a given time returns the schedules due then, with that time', async () => {
+    await upsert([schedule('soon', '2099-01-01T00:00:00Z'), schedule('later', '2099-06-01T00:00:00Z')]);
+    const at = new Date('2099-02-01T00:00:00Z');
+    const due = await f.run(schedulesSql.lockDueSchedules, [10, at]);
+    expect(due.map((s) => [s.name, s.db_now])).toEqual([['soon', at]]);
+  });
+
   describe('insertScheduledJobs', () => {
     const job = (key: string | null) =>
-      scheduleJob({ name: 's', kind: 'report', queue: 'default', args: { n: 1 } }, 3, new Date(), key);
+      scheduleJob(
+        { name: 's', kind: 'report', queue: 'default', args: { n: 1 }, concurrency_key: null },
+        3,
+        new Date(),
+        key,
+      );
 
     it('inserts an available job with the schedule tag, its key and every state as unique states', async () => {
       const [inserted] = await f.run(schedulesSql.insertScheduledJobs, [JSON.stringify([job('k1')]), STATES]);
@@ -243,7 +295,9 @@ describe('schedules.sql', () => {
     const client = await f.client();
     await client.query('SET enable_seqscan = off');
     const [plan] = (
-      await client.query(`EXPLAIN (FORMAT JSON) ${schedulesSql.lockDueSchedules.text.replace('$1', '10')}`)
+      await client.query(
+        `EXPLAIN (FORMAT JSON) ${schedulesSql.lockDueSchedules.text.replace('$1', '10').replaceAll('$2', 'NULL')}`,
+      )
     ).rows[0]['QUERY PLAN'];
     expect(JSON.stringify(plan)).toContain('"Index Name":"schedules_due_idx"');
   });
