@@ -52,6 +52,8 @@ export async function packTarball(destination: string): Promise<string> {
  * A copy of the consumer app `name` in `dir`: its dependencies from the npm ci cache (see
  * consumer-deps.ts), then the tarball installed on top by npm, as a user would. No
  * --legacy-peer-deps: npm fails here if the package's peer ranges reject the app's Nest or TypeORM.
+ * --engine-strict: npm fails here if the package's `engines` reject the Node running this test
+ * (.ci/run runs it on every supported line), so `engines` cannot drift from what is tested.
  */
 export async function createConsumer(name: string, dir: string, tarball: string): Promise<void> {
   const template = join(CONSUMERS, name);
@@ -60,7 +62,16 @@ export async function createConsumer(name: string, dir: string, tarball: string)
   await copyDependencies(cached, dir, cleanEnv());
   await run(
     'npm',
-    ['install', '--no-save', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball],
+    [
+      'install',
+      '--no-save',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--engine-strict',
+      tarball,
+    ],
     dir,
   );
 }
