@@ -10,17 +10,12 @@ import { instanceSettings } from '../options/instance-settings.js';
 import { instancesSql, sessionSql, type SqlStatement, type SqlValues } from '../sql/index.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
+import { discardClient, PoolerProbe } from './pooler-probe.js';
 
 type NotificationHandler = (payload: string) => void;
 
 /** Longest wait between reconnect attempts of the session. */
 export const MAX_RECONNECT_DELAY_MS = 2_000;
-
-/** Ends a client at once, even if its socket is stalled (end() alone waits for the server). */
-function discard(client: Client): void {
-  client.end().catch(() => undefined);
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
 
 /**
  * This instance's identity and its one dedicated PostgreSQL session. The session carries
@@ -60,6 +55,8 @@ export class InstanceSession {
   private readonly logger = new Logger('AwaInstance');
   /** What rescues of this instance's leases follow, as JSON for its row. */
   private readonly settings: string;
+  /** Behind a transaction pooler (no session): whether the database answers. */
+  private readonly poolerProbe: PoolerProbe;
 
   constructor(
     private readonly db: AwaDatabase,
@@ -67,10 +64,21 @@ export class InstanceSession {
   ) {
     this.timing = livenessTiming(options.orphanSweepInterval);
     this.settings = JSON.stringify(instanceSettings(options));
+    this.poolerProbe = new PoolerProbe(db, this.timing, `awa:${this.id}:probe`);
   }
 
   get connected(): boolean {
     return this.client !== undefined;
+  }
+
+  /**
+   * Whether the database answers this instance: the session is connected (its probe answered
+   * within probeTimeout); behind a transaction pooler, the last probe on a connection of its own
+   * answered within probeTimeout (PoolerProbe). Either way a database that stops answering is
+   * noticed within probeInterval + probeTimeout.
+   */
+  get answering(): boolean {
+    return this.options.connectionMode === 'transaction-pooler' ? this.poolerProbe.answered : this.connected;
   }
 
   /**
@@ -103,8 +111,12 @@ export class InstanceSession {
     this.handlers = handlers;
     this.closed = false;
     // connectionMode 'transaction-pooler': no dedicated session (the pooler keeps none): no LISTEN,
-    // no liveness lock, no probe; the instance row, refreshed by each heartbeat tick, is its liveness.
-    if (this.options.connectionMode === 'transaction-pooler') return this.refresh();
+    // no liveness lock; the instance row, refreshed by each heartbeat tick, is its liveness, and a
+    // probe of its own tells whether the database answers.
+    if (this.options.connectionMode === 'transaction-pooler') {
+      await this.refresh();
+      return this.poolerProbe.start();
+    }
     try {
       await this.connect();
     } catch (error) {
@@ -140,6 +152,7 @@ export class InstanceSession {
     clearInterval(this.probeTimer);
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
+    this.poolerProbe.stop();
     await this.connecting?.catch(() => undefined);
     try {
       await this.db.query(instancesSql.deleteInstance, [this.id]);
@@ -156,7 +169,7 @@ export class InstanceSession {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, this.timing.probeTimeout))),
     ]);
     clearTimeout(timer);
-    discard(client);
+    discardClient(client);
   }
 
   private connect(): Promise<void> {
@@ -193,7 +206,7 @@ export class InstanceSession {
       this.connectedAt = Date.now();
       this.reconnectDelay = FIRST_RECONNECT_DELAY_MS;
     } catch (error) {
-      discard(client);
+      discardClient(client);
       throw error;
     }
   }
@@ -243,7 +256,7 @@ export class InstanceSession {
   private lost(client: Client, why: string): void {
     if (this.client !== client) return;
     this.client = undefined;
-    discard(client);
+    discardClient(client);
     for (const listener of this.disconnectListeners) listener();
     if (this.closed) return;
     this.logger.warn(AwaMessages.sessionLost(why));
