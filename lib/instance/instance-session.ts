@@ -9,6 +9,7 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { instanceSettings } from '../options/instance-settings.js';
 import { instancesSql, sessionSql, type SqlStatement, type SqlValues } from '../sql/index.js';
 import { SerialLane } from '../util/serial-lane.js';
+import { within } from '../util/within.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
 import { discardClient, PoolerProbe } from './pooler-probe.js';
 
@@ -234,21 +235,14 @@ export class InstanceSession {
     const client = this.client;
     if (!client || this.probing || this.closed) return;
     this.probing = true;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
+      await within(
         this.lane.run(() => AwaDatabase.queryOn(client, instancesSql.probeSession)),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)),
-            this.timing.probeTimeout,
-          );
-        }),
-      ]);
+        this.timing.probeTimeout,
+      );
     } catch (error) {
       this.lost(client, `probe failed: ${String(error)}`);
     } finally {
-      clearTimeout(timer);
       this.probing = false;
     }
   }

@@ -1,6 +1,7 @@
 import type { Client } from 'pg';
 import { AwaDatabase } from '../database/awa-database.js';
 import { instancesSql } from '../sql/index.js';
+import { within } from '../util/within.js';
 import type { LivenessTiming } from './liveness-timing.js';
 
 /** Ends a client at once, even if its socket is stalled (end() alone waits for the server). */
@@ -48,23 +49,13 @@ export class PoolerProbe {
   private async probe(): Promise<void> {
     if (this.probing) return;
     this.probing = true;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        this.ask(),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)),
-            this.timing.probeTimeout,
-          );
-        }),
-      ]);
+      await within(this.ask(), this.timing.probeTimeout);
       this.ok = true;
     } catch {
       this.ok = false;
       this.drop();
     } finally {
-      clearTimeout(timer);
       this.probing = false;
     }
   }
