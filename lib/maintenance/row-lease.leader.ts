@@ -90,7 +90,8 @@ export class RowLeaseLeader implements MaintenanceLeader {
             this.term ?? null,
             this.leaseMs,
           ]),
-        { lockTimeout: this.claimLockTimeout },
+        // It holds the row from the claim to its COMMIT: a claimant that stalls in between must not keep it.
+        { lockTimeout: this.claimLockTimeout, idleTimeout: this.claimLockTimeout },
       );
       if (row) {
         if (row.term !== this.term) this.logger.log(AwaMessages.leaderAcquired(this.session.id));
