@@ -117,7 +117,7 @@ export const AwaHealthMessages = {
   notStarted: 'the workers have not started yet',
   notConnected: (mode: 'direct' | 'transaction-pooler') =>
     mode === 'transaction-pooler'
-      ? 'the last heartbeat failed: the database is unreachable'
+      ? 'the database did not answer the last probe: it is unreachable'
       : 'the instance session is not connected (it reconnects with backoff)',
   claimLoopStalled: (queue: string, ms: number) => `the claim loop of queue "${queue}" has not ticked for ${ms} ms`,
 } as const;

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from './awa.constants.js';
 import { AwaHealthMessages } from './awa.messages.js';
-import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
@@ -26,7 +25,11 @@ export interface AwaStatusSnapshot {
   instanceId: string;
   /** 'testing': the `testing: true` manual mode, in which nothing runs in the background. */
   mode: 'running' | 'testing';
-  /** The instance session is up ('transaction-pooler': the last heartbeat tick succeeded). */
+  /**
+   * The database answers: the instance session is up ('transaction-pooler': the last probe on the
+   * instance's own connection answered). Within probeInterval + probeTimeout of PostgreSQL going
+   * silent, this turns false.
+   */
   connected: boolean;
   leader: boolean;
   /** All bundled migrations were found applied at boot (the app does not boot otherwise). */
@@ -37,7 +40,7 @@ export interface AwaStatusSnapshot {
 
 /**
  * @internal What the health indicator reads: the lifecycle marks boot and shutdown here, the rest
- * is read from the instance session, the heartbeat, maintenance and the claim loops.
+ * is read from the instance session, maintenance and the claim loops.
  */
 @Injectable()
 export class AwaStatus {
@@ -47,7 +50,6 @@ export class AwaStatus {
 
   constructor(
     private readonly session: InstanceSession,
-    private readonly heartbeat: HeartbeatService,
     private readonly maintenance: MaintenanceService,
     private readonly workers: WorkerService,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
@@ -70,10 +72,7 @@ export class AwaStatus {
 
   snapshot(): AwaStatusSnapshot {
     const testing = this.options.testing;
-    const connected =
-      this.options.connectionMode === 'transaction-pooler'
-        ? this.started && !this.heartbeat.lastTickFailed
-        : this.session.connected;
+    const connected = this.started && this.session.answering;
     const now = performance.now();
     const queues: Record<string, AwaQueueStatus> = {};
     for (const [queue, at] of this.workers.lastTicks()) {

@@ -24,6 +24,20 @@ export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
  */
 const UNNAMED_CLIENTS = new WeakSet<object>();
 
+/** Limits of one transaction beyond statementTimeout, in ms (see sessionSql.setLocalLimits). */
+export interface TransactionLimits {
+  /** lock_timeout: a wait for a row lock longer than this fails the statement. */
+  lockTimeout?: number;
+  /** idle_in_transaction_session_timeout: PostgreSQL ends the session if the client stays silent this long mid-transaction. */
+  idleTimeout?: number;
+}
+
+/** The client of a fenced leader transaction, while that transaction is open. */
+interface Scope {
+  client: PoolClient;
+  open: boolean;
+}
+
 function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConfig {
   return named ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
 }
@@ -40,7 +54,7 @@ export class AwaDatabase {
   /** Named prepared statements (direct mode), else unnamed ones. */
   readonly named: boolean;
   /** Pooler mode: the client of a fenced leader transaction that query()/execute() run on (see bound). */
-  private readonly scope = new AsyncLocalStorage<PoolClient>();
+  private readonly scope = new AsyncLocalStorage<Scope>();
   private readonly guarded = new WeakSet<PoolClient>();
 
   constructor(
@@ -73,11 +87,25 @@ export class AwaDatabase {
   }
 
   /**
-   * Runs `body` with query() and execute() sent on `client` (in pooler mode), so that work written
-   * against the pool, like a maintenance task, runs inside the caller's transaction on that client.
+   * Runs `body` with query(), execute() and transaction() sent on `client` (in pooler mode), so that
+   * work written against the pool, like a maintenance task, runs inside the caller's transaction on
+   * that client and never waits for a second one. Only while `body` runs: a continuation it left
+   * behind (an event listener's query) goes to the pool once the scope is over.
    */
-  bound<T>(client: PoolClient, body: () => Promise<T>): Promise<T> {
-    return this.named ? body() : this.scope.run(client, body);
+  async bound<T>(client: PoolClient, body: () => Promise<T>): Promise<T> {
+    if (this.named) return body();
+    const scope: Scope = { client, open: true };
+    try {
+      return await this.scope.run(scope, body);
+    } finally {
+      scope.open = false;
+    }
+  }
+
+  /** The client of the fenced transaction this call runs in, if any. */
+  private scoped(): PoolClient | undefined {
+    const scope = this.scope.getStore();
+    return scope?.open ? scope.client : undefined;
   }
 
   /**
@@ -90,7 +118,7 @@ export class AwaDatabase {
   private async run(sql: SqlStatement, values: unknown[]): Promise<QueryResult<QueryResultRow>> {
     const query = config(sql, values, this.named);
     // Inside a fenced leader transaction (pooler mode): SET LOCAL bounds it there.
-    const scoped = this.scope.getStore();
+    const scoped = this.scoped();
     if (scoped) return scoped.query(query);
     const timeout = this.options.statementTimeout;
     if (timeout === 0) return this.pool.query(query);
@@ -122,17 +150,19 @@ export class AwaDatabase {
 
   /**
    * Runs `body` in one transaction on one pool client: committed if it resolves, rolled back if it
-   * throws. statementTimeout applies to each of its statements, on the server (SET LOCAL).
+   * throws. statementTimeout applies to each of its statements, on the server (SET LOCAL), and so do
+   * `limits`. Inside a fenced leader transaction (see bound) it is a savepoint of that transaction,
+   * on its client: the leader never waits for a second connection while it holds the fence.
    */
-  async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
+  async transaction<T>(body: (client: PoolClient) => Promise<T>, limits?: TransactionLimits): Promise<T> {
+    const scoped = this.scoped();
+    if (scoped) return AwaDatabase.savepoint(scoped, body);
     const client = await this.checkout();
     if (!this.named) UNNAMED_CLIENTS.add(client);
     let broken = false;
     try {
       await client.query('BEGIN');
-      if (this.options.statementTimeout > 0) {
-        await AwaDatabase.queryOn(client, sessionSql.setLocalStatementTimeout, [String(this.options.statementTimeout)]);
-      }
+      await this.setLimits(client, limits);
       const result = await body(client);
       await client.query('COMMIT');
       return result;
@@ -141,6 +171,34 @@ export class AwaDatabase {
       throw error;
     } finally {
       client.release(broken);
+    }
+  }
+
+  private async setLimits(client: PoolClient, limits: TransactionLimits | undefined): Promise<void> {
+    const statementTimeout = this.options.statementTimeout > 0 ? String(this.options.statementTimeout) : null;
+    if (limits === undefined) {
+      if (statementTimeout !== null)
+        await AwaDatabase.queryOn(client, sessionSql.setLocalStatementTimeout, [statementTimeout]);
+      return;
+    }
+    const ms = (value: number | undefined) => (value === undefined ? null : String(value));
+    await AwaDatabase.queryOn(client, sessionSql.setLocalLimits, [
+      statementTimeout,
+      ms(limits.lockTimeout),
+      ms(limits.idleTimeout),
+    ]);
+  }
+
+  /** `body` on `client`, inside its open transaction, as a savepoint: rolled back alone if it throws. */
+  private static async savepoint<T>(client: PoolClient, body: (client: PoolClient) => Promise<T>): Promise<T> {
+    await client.query('SAVEPOINT awa_nested');
+    try {
+      const result = await body(client);
+      await client.query('RELEASE SAVEPOINT awa_nested');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK TO SAVEPOINT awa_nested').catch(() => undefined);
+      throw error;
     }
   }
 
@@ -172,9 +230,10 @@ export class AwaDatabase {
 
   /**
    * A new connection outside the pool, with the pool's own settings, for a session-scoped job:
-   * LISTEN, the maintenance leader lock, the instance liveness lock. The caller connects and ends it.
+   * LISTEN, the maintenance leader lock, the instance liveness lock; behind a transaction pooler,
+   * the health probe. The caller connects and ends it.
    */
-  createDedicatedClient(applicationName: string): Client {
+  createDedicatedClient(applicationName: string, connectTimeoutMs?: number): Client {
     const pool = this.pool as Pool & { Client: new (config: object) => Client; options: Record<string, unknown> };
     const client = new pool.Client({
       ...pool.options,
@@ -182,8 +241,11 @@ export class AwaDatabase {
       // TCP keepalive: a half-open connection (a NAT or load balancer that dropped it) fails in time.
       keepAlive: true,
       connectionTimeoutMillis:
-        (pool.options.connectionTimeoutMillis as number | undefined) || DEDICATED_CONNECT_TIMEOUT_MS,
+        connectTimeoutMs ??
+        ((pool.options.connectionTimeoutMillis as number | undefined) || DEDICATED_CONNECT_TIMEOUT_MS),
     });
+    // Behind a transaction pooler, a prepared statement would land on one server connection only.
+    if (!this.named) UNNAMED_CLIENTS.add(client);
     // A dropped connection must not crash the process; owners watch 'end' and reconnect.
     client.on('error', () => undefined);
     return client;

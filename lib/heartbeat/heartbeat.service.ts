@@ -34,8 +34,6 @@ export class HeartbeatService {
   /** On the monotonic clock: a wall-clock jump must not abandon (or keep) every handler. */
   private lastSuccess = performance.now();
   private sessionLossTimer: NodeJS.Timeout | undefined;
-  /** @internal Whether the last heartbeat tick failed (behind a transaction pooler: "not connected"). */
-  lastTickFailed = false;
 
   /** @internal The module builds it; its parameters are the queue's internals. */
   constructor(
@@ -71,11 +69,8 @@ export class HeartbeatService {
     const run = this.beat();
     this.ticking = run;
     try {
-      const report = await run;
-      this.lastTickFailed = false;
-      return report;
+      return await run;
     } catch (error) {
-      this.lastTickFailed = true;
       this.logger.warn(AwaMessages.tickFailed('heartbeat', String(error)));
       this.abandonIfStale();
       return undefined;

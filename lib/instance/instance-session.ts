@@ -9,18 +9,14 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { instanceSettings } from '../options/instance-settings.js';
 import { instancesSql, sessionSql, type SqlStatement, type SqlValues } from '../sql/index.js';
 import { SerialLane } from '../util/serial-lane.js';
+import { within } from '../util/within.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
+import { discardClient, PoolerProbe } from './pooler-probe.js';
 
 type NotificationHandler = (payload: string) => void;
 
 /** Longest wait between reconnect attempts of the session. */
 export const MAX_RECONNECT_DELAY_MS = 2_000;
-
-/** Ends a client at once, even if its socket is stalled (end() alone waits for the server). */
-function discard(client: Client): void {
-  client.end().catch(() => undefined);
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
 
 /**
  * This instance's identity and its one dedicated PostgreSQL session. The session carries
@@ -62,6 +58,8 @@ export class InstanceSession {
   private readonly logger = new Logger('AwaInstance');
   /** What rescues of this instance's leases follow, as JSON for its row. */
   private readonly settings: string;
+  /** Behind a transaction pooler (no session): whether the database answers. */
+  private readonly poolerProbe: PoolerProbe;
 
   constructor(
     private readonly db: AwaDatabase,
@@ -69,10 +67,21 @@ export class InstanceSession {
   ) {
     this.timing = livenessTiming(options.orphanSweepInterval);
     this.settings = JSON.stringify(instanceSettings(options));
+    this.poolerProbe = new PoolerProbe(db, this.timing, `awa:${this.id}:probe`);
   }
 
   get connected(): boolean {
     return this.client !== undefined;
+  }
+
+  /**
+   * Whether the database answers this instance: the session is connected (its probe answered
+   * within probeTimeout); behind a transaction pooler, the last probe on a connection of its own
+   * answered within probeTimeout (PoolerProbe). Either way a database that stops answering is
+   * noticed within probeInterval + probeTimeout.
+   */
+  get answering(): boolean {
+    return this.options.connectionMode === 'transaction-pooler' ? this.poolerProbe.answered : this.connected;
   }
 
   /**
@@ -106,8 +115,12 @@ export class InstanceSession {
     this.schedules = schedules;
     this.closed = false;
     // connectionMode 'transaction-pooler': no dedicated session (the pooler keeps none): no LISTEN,
-    // no liveness lock, no probe; the instance row, refreshed by each heartbeat tick, is its liveness.
-    if (this.options.connectionMode === 'transaction-pooler') return this.refresh();
+    // no liveness lock; the instance row, refreshed by each heartbeat tick, is its liveness, and a
+    // probe of its own tells whether the database answers.
+    if (this.options.connectionMode === 'transaction-pooler') {
+      await this.refresh();
+      return this.poolerProbe.start();
+    }
     try {
       await this.connect();
     } catch (error) {
@@ -144,6 +157,7 @@ export class InstanceSession {
     clearInterval(this.probeTimer);
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
+    this.poolerProbe.stop();
     await this.connecting?.catch(() => undefined);
     try {
       await this.db.query(instancesSql.deleteInstance, [this.id]);
@@ -160,7 +174,7 @@ export class InstanceSession {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, this.timing.probeTimeout))),
     ]);
     clearTimeout(timer);
-    discard(client);
+    discardClient(client);
   }
 
   private connect(): Promise<void> {
@@ -197,7 +211,7 @@ export class InstanceSession {
       this.connectedAt = Date.now();
       this.reconnectDelay = FIRST_RECONNECT_DELAY_MS;
     } catch (error) {
-      discard(client);
+      discardClient(client);
       throw error;
     }
   }
@@ -225,21 +239,14 @@ export class InstanceSession {
     const client = this.client;
     if (!client || this.probing || this.closed) return;
     this.probing = true;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
+      await within(
         this.lane.run(() => AwaDatabase.queryOn(client, instancesSql.probeSession)),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${this.timing.probeTimeout} ms`)),
-            this.timing.probeTimeout,
-          );
-        }),
-      ]);
+        this.timing.probeTimeout,
+      );
     } catch (error) {
       this.lost(client, `probe failed: ${String(error)}`);
     } finally {
-      clearTimeout(timer);
       this.probing = false;
     }
   }
@@ -247,7 +254,7 @@ export class InstanceSession {
   private lost(client: Client, why: string): void {
     if (this.client !== client) return;
     this.client = undefined;
-    discard(client);
+    discardClient(client);
     for (const listener of this.disconnectListeners) listener();
     if (this.closed) return;
     this.logger.warn(AwaMessages.sessionLost(why));

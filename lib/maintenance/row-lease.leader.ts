@@ -21,6 +21,16 @@ export function leaderLeaseDuration(
 }
 
 /**
+ * How long a claim of the lease waits for the leader row's lock (held FOR SHARE by the leader's
+ * fenced transaction) before it gives up until the next tick: one tick of the more frequent sweep.
+ */
+export function leaderClaimLockTimeout(
+  options: Pick<ResolvedAwaOptions, 'orphanSweepInterval' | 'maintenanceInterval'>,
+): number {
+  return leaderLeaseDuration(options) / 3;
+}
+
+/**
  * Maintenance leadership as a row lease (connectionMode 'transaction-pooler'): awa.leader holds the
  * holder, a term and expires_at on the database clock; every tick claims or renews it.
  *
@@ -30,12 +40,20 @@ export function leaderLeaseDuration(
  * maintenance statement. With the lock, a newer leader's takeover (which must lock the row for
  * update) waits until our transaction commits, so a deposed leader's writes either committed
  * before the takeover or never happen, and the tasks' SQL stays as it is.
+ *
+ * Every task runs on the fenced transaction's own connection (AwaDatabase.bound), so the leader
+ * never holds the row while it waits for another connection from the pool. And a leader that
+ * stalls mid-transaction anyway (a frozen process, a blocked event loop, a lost connection) cannot
+ * keep the row locked for ever: its transaction carries idle_in_transaction_session_timeout of one
+ * lease duration (and statementTimeout per statement), after which PostgreSQL ends it. A claim waits
+ * at most leaderClaimLockTimeout for the row, then tries again at the next tick.
  */
 export class RowLeaseLeader implements MaintenanceLeader {
   private term: string | undefined;
   /** Our clock's conservative end of the lease, for isLeader only; the fence asks the database. */
   private validUntil = 0;
   private readonly leaseMs: number;
+  private readonly claimLockTimeout: number;
   private claiming: Promise<boolean> | undefined;
   private readonly logger = new Logger('AwaLeader');
 
@@ -45,6 +63,7 @@ export class RowLeaseLeader implements MaintenanceLeader {
     options: ResolvedAwaOptions,
   ) {
     this.leaseMs = leaderLeaseDuration(options);
+    this.claimLockTimeout = leaderClaimLockTimeout(options);
   }
 
   get isLeader(): boolean {
@@ -63,12 +82,17 @@ export class RowLeaseLeader implements MaintenanceLeader {
   private async claim(): Promise<boolean> {
     const sentAt = Date.now();
     try {
-      const [row] = await this.db.query(leaderSql.claimLeadership, [
-        MAINTENANCE_LEASE,
-        this.session.id,
-        this.term ?? null,
-        this.leaseMs,
-      ]);
+      const [row] = await this.db.transaction(
+        (client) =>
+          AwaDatabase.queryOn(client, leaderSql.claimLeadership, [
+            MAINTENANCE_LEASE,
+            this.session.id,
+            this.term ?? null,
+            this.leaseMs,
+          ]),
+        // It holds the row from the claim to its COMMIT: a claimant that stalls in between must not keep it.
+        { lockTimeout: this.claimLockTimeout, idleTimeout: this.claimLockTimeout },
+      );
       if (row) {
         if (row.term !== this.term) this.logger.log(AwaMessages.leaderAcquired(this.session.id));
         this.term = row.term;
@@ -86,18 +110,21 @@ export class RowLeaseLeader implements MaintenanceLeader {
   async fenced<T>(work: () => Promise<T>): Promise<T | undefined> {
     const term = this.term;
     if (term === undefined) return undefined;
-    return this.db.transaction(async (client) => {
-      const [held] = await AwaDatabase.queryOn(client, leaderSql.fenceLeadership, [
-        MAINTENANCE_LEASE,
-        this.session.id,
-        term,
-      ]);
-      if (!held) {
-        if (this.term === term) this.deposed(`term ${term} is over`);
-        return undefined;
-      }
-      return this.db.bound(client, work);
-    });
+    return this.db.transaction(
+      async (client) => {
+        const [held] = await AwaDatabase.queryOn(client, leaderSql.fenceLeadership, [
+          MAINTENANCE_LEASE,
+          this.session.id,
+          term,
+        ]);
+        if (!held) {
+          if (this.term === term) this.deposed(`term ${term} is over`);
+          return undefined;
+        }
+        return this.db.bound(client, work);
+      },
+      { idleTimeout: this.leaseMs },
+    );
   }
 
   async resign(): Promise<void> {

@@ -12,7 +12,8 @@ export const SCHEDULE_TICK_BATCH = 100;
 
 /**
  * The leader's schedule tick: enqueues the due fires of periodic jobs (see runScheduleTick), in a
- * transaction of its own. Exactly-once does not rest on leadership: each fire's job has a unique
+ * transaction of its own; behind a transaction pooler, in the leader's fenced transaction (a
+ * savepoint of it, on its connection: AwaDatabase.transaction joins the fence). Exactly-once does not rest on leadership: each fire's job has a unique
  * key, so two overlapping leaders (or a tick retried after a crash) insert it once.
  */
 @Injectable()

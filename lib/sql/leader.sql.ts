@@ -33,6 +33,9 @@ export interface LeaderTerm {
  * Succeeds if the lease is free, expired, or already $2's; the term stays only when $2 renews the
  * very term it holds before it expired, and grows otherwise. Returns the term, or no row.
  * Atomic: ON CONFLICT locks the row, so two claimants of an expired lease cannot both win.
+ * A lease seen live in another's hands is left alone without that lock: the leader's fenced
+ * transaction holds the row FOR SHARE, and the other instances' every tick would otherwise wait
+ * for it (the caller bounds what wait remains with a lock_timeout).
  */
 export const claimLeadership = statement<
   [name: string, holder: string, term: string | null, durationMs: number],
@@ -41,7 +44,8 @@ export const claimLeadership = statement<
   'claim_leadership',
   `
   INSERT INTO awa.leader AS l (name, holder, term, expires_at)
-  VALUES ($1::text, $2::text, 1, now() + ${millis('$4')})
+  SELECT $1::text, $2::text, 1, now() + ${millis('$4')}
+   WHERE NOT EXISTS (SELECT 1 FROM awa.leader o WHERE o.name = $1 AND o.holder <> $2 AND o.expires_at > now())
   ON CONFLICT (name) DO UPDATE
      SET holder = EXCLUDED.holder,
          term = CASE WHEN l.holder = EXCLUDED.holder AND l.term = $3::bigint AND l.expires_at > now()

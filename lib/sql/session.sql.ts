@@ -17,6 +17,26 @@ export const setLocalStatementTimeout = statement<[ms: string], { statement_time
   `SELECT set_config('statement_timeout', $1::text, true) AS statement_timeout`,
 );
 
+/**
+ * Limits ($1 statement_timeout, $2 lock_timeout, $3 idle_in_transaction_session_timeout; ms as
+ * text, NULL: left as they are) for the rest of the current transaction only. The leader's fenced
+ * transaction and its claim of the lease carry them, so that neither can hold or wait on the
+ * leader row for ever.
+ */
+export const setLocalLimits = statement<
+  [statementTimeout: string | null, lockTimeout: string | null, idleTimeout: string | null],
+  { statement_timeout: string; lock_timeout: string; idle_in_transaction_session_timeout: string }
+>(
+  'set_local_limits',
+  `
+  SELECT set_config('statement_timeout', coalesce($1::text, current_setting('statement_timeout')), true)
+           AS statement_timeout,
+         set_config('lock_timeout', coalesce($2::text, current_setting('lock_timeout')), true) AS lock_timeout,
+         set_config('idle_in_transaction_session_timeout',
+                    coalesce($3::text, current_setting('idle_in_transaction_session_timeout')), true)
+           AS idle_in_transaction_session_timeout`,
+);
+
 /** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */
 export const listen = (channel: string) =>
   statement<[]>(`listen_${channel}`, `LISTEN "${channel.replace(/"/g, '""')}"`);

@@ -64,7 +64,7 @@ describe('AwaHealthIndicator conditions', () => {
     }
   });
 
-  it('behind a transaction pooler, counts as connected while the heartbeat succeeds', async () => {
+  it('behind a transaction pooler, counts as connected while the database answers its probe', async () => {
     const health = await indicator(
       { connectionMode: 'transaction-pooler', heartbeatInterval: 100, heartbeatStaleAfter: 60_000 },
       TcpProxy.url(db.url, proxy),

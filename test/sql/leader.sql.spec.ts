@@ -67,6 +67,18 @@ describe('leader.sql', () => {
       expect(await claim('a', null)).toBe('3');
     });
 
+    it("leaves a lease live in another's hands alone, without waiting for that leader's fence", async () => {
+      const leader = await f.client();
+      const rival = await f.client();
+      expect(await claim('a', null)).toBe('1');
+      await leader.query('BEGIN');
+      expect(await fence(leader, 'a', '1')).toBe('1');
+      // Waiting for the fenced transaction would fail the claim here rather than hang the test.
+      await rival.query(`SET lock_timeout = '200ms'`);
+      expect(await claim('b', null, MINUTE, rival)).toBeUndefined();
+      await leader.query('COMMIT');
+    });
+
     it('lets exactly one of many simultaneous claimants of an expired lease win', async () => {
       expect(await claim('old', null)).toBe('1');
       await expire();

@@ -55,6 +55,40 @@ describe('session.sql', () => {
     });
   });
 
+  describe('setLocalLimits', () => {
+    it('sets the limits given until the transaction ends, and leaves the others as they are', async () => {
+      const client = await f.client();
+      await client.query('BEGIN');
+      expect(await f.run(sessionSql.setLocalLimits, [null, '150', null], client)).toEqual([
+        { statement_timeout: '0', lock_timeout: '150ms', idle_in_transaction_session_timeout: '0' },
+      ]);
+      await f.sql('CREATE TABLE IF NOT EXISTS limits_probe (id int)');
+      const holder = await f.client();
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE limits_probe IN ACCESS EXCLUSIVE MODE');
+      await expect(client.query('SELECT * FROM limits_probe')).rejects.toThrow(
+        /canceling statement due to lock timeout/,
+      );
+      await holder.query('ROLLBACK');
+      await client.query('ROLLBACK');
+      expect((await client.query('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '0' }]);
+    });
+
+    it('has PostgreSQL end a session left idle inside the transaction for longer than its idle timeout', async () => {
+      const client = await f.client();
+      const pid = (client as unknown as { processID: number }).processID;
+      await client.query('BEGIN');
+      expect(await f.run(sessionSql.setLocalLimits, ['5000', null, '200'], client)).toEqual([
+        { statement_timeout: '5s', lock_timeout: '0', idle_in_transaction_session_timeout: '200ms' },
+      ]);
+      await waitFor(
+        async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0,
+        15_000,
+        'the idle session to be ended',
+      );
+    });
+  });
+
   it('ran every statement of session.sql', () => {
     expect(
       statementsOf(sessionSql)

@@ -25,6 +25,8 @@ export interface TestAppOptions {
   autoLoadEntities?: boolean;
   /** Start from the shipped defaults instead of FAST_OPTIONS. */
   defaultOptions?: boolean;
+  /** The pg Pool's `max` (pg's default: 10). */
+  poolMax?: number;
 }
 
 /** A Nest application context with TypeORM, @nestjs/schedule and AwaModule, initialised. */
@@ -36,6 +38,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestingModu
         url: options.url,
         autoLoadEntities: options.autoLoadEntities ?? true,
         logging: false,
+        ...(options.poolMax === undefined ? {} : { extra: { max: options.poolMax } }),
       }),
       ...(options.withoutSchedule ? [] : [ScheduleModule.forRoot()]),
       AwaModule.forRoot({ ...(options.defaultOptions ? {} : FAST_OPTIONS), ...options.awa }),
