@@ -6,6 +6,14 @@ import { importsOf, LIB, libFiles, reachedFrom } from '../support/import-graph.j
 
 const inFolder = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
 
+/** Every import (type-only ones too) from one of `files` into `folder`, as `from -> to`. */
+const importsInto = (files: string[], folder: string): string[] =>
+  files.flatMap((file) =>
+    importsOf(file, { types: true })
+      .files.filter(inFolder(folder))
+      .map((target) => `${file} -> ${target}`),
+  );
+
 /** Telemetry is a plug-in: its own entry point, and a narrow, read-only view of the core. */
 describe('nestjs-awa/telemetry', () => {
   it('exports AwaTelemetryModule, which the root entry no longer exports', () => {
@@ -24,23 +32,13 @@ describe('nestjs-awa/telemetry', () => {
   it('the core imports nothing from lib/telemetry/, not even a type', () => {
     const core = libFiles().filter((file) => !inFolder('telemetry')(file));
     expect(core).toContain('events/awa-events.ts');
-    const intoTelemetry = core.flatMap((file) =>
-      importsOf(file, { types: true })
-        .files.filter(inFolder('telemetry'))
-        .map((target) => `${file} -> ${target}`),
-    );
-    expect(intoTelemetry).toEqual([]);
+    expect(importsInto(core, 'telemetry')).toEqual([]);
   });
 
   it("sees attempts only through the events' ObservedAttempt: neither telemetry nor the events import lib/worker/", () => {
     const observers = libFiles().filter((file) => inFolder('telemetry')(file) || inFolder('events')(file));
     expect(observers).toEqual(expect.arrayContaining(['telemetry/telemetry.metrics.ts', 'events/awa-events.ts']));
-    const intoWorker = observers.flatMap((file) =>
-      importsOf(file, { types: true })
-        .files.filter(inFolder('worker'))
-        .map((target) => `${file} -> ${target}`),
-    );
-    expect(intoWorker).toEqual([]);
+    expect(importsInto(observers, 'worker')).toEqual([]);
   });
 
   it("keeps its messages in its own folder, out of the core's awa.messages.ts", () => {
