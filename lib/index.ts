@@ -70,7 +70,6 @@ export type {
 } from './schedules/schedule.interface.js';
 export type { RateLimited } from './interfaces/job.interface.js';
 export type { RateLimitOptions } from './options/awa-options.interface.js';
-export { AwaTelemetryModule } from './telemetry/awa-telemetry.module.js';
-export type { AwaTelemetryOptions } from './telemetry/telemetry.options.js';
+// AwaTelemetryModule lives in 'nestjs-awa/telemetry'.
 export { AwaDashboardModule } from './dashboard/dashboard.module.js';
 export type { AwaDashboardOptions } from './dashboard/dashboard.options.js';

@@ -1,4 +1,4 @@
-import { AwaTelemetryModule } from 'nestjs-awa';
+import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
 import { profileId, profileLabel, type QueueProfile } from '../support/bench.config.js';
 import { registerBenchOtel } from '../support/bench.otel.js';
 import type { DrainRun } from '../support/bench.repeat.js';

@@ -1,22 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import type { Job, JobState } from '../interfaces/job.interface.js';
 import type { RescuedRow } from '../sql/maintenance.sql.js';
-import type { AttemptOutcome, InFlightJob } from '../worker/in-flight-job.js';
+import type { ObservedAttempt, ObservedOutcome } from './observed-attempt.js';
 
 /** Why maintenance rescued a lease. */
 export type RescueReason = 'heartbeat' | 'deadline' | 'orphan';
 
-/** What happened in the core, as an observer (lib/telemetry) sees it. */
+/**
+ * What happened in the core, as an observer (lib/telemetry) sees it: an attempt's events carry its
+ * ObservedAttempt, never the worker's own objects.
+ */
 export type AwaEvent =
   | { type: 'enqueued'; jobs: ReadonlyArray<{ kind: string; queue: string }> }
   | { type: 'claimed'; queue: string; count: number }
-  | { type: 'started'; job: InFlightJob }
+  | { type: 'started'; attempt: ObservedAttempt }
   /**
    * An attempt's end was written. `state` is the job's new state, null when the lease was no longer
    * held (the write was fenced out). `outcome` is undefined for a job cancelled before it started.
    */
-  | { type: 'ended'; job: InFlightJob; outcome: AttemptOutcome | undefined; state: JobState | null }
-  | { type: 'snoozed'; job: InFlightJob }
+  | { type: 'ended'; attempt: ObservedAttempt; outcome: ObservedOutcome | undefined; state: JobState | null }
+  | { type: 'snoozed'; attempt: ObservedAttempt }
   /** Jobs cancelled while waiting (never claimed), by producer.cancel(). */
   | { type: 'cancelled'; jobs: ReadonlyArray<{ kind: string; queue: string }> }
   | { type: 'rescued'; reason: RescueReason; jobs: readonly RescuedRow[] }
@@ -32,7 +35,7 @@ export interface AwaTraceHooks {
     insert: (traceparent?: string) => Promise<T>,
   ): Promise<T>;
   /** The handler to run for this attempt, wrapped in its consumer span. */
-  process(job: InFlightJob, invoke: (job: Job) => unknown): (job: Job) => unknown;
+  process(attempt: ObservedAttempt, invoke: (job: Job) => unknown): (job: Job) => unknown;
 }
 
 /**
@@ -78,7 +81,7 @@ export class AwaEvents {
     return this.trace ? this.trace.send(jobs, insert) : insert();
   }
 
-  process(job: InFlightJob, invoke: (job: Job) => unknown): (job: Job) => unknown {
-    return this.trace ? this.trace.process(job, invoke) : invoke;
+  process(attempt: ObservedAttempt, invoke: (job: Job) => unknown): (job: Job) => unknown {
+    return this.trace ? this.trace.process(attempt, invoke) : invoke;
   }
 }

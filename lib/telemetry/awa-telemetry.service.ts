@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { AwaTelemetryMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { MaintenanceService } from '../maintenance/maintenance.service.js';
@@ -7,6 +6,7 @@ import { loadOtelApi, meterProviderRegistered, tracerProviderRegistered } from '
 import { startMetrics } from './telemetry.metrics.js';
 import { AWA_TELEMETRY_OPTIONS, type ResolvedTelemetryOptions } from './telemetry.options.js';
 import { startTracing } from './telemetry.tracing.js';
+import { AwaTelemetryMessages } from './telemetry.messages.js';
 
 /**
  * @internal Subscribes the OTel metrics and traces to the core's events at module init (before the

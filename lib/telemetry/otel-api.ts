@@ -1,5 +1,5 @@
-import { AwaTelemetryMessages } from '../awa.messages.js';
 import { AwaSetupError } from '../errors/awa-setup.error.js';
+import { AwaTelemetryMessages } from './telemetry.messages.js';
 
 /** @internal The @opentelemetry/api module: an optional peer, so only its type is imported statically. */
 export type OtelApi = typeof import('@opentelemetry/api');

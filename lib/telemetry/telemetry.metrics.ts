@@ -1,8 +1,8 @@
 import type { Attributes, BatchObservableResult, Counter, Histogram, Meter } from '@opentelemetry/api';
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvent, AwaEvents } from '../events/awa-events.js';
+import type { ObservedAttempt } from '../events/observed-attempt.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import type { InFlightJob } from '../worker/in-flight-job.js';
 import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { FAILED_OUTCOMES, JOB_COUNTS, SeriesTable, type JobCount } from './telemetry.series.js';
 import { queueDepths } from './telemetry.sql.js';
@@ -77,7 +77,7 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     advice: { explicitBucketBoundaries: BATCH_BUCKETS },
   });
   const series = new SeriesTable();
-  const startedAt = new WeakMap<InFlightJob, number>();
+  const startedAt = new WeakMap<ObservedAttempt, number>();
   const claimAttributes = new Map<string, Attributes>();
 
   const onEvent = (event: AwaEvent): void => {
@@ -93,17 +93,17 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
         return;
       }
       case 'started': {
-        const { row } = event.job;
-        const s = series.of(row.queue, row.kind);
-        startedAt.set(event.job, performance.now());
+        const { attempt } = event;
+        const s = series.of(attempt.queue, attempt.kind);
+        startedAt.set(attempt, performance.now());
         s.counts.started++;
-        wait.record(Math.max(0, Date.now() - row.run_at_ms) / 1000, s.attributes);
+        wait.record(Math.max(0, Date.now() - attempt.runAtMs) / 1000, s.attributes);
         return;
       }
       case 'ended':
-        return onEnded(event.job, event.state);
+        return onEnded(event.attempt, event.state);
       case 'snoozed':
-        series.of(event.job.row.queue, event.job.row.kind).counts.snoozed++;
+        series.of(event.attempt.queue, event.attempt.kind).counts.snoozed++;
         return;
       case 'rescued':
         // Rare (maintenance rescues), so added to the SDK's counter at once.
@@ -116,11 +116,11 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     }
   };
 
-  const onEnded = (job: InFlightJob, state: JobState | null): void => {
-    const s = series.of(job.row.queue, job.row.kind);
-    const began = startedAt.get(job);
+  const onEnded = (attempt: ObservedAttempt, state: JobState | null): void => {
+    const s = series.of(attempt.queue, attempt.kind);
+    const began = startedAt.get(attempt);
     if (began !== undefined) {
-      startedAt.delete(job);
+      startedAt.delete(attempt);
       duration.record((performance.now() - began) / 1000, s.withOutcome(state ?? 'lease_lost'));
     }
     if (state === 'completed' || state === 'cancelled') s.counts[state]++;

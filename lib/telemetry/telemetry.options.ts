@@ -1,6 +1,7 @@
-import { AwaMessages, AwaTelemetryMessages } from '../awa.messages.js';
+import { AwaMessages } from '../awa.messages.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { findUnknownKey } from '../util/nearest-name.js';
+import { AwaTelemetryMessages } from './telemetry.messages.js';
 
 /** What AwaTelemetryModule reports through @opentelemetry/api. */
 export interface AwaTelemetryOptions {

@@ -1,10 +1,10 @@
 import type { Attributes, Context, Link, Span } from '@opentelemetry/api';
-import { AwaTelemetryMessages } from '../awa.messages.js';
 import type { AwaEvent, AwaEvents, AwaTraceHooks } from '../events/awa-events.js';
+import type { ObservedAttempt } from '../events/observed-attempt.js';
 import type { Job } from '../interfaces/job.interface.js';
-import type { InFlightJob } from '../worker/in-flight-job.js';
 import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
+import { AwaTelemetryMessages } from './telemetry.messages.js';
 
 /** @internal OTel messaging semantic conventions, as this integration uses them. */
 export const MessagingAttributes = {
@@ -31,7 +31,7 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
   const tracer = api.trace.getTracer(INSTRUMENTATION_SCOPE);
   const { SpanKind, SpanStatusCode } = api;
   /** Consumer spans still open, ended by their attempt's end when the handler never settled. */
-  const open = new WeakMap<InFlightJob, Span>();
+  const open = new WeakMap<ObservedAttempt, Span>();
 
   const fail = (span: Span, error: unknown): void => {
     if (error instanceof Error) span.recordException(error);
@@ -58,10 +58,9 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
       });
     },
 
-    process(job, invoke) {
+    process(attempt, invoke) {
       return (handed: Job) => {
-        const { row } = job;
-        const producer = parseTraceparent(row.traceparent);
+        const producer = parseTraceparent(attempt.traceparent);
         // From the root: the claim loop may run in whatever context woke it (an enqueue's span).
         const parent: Context = producer ? api.trace.setSpanContext(api.ROOT_CONTEXT, producer) : api.ROOT_CONTEXT;
         // Literal keys (MessagingAttributes' values): a literal with computed keys is built slowly, per attempt.
@@ -69,17 +68,21 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
           'messaging.system': 'awa',
           'messaging.operation.type': 'process',
           'messaging.operation.name': 'process',
-          'messaging.destination.name': row.queue,
-          'messaging.message.id': job.id,
-          'awa.job.kind': row.kind,
-          'awa.job.attempt': row.attempt,
+          'messaging.destination.name': attempt.queue,
+          'messaging.message.id': attempt.jobId,
+          'awa.job.kind': attempt.kind,
+          'awa.job.attempt': attempt.attempt,
         };
         const links: Link[] = producer ? [{ context: producer }] : [];
-        const span = tracer.startSpan(`process ${row.queue}`, { kind: SpanKind.CONSUMER, links, attributes }, parent);
-        open.set(job, span);
+        const span = tracer.startSpan(
+          `process ${attempt.queue}`,
+          { kind: SpanKind.CONSUMER, links, attributes },
+          parent,
+        );
+        open.set(attempt, span);
         const settle = (error?: unknown): void => {
-          if (open.get(job) !== span) return;
-          open.delete(job);
+          if (open.get(attempt) !== span) return;
+          open.delete(attempt);
           if (error !== undefined) fail(span, error);
           span.end();
         };
@@ -111,9 +114,9 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
   /** An attempt ended without its handler settling (deadline, rescue): end its span now. */
   const onEvent = (event: AwaEvent): void => {
     if (event.type !== 'ended') return;
-    const span = open.get(event.job);
+    const span = open.get(event.attempt);
     if (!span) return;
-    open.delete(event.job);
+    open.delete(event.attempt);
     span.setAttribute(M.state, event.state ?? 'lease_lost');
     const message =
       event.outcome?.kind === 'deadline' ? AwaTelemetryMessages.deadlineExceeded : AwaTelemetryMessages.leaseLost;

@@ -140,8 +140,12 @@ export class AwaTesting {
   private async runAttempt(row: ClaimedJobRow, queue: ResolvedQueueOptions): Promise<DrainedJob> {
     const job = new InFlightJob(row, this.writer);
     const handler = this.explorer.handlers.get(row.kind)!;
-    this.events.emit({ type: 'started', job });
-    const outcome = await job.run(this.events.process(job, handler.invoke), queue.deadlineDuration, () => undefined);
+    this.events.emit({ type: 'started', attempt: job.observed });
+    const outcome = await job.run(
+      this.events.process(job.observed, handler.invoke),
+      queue.deadlineDuration,
+      () => undefined,
+    );
     job.settled = true;
     // Nothing releases a drained attempt (no shutdown runs meanwhile): its end is always written.
     if (outcome.kind !== 'released')

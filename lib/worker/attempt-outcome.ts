@@ -59,7 +59,7 @@ export async function writeAttemptOutcome(
             retryBaseDelay: options.retryBaseDelay,
             retryMaxDelay: options.retryMaxDelay,
           });
-  events.emit({ type: 'ended', job: inFlight, outcome, state });
-  if (state === 'scheduled' && snoozed) events.emit({ type: 'snoozed', job: inFlight });
+  events.emit({ type: 'ended', attempt: inFlight.observed, outcome, state });
+  if (state === 'scheduled' && snoozed) events.emit({ type: 'snoozed', attempt: inFlight.observed });
   return state;
 }

@@ -1,6 +1,7 @@
 import { JobValueMessages } from '../awa.messages.js';
 import { JobSnoozedError } from '../errors/job-snoozed.error.js';
 import { JobValueError } from '../errors/job-value.error.js';
+import type { ObservedAttempt } from '../events/observed-attempt.js';
 import { backOffOf, rateLimitMarker } from '../flow/rate-limit.marker.js';
 import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
@@ -37,6 +38,8 @@ export class InFlightJob {
   /** `id:runLease`: a job can be claimed again (by this very instance) while a rescued attempt still runs. */
   readonly key: string;
   readonly job: Job;
+  /** This attempt as the observers (telemetry) see it, carried by its events. */
+  readonly observed: ObservedAttempt;
   /** Set once the handler settled (or timed out): heartbeats then no longer judge it. */
   settled = false;
   /** producer.cancel() was called for this attempt: it ends `cancelled`, whatever the handler does. */
@@ -70,6 +73,14 @@ export class InFlightJob {
     this.runLease = row.run_lease;
     this.key = leaseKey(row.id, row.run_lease);
     this.job = new AttemptJob(row, this);
+    this.observed = {
+      jobId: row.id,
+      queue: row.queue,
+      kind: row.kind,
+      attempt: row.attempt,
+      runAtMs: row.run_at_ms,
+      traceparent: row.traceparent,
+    };
   }
 
   get signal(): AbortSignal {

@@ -254,7 +254,12 @@ export class QueueWorker {
   private async cancelUnstarted(job: InFlightJob): Promise<void> {
     try {
       const held = await this.deps.writer.cancel(job, RescueErrors.cancelled);
-      this.deps.events.emit({ type: 'ended', job, outcome: undefined, state: ifHeld(held, 'cancelled') });
+      this.deps.events.emit({
+        type: 'ended',
+        attempt: job.observed,
+        outcome: undefined,
+        state: ifHeld(held, 'cancelled'),
+      });
     } catch (error) {
       // Not lost: the lease stays stored with its cancel request, and its rescue ends it cancelled.
       this.logger.error(AwaMessages.operationFailed(`cancelling job ${job.id}`, String(error)));
@@ -307,7 +312,7 @@ export class QueueWorker {
 
   /** One attempt, from handler start until its result is written. */
   private async attempt(job: InFlightJob): Promise<void> {
-    this.deps.events.emit({ type: 'started', job });
+    this.deps.events.emit({ type: 'started', attempt: job.observed });
     const outcome = await this.runHandler(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
@@ -343,8 +348,10 @@ export class QueueWorker {
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
     const handler = this.deps.handlers.get(inFlight.row.kind);
     const outcome: AttemptOutcome = handler
-      ? await inFlight.run(this.deps.events.process(inFlight, handler.invoke), this.options.deadlineDuration, (late) =>
-          this.onLate(inFlight, late),
+      ? await inFlight.run(
+          this.deps.events.process(inFlight.observed, handler.invoke),
+          this.options.deadlineDuration,
+          (late) => this.onLate(inFlight, late),
         )
       : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
     inFlight.settled = true;

@@ -7,7 +7,7 @@ import { ROOT, relativeName, type CodeBlock } from './markdown.js';
  * all blocks, each block a module of its own (a virtual file in a folder of its page). A block whose
  * first line names its file (`// app.module.ts`, as the examples do) is that file, so the blocks of
  * one page may import each other (`import { ReportHandlers } from './reports.handlers.js'`). `nestjs-awa`,
- * `nestjs-awa/testing` and `nestjs-awa/health` resolve to lib/ through tsconfig.json's `paths`,
+ * `nestjs-awa/testing`, `nestjs-awa/health` and `nestjs-awa/telemetry` resolve to lib/ through tsconfig.json's `paths`,
  * as in the tests. Returns one line per error, `file.md:line: message`.
  */
 export function typeCheckBlocks(blocks: CodeBlock[]): string[] {

@@ -130,9 +130,15 @@ export function describePackedApp(app: ConsumerApp): void {
       const survivor = start('worker.main');
       const victim = start('worker.main');
       const ready = await Promise.all([survivor.waitForLine(/^READY /), victim.waitForLine(/^READY /)]);
-      // Both load nestjs-awa from the app's node_modules (the tarball, not this repo), in the build
-      // of the app's own module system.
-      for (const line of ready) expect(line.split(' ')[3]).toBe(join(consumer, 'node_modules/nestjs-awa', app.entry));
+      // Both load nestjs-awa, and its entry point nestjs-awa/telemetry (AwaTelemetryModule, with
+      // @opentelemetry/api and no SDK), from the app's node_modules (the tarball, not this repo), in
+      // the build of the app's own module system.
+      const telemetryEntry = app.entry.replace(/index\.js$/, 'telemetry/index.js');
+      for (const line of ready)
+        expect(line.split(' ').slice(3)).toEqual([
+          join(consumer, 'node_modules/nestjs-awa', app.entry),
+          join(consumer, 'node_modules/nestjs-awa', telemetryEntry),
+        ]);
 
       const enqueue = start('enqueue.main', { COUNT: '12', MS: '1000' });
       const ids = (await enqueue.waitForLine(/^ENQUEUED /)).split(' ')[1]!.split(',');

@@ -1,20 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import {
-  AwaErrorCodes,
-  AwaOptionError,
-  AwaTelemetryModule,
-  JobHandler,
-  QueueProducer,
-  type AwaTelemetryOptions,
-} from 'nestjs-awa';
+import { AwaErrorCodes, AwaOptionError, JobHandler, QueueProducer } from 'nestjs-awa';
+import { AwaTelemetryModule, type AwaTelemetryOptions } from 'nestjs-awa/telemetry';
 import { DataSource } from 'typeorm';
 import { metrics, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AwaEvents } from '../../lib/events/awa-events.js';
 import { AwaTelemetry } from '../../lib/telemetry/awa-telemetry.service.js';
 import { AWA_TELEMETRY_OPTIONS } from '../../lib/telemetry/telemetry.options.js';
-import { InFlightJob } from '../../lib/worker/in-flight-job.js';
+import type { ObservedAttempt } from '../../lib/events/observed-attempt.js';
 import { caughtSync } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
@@ -56,7 +50,7 @@ describe('AwaTelemetryModule without an OTel SDK', () => {
     const events = app.get(AwaEvents);
     expect(events.observed).toBe(false);
     const invoke = () => undefined;
-    expect(events.process({} as InFlightJob, invoke)).toBe(invoke);
+    expect(events.process({} as ObservedAttempt, invoke)).toBe(invoke);
   });
 });
 

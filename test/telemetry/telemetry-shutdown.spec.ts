@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AwaTelemetryModule, JobHandler, QueueProducer } from 'nestjs-awa';
+import { JobHandler, QueueProducer } from 'nestjs-awa';
+import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
 import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';

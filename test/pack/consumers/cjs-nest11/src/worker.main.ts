@@ -5,11 +5,18 @@ import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AwaModule, MaintenanceService } from 'nestjs-awa';
+import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
 import { awaOptions, dataSourceOptions, say } from './consumer.options';
 import { PackHandlers } from './pack.handlers';
 
 @Module({
-  imports: [TypeOrmModule.forRoot(dataSourceOptions), ScheduleModule.forRoot(), AwaModule.forRoot(awaOptions)],
+  imports: [
+    TypeOrmModule.forRoot(dataSourceOptions),
+    ScheduleModule.forRoot(),
+    AwaModule.forRoot(awaOptions),
+    // Loads @opentelemetry/api; with no OTel SDK registered it reports nothing (and costs nothing).
+    AwaTelemetryModule.forRoot(),
+  ],
   providers: [PackHandlers],
 })
 class WorkerModule {}
@@ -17,8 +24,10 @@ class WorkerModule {}
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
-  // Where 'nestjs-awa' was loaded from: the test checks it is the tarball's CommonJS build.
-  say(`READY ${process.pid} ${app.get(MaintenanceService).isLeader} ${require.resolve('nestjs-awa')}`);
+  // Where 'nestjs-awa' and 'nestjs-awa/telemetry' were loaded from: the test checks both are the
+  // tarball's CommonJS build.
+  const loaded = `${require.resolve('nestjs-awa')} ${require.resolve('nestjs-awa/telemetry')}`;
+  say(`READY ${process.pid} ${app.get(MaintenanceService).isLeader} ${loaded}`);
 }
 
 main().catch((error) => {

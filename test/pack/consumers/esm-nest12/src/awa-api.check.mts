@@ -21,7 +21,6 @@ import {
   type JobState,
   type SweepReport,
   AwaDashboardModule,
-  AwaTelemetryModule,
   JobSchedules,
   JobSnoozedError,
   Periodic,
@@ -38,6 +37,7 @@ import {
 } from 'nestjs-awa';
 import { AwaHealthIndicator, AwaHealthModule } from 'nestjs-awa/health';
 import { AwaAssertionError, AwaTesting, type DrainResult } from 'nestjs-awa/testing';
+import { AwaTelemetryModule, type AwaTelemetryOptions } from 'nestjs-awa/telemetry';
 import type * as Awa from 'nestjs-awa';
 import { AwaInit1764400000000, AwaMigrations } from 'nestjs-awa/migrations';
 
@@ -66,6 +66,10 @@ export const checks = [
   true satisfies NotExported<'AwaDatabase'>,
   true satisfies NotExported<'AWA_OPTIONS'>,
   true satisfies NotExported<'AwaInit1764400000000'>,
+  // Optional parts are entry points of their own: telemetry lives in 'nestjs-awa/telemetry'.
+  true satisfies NotExported<'AwaTelemetryModule'>,
+  true satisfies NotAny<typeof AwaTelemetryModule>,
+  true satisfies NotAny<AwaTelemetryOptions['metrics']>,
   true satisfies NotPublic<MaintenanceService, 'stop' | 'start'>,
   true satisfies NotPublic<HeartbeatService, 'stop' | 'start'>,
 ];
