@@ -3,10 +3,13 @@ import { millis, statement } from './sql-statement.js';
 
 /**
  * A key row of awa.flow_keys (alias f) that serves no purpose any more: nothing running, nothing
- * waiting, no hold in force, no per-key limit (user configuration), not served for $1 ms.
+ * waiting, no hold in force, no per-key limit (user configuration), not served for $1 ms. Nothing
+ * waiting is checked on the jobs too (one probe of jobs_flow_idx per candidate), not only on the
+ * flag: a key's state is never deleted while it has an available job.
  */
 const IDLE_KEY = `f.running = 0 AND NOT f.has_waiting AND f.max_running IS NULL
-  AND (f.held_until IS NULL OR f.held_until <= now()) AND f.last_claimed_at < now() - ${millis('$1')}`;
+  AND (f.held_until IS NULL OR f.held_until <= now()) AND f.last_claimed_at < now() - ${millis('$1')}
+  AND NOT EXISTS (SELECT FROM awa.jobs j WHERE j.state = 'available' AND j.queue = f.queue AND j.concurrency_key = f.key)`;
 
 /**
  * Deletes up to $2 idle key rows (IDLE_KEY, idle for $1 ms). The candidates are locked SKIP LOCKED

@@ -33,6 +33,14 @@ describe('FlowKeysCleanupTask', () => {
     expect(await task().run()).toBe(0);
   });
 
+  it('never deletes the row of a key that has an available job, whatever its flags say', async () => {
+    await exec(`INSERT INTO awa.jobs (kind, queue, concurrency_key) VALUES ('unhandled.kind', 'q', 'stranded')`);
+    // As an older claim left a key whose jobs it could not see: not waiting, never served.
+    await exec(`UPDATE awa.flow_keys SET has_waiting = false, last_claimed_at = '-infinity' WHERE key = 'stranded'`);
+    expect(await task().run()).toBe(0);
+    expect(await keys()).toEqual(['stranded']);
+  });
+
   it('deletes at most 10 × rescueBatchSize keys per run', async () => {
     await exec(`INSERT INTO awa.flow_keys (queue, key, has_waiting, last_claimed_at)
                 SELECT 'q', 'key-' || i, false, now() - interval '1 day' FROM generate_series(1, 12) i`);
