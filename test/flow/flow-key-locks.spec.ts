@@ -52,7 +52,9 @@ const PATHS: AvailablePath[] = [
       await seedKeyed(f.sql, 'a');
       const { ids, leases } = await claimRunning(f, 2, 2);
       // The released attempts in the order b, a.
-      const keys = await f.sql(`SELECT id::text, concurrency_key AS key FROM awa.jobs WHERE id = ANY ($1::bigint[])`, [ids]);
+      const keys = await f.sql(`SELECT id::text, concurrency_key AS key FROM awa.jobs WHERE id = ANY ($1::bigint[])`, [
+        ids,
+      ]);
       const keyOf = (id: string) => keys.find((k) => k.id === id)!.key as string;
       const order = [0, 1].sort((x, y) => -keyOf(ids[x]!).localeCompare(keyOf(ids[y]!)));
       return (on) =>
@@ -121,8 +123,8 @@ describe('flow key locks', () => {
       );
       await waitFor(
         async () =>
-          (await f.sql(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [pid]))[0]
-            ?.wait_event_type === 'Lock',
+          (await f.sql(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [pid]))[0]?.wait_event_type ===
+          'Lock',
         10_000,
         'the completion waiting for a key lock',
       );

@@ -15,7 +15,11 @@ describe('a keyed claim that cannot see all of a key’s jobs', () => {
     f.run(flowSql.claimFlowJobs, ['q', kinds, want, 'instance-a', 0, 0, 0, keyLimit, 0]);
   const ids = (rows: FlowClaimRow[]) => rows.filter((r) => r.id !== null).map((r) => r.id);
   const keyRow = async (key: string) =>
-    (await f.sql(`SELECT has_waiting, last_claimed_at > '-infinity' AS visited FROM awa.flow_keys WHERE key = $1`, [key]))[0];
+    (
+      await f.sql(`SELECT has_waiting, last_claimed_at > '-infinity' AS visited FROM awa.flow_keys WHERE key = $1`, [
+        key,
+      ])
+    )[0];
 
   it('leaves a key of another kind waiting, for a claim that handles that kind', async () => {
     const [other] = await seedKeyed(f.sql, 'a', 1, { kind: 'kind.b' });
