@@ -191,7 +191,9 @@ export interface RetryBatchRow {
 
 /**
  * Stores a cancel request on the leases of the running jobs among `picked`, and NOTIFYs `awa_cancel`
- * for each. Locks only lease rows (like jobsSql.requestCancel), so it never deadlocks with completions.
+ * for each. Locks only lease rows (like jobsSql.requestCancel), but many: a completion or heartbeat
+ * holding some of them (locked in its batch's order) can deadlock with it; QueueAdmin runs the batch
+ * that lost again, and the workers retry their writes.
  */
 const SIGNAL_RUNNING = `
   flagged AS (

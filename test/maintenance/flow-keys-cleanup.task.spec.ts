@@ -25,6 +25,8 @@ describe('FlowKeysCleanupTask', () => {
     await seedKeyRow(exec, 'never served', { last_claimed_at: `'-infinity'` });
     await seedKeyRow(exec, 'running', { running: '1' });
     await seedKeyRow(exec, 'waiting', { has_waiting: 'true' });
+    // Its job (of a kind no worker here handles: the app's claims pass over it and leave it waiting).
+    await exec(`INSERT INTO awa.jobs (kind, queue, concurrency_key) VALUES ('unhandled.kind', 'q', 'waiting')`);
     await seedKeyRow(exec, 'held', { held_until: `now() + interval '10 minutes'` });
     await seedKeyRow(exec, 'configured', { max_running: '5' });
     await seedKeyRow(exec, 'recent', { last_claimed_at: `now() - interval '10 minutes'` });
