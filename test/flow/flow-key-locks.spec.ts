@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { compileFilter } from '../../lib/admin/job-filter.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { adminSql, flowSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import { waitForLockWait } from '../support/lock-waits.js';
 import { createStatementGate } from '../support/statement-gate.js';
 import { waitFor } from '../support/wait-for.js';
 import { useSqlFixture, type SqlFixture } from '../sql/sql-fixture.js';
@@ -121,13 +122,7 @@ describe('flow key locks', () => {
         (rows) => rows.length,
         (error: unknown) => error,
       );
-      await waitFor(
-        async () =>
-          (await f.sql(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [pid]))[0]?.wait_event_type ===
-          'Lock',
-        10_000,
-        'the completion waiting for a key lock',
-      );
+      await waitForLockWait(f.sql, { pid }, 'the completion waiting for a key lock');
       await gate.open();
       expect(await pathDone).toBeNull();
       expect(await completed).toBe(2);
