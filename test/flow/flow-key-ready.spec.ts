@@ -1,4 +1,6 @@
+import { DataSource } from 'typeorm';
 import { flowSql } from '../../lib/sql/index.js';
+import { AwaKeyedReady1764700000000 } from '../../migrations/index.js';
 import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 import { resetFlow, seedKeyed } from './flow-fixture.js';
@@ -60,5 +62,30 @@ describe('a keyed claim that cannot see all of a key’s jobs', () => {
     expect(ids(await claim(['kind.b'], 5, 3))).toEqual([other]);
     // Nothing available is left (the jobs just claimed do not count).
     expect((await keyRow('a')).has_waiting).toBe(false);
+  });
+
+  it('migration AwaKeyedReady marks stranded keys waiting again; its down() puts the shipped claim back', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: f.url, logging: false }).initialize();
+    const runner = dataSource.createQueryRunner();
+    const migration = new AwaKeyedReady1764700000000();
+    try {
+      await migration.down(runner);
+      await seedKeyed(f.sql, 'flagged', 1, { kind: 'kind.b' });
+      await seedKeyed(f.sql, 'deleted', 1, { kind: 'kind.b' });
+      // The shipped claim clears the flags of both keys it cannot serve; the cleanup deletes a row.
+      expect(ids(await claim(['kind.a']))).toEqual([]);
+      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.flow_keys WHERE has_waiting`)).toEqual([{ n: 0 }]);
+      await f.sql(`DELETE FROM awa.flow_keys WHERE key = 'deleted'`);
+      await migration.up(runner);
+      const keys = await f.sql(`SELECT key, has_waiting FROM awa.flow_keys ORDER BY key`);
+      expect(keys).toEqual([
+        { key: 'deleted', has_waiting: true },
+        { key: 'flagged', has_waiting: true },
+      ]);
+      expect(ids(await claim(['kind.b']))).toHaveLength(2);
+    } finally {
+      await runner.release();
+      await dataSource.destroy();
+    }
   });
 });
