@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyOnce, revertOnce } from './awa-migration.helpers.js';
-import { CLAIM_FLOW_FUNCTION } from './flow-claim.function.js';
+import { CLAIM_FLOW_FUNCTION_V1 } from './flow-claim-v1.function.js';
 
 /**
  * Flow control: a fleet-wide rate limit per queue and a concurrency limit per key, both enforced by
@@ -100,7 +100,7 @@ export class AwaFlowControl1764600000002 implements MigrationInterface {
       $fn$`,
       `CREATE TRIGGER active_leases_flow_deleted AFTER DELETE ON awa.active_leases
         REFERENCING OLD TABLE AS old_leases FOR EACH STATEMENT EXECUTE FUNCTION awa.flow_leases_deleted()`,
-      CLAIM_FLOW_FUNCTION,
+      CLAIM_FLOW_FUNCTION_V1,
     ]);
   }
 

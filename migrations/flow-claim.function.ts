@@ -20,7 +20,8 @@
  *    of them than its free slots and the rounds the batch can use (its size over the keys, plus one).
  *    The jobs are read in a second statement, so with a snapshot taken after the key rows were locked:
  *    it sees every lease and job committed before: a key whose jobs were all found (fewer than it read)
- *    and all taken has nothing waiting, and leaves the index until a job of it becomes available.
+ *    and all taken, and that has no other available job (of another kind, or row-locked by another
+ *    transaction), has nothing waiting, and leaves the index until a job of it becomes available.
  *    First, the queue's due keyed jobs (scheduled, retryable: run_at passed) become available, as the
  *    plain claim takes due jobs directly: else they would wait for the leader's promotion sweep. Their
  *    key rows are locked (and marked waiting) in (queue, key) order first, the order lease deletions
@@ -38,7 +39,7 @@ const CLAIMED_ROWS = `    SELECT c.id::text, c.kind, c.queue, c.args, c.attempt,
       FROM claimed c;`;
 
 export const CLAIM_FLOW_FUNCTION = `
-CREATE FUNCTION awa.claim_flow(
+CREATE OR REPLACE FUNCTION awa.claim_flow(
   p_queue text, p_kinds text[], p_want integer, p_instance text, p_deadline_ms float8,
   p_rate_limit integer, p_period_ms float8, p_key_limit integer, p_buffer_ms float8)
 RETURNS TABLE (id text, kind text, queue text, args jsonb, attempt integer, max_attempts integer,
@@ -159,13 +160,22 @@ ${CLAIMED_ROWS}
     GET DIAGNOSTICS taken = ROW_COUNT;
     -- The key rows as locked above, by ctid (= ANY: a TID scan whatever the estimates; a join could
     -- hash a sequential scan of every key row). This transaction changed none of them since, and this
-    -- statement's snapshot is younger than the locks.
+    -- statement's snapshot is younger than the locks. A key whose jobs were all found and taken may
+    -- still have available jobs this claim could not see: of kinds it does not handle, or row-locked
+    -- by another transaction (SKIP LOCKED). One probe of jobs_flow_idx tells (it sees them whatever
+    -- their kind or lock, and not the jobs just claimed): such a key stays waiting, and goes to the
+    -- back of the round-robin, so that keys this claim cannot serve do not take its places.
     UPDATE awa.flow_keys f
        SET running = f.running + s.n,
-           last_claimed_at = CASE WHEN s.n > 0 THEN t ELSE f.last_claimed_at END,
-           has_waiting = CASE WHEN s.lim <= 0 THEN f.has_waiting ELSE s.found >= s.lim OR s.found > s.n END,
+           last_claimed_at = CASE WHEN s.n > 0 OR s.unseen THEN t ELSE f.last_claimed_at END,
+           has_waiting = CASE WHEN s.lim <= 0 THEN f.has_waiting ELSE s.found >= s.lim OR s.found > s.n OR s.unseen END,
            saturated = f.running + s.n >= coalesce(f.max_running, p_key_limit)
-      FROM unnest(tids, lims, ns, founds) AS s(tid, lim, n, found)
+      FROM (SELECT u.tid, u.lim, u.n, u.found,
+                   CASE WHEN u.lim > 0 AND u.found < u.lim AND u.found = u.n THEN EXISTS (
+                     SELECT FROM awa.jobs j
+                      WHERE j.state = 'available' AND j.queue = p_queue AND j.concurrency_key = u.key)
+                   ELSE false END AS unseen
+              FROM unnest(tids, keys, lims, ns, founds) AS u(tid, key, lim, n, found)) s
      WHERE f.ctid = ANY (tids) AND f.ctid = s.tid;
   ELSE
     RETURN QUERY

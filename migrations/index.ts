@@ -8,6 +8,7 @@ import { AwaSchedules1764600000001 } from './1764600000001-AwaSchedules.js';
 import { AwaAdminIndexes1764600000005 } from './1764600000005-AwaAdminIndexes.js';
 import { AwaFlowControl1764600000002 } from './1764600000002-AwaFlowControl.js';
 import { AwaTraceContext1764600000003 } from './1764600000003-AwaTraceContext.js';
+import { AwaKeyedReady1764700000000 } from './1764700000000-AwaKeyedReady.js';
 import { AwaScheduleDeclarations1764700000001 } from './1764700000001-AwaScheduleDeclarations.js';
 
 export {
@@ -21,6 +22,7 @@ export {
   AwaFlowControl1764600000002,
   AwaAdminIndexes1764600000005,
   AwaTraceContext1764600000003,
+  AwaKeyedReady1764700000000,
   AwaScheduleDeclarations1764700000001,
 };
 
@@ -36,5 +38,6 @@ export const AwaMigrations = [
   AwaFlowControl1764600000002,
   AwaTraceContext1764600000003,
   AwaAdminIndexes1764600000005,
+  AwaKeyedReady1764700000000,
   AwaScheduleDeclarations1764700000001,
 ];

@@ -46,6 +46,13 @@ const PAGE_KEYS = ['after', 'limit'];
 
 /** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
 const UNIQUE_VIOLATION = '23505';
+/**
+ * PostgreSQL's deadlock_detected. A bulk batch flags up to BULK_BATCH_SIZE leases, which a worker's
+ * completion or heartbeat may hold some of, locked in its own order: the batch that loses is one
+ * statement, rolled back whole, and is run again (up to BATCH_TRIES times), unseen by the caller.
+ */
+const DEADLOCK_DETECTED = '40P01';
+const BATCH_TRIES = 5;
 
 /**
  * Operates the queue: pauses and resumes queues fleet-wide, lists and counts jobs, and retries,
@@ -245,10 +252,21 @@ export class QueueAdmin {
     const sql = build(filter);
     let cursor = FIRST_CURSOR;
     for (let batches = 1; ; batches++) {
-      const [row] = await this.db.query(sql, [cursor, BULK_BATCH_SIZE, ...own, ...filter.values]);
+      const [row] = await this.batch(sql, [cursor, BULK_BATCH_SIZE, ...own, ...filter.values]);
       if (row) await each(row);
       if (!row || row.picked < BULK_BATCH_SIZE || row.last_id === null) return batches;
       cursor = String(BigInt(row.last_id) - 1n);
+    }
+  }
+
+  /** One batch statement, run again when it lost a deadlock (see DEADLOCK_DETECTED). */
+  private async batch<R>(sql: SqlStatement<unknown[], R>, values: unknown[]): Promise<R[]> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.db.query(sql, values);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== DEADLOCK_DETECTED || tries >= BATCH_TRIES) throw error;
+      }
     }
   }
 }

@@ -2,6 +2,7 @@ import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL } from '../aw
 import type { JobState } from '../interfaces/job.interface.js';
 import { JOB_COLUMNS, type JobRow } from './jobs.sql.js';
 import { appendError, statement, type SqlStatement } from './sql-statement.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /** What the admin service's statements over a filter are built from (see lib/admin/job-filter.ts). */
 export interface FilterSql {
@@ -160,6 +161,7 @@ const PICKED = `(SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FR
  * One batch of retryJobs: up to $2 finished jobs matching the filter (from $3) with id <= $1, newest
  * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job whose key could
  * block a retried one is not retried here: its id comes back in `guarded`, to be retried on its own.
+ * Key rows: see lockFlowKeys.
  */
 export const retryBatch = (filter: FilterSql) =>
   filtered<[cursor: string, size: number, ...filter: unknown[]], BatchRow & RetryBatchRow>(
@@ -171,7 +173,9 @@ export const retryBatch = (filter: FilterSql) =>
      WHERE id <= $1::bigint AND state IN ${RETRYABLE_STATES} AND ${filter.where(3)}
      ORDER BY id DESC LIMIT $2 FOR UPDATE SKIP LOCKED
   ), retried AS (
-    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p WHERE j.id = p.id AND NOT p.guarded RETURNING j.queue
+    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p WHERE j.id = p.id AND NOT p.guarded
+    RETURNING j.queue, j.concurrency_key
+  ), keys_locked AS (${lockFlowKeys('retried')}
   )
   SELECT ${PICKED}, (SELECT count(*) FROM retried)::int AS changed,
          ARRAY(SELECT id::text FROM picked WHERE guarded) AS guarded,
@@ -187,7 +191,9 @@ export interface RetryBatchRow {
 
 /**
  * Stores a cancel request on the leases of the running jobs among `picked`, and NOTIFYs `awa_cancel`
- * for each. Locks only lease rows (like jobsSql.requestCancel), so it never deadlocks with completions.
+ * for each. Locks only lease rows (like jobsSql.requestCancel), but many: a completion or heartbeat
+ * holding some of them (locked in its batch's order) can deadlock with it; QueueAdmin runs the batch
+ * that lost again, and the workers retry their writes.
  */
 const SIGNAL_RUNNING = `
   flagged AS (

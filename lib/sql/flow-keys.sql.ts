@@ -2,11 +2,28 @@ import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { millis, statement } from './sql-statement.js';
 
 /**
+ * A CTE that locks the key rows of `rows` (a FROM item with columns queue and concurrency_key: the
+ * jobs a statement made available, or the leases it deleted) in (queue, key) order, the order in which
+ * the lease-deletion trigger and the claim lock them, creating missing ones. Without it, the row
+ * trigger that marks a key waiting when its job becomes available (jobs_flow_available) would lock
+ * them in the order of the statement's rows, and deadlock with a completion over the same keys. An
+ * unreferenced data-modifying CTE runs to completion before the statement's AFTER triggers fire, so
+ * they find every lock taken. ON CONFLICT DO UPDATE ... WHERE false locks the row and changes nothing.
+ */
+export const lockFlowKeys = (rows: string) => `
+    INSERT INTO awa.flow_keys AS f (queue, key)
+    SELECT DISTINCT r.queue, r.concurrency_key FROM ${rows} r WHERE r.concurrency_key IS NOT NULL ORDER BY 1, 2
+    ON CONFLICT (queue, key) DO UPDATE SET has_waiting = f.has_waiting WHERE false`;
+
+/**
  * A key row of awa.flow_keys (alias f) that serves no purpose any more: nothing running, nothing
- * waiting, no hold in force, no per-key limit (user configuration), not served for $1 ms.
+ * waiting, no hold in force, no per-key limit (user configuration), not served for $1 ms. Nothing
+ * waiting is checked on the jobs too (one probe of jobs_flow_idx per candidate), not only on the
+ * flag: a key's state is never deleted while it has an available job.
  */
 const IDLE_KEY = `f.running = 0 AND NOT f.has_waiting AND f.max_running IS NULL
-  AND (f.held_until IS NULL OR f.held_until <= now()) AND f.last_claimed_at < now() - ${millis('$1')}`;
+  AND (f.held_until IS NULL OR f.held_until <= now()) AND f.last_claimed_at < now() - ${millis('$1')}
+  AND NOT EXISTS (SELECT FROM awa.jobs j WHERE j.state = 'available' AND j.queue = f.queue AND j.concurrency_key = f.key)`;
 
 /**
  * Deletes up to $2 idle key rows (IDLE_KEY, idle for $1 ms). The candidates are locked SKIP LOCKED

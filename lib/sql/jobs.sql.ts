@@ -1,6 +1,7 @@
 import { AWA_CANCEL_CHANNEL, AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import type { JobError, JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /** A job row as getJob returns it (JOB_COLUMNS). */
 export interface JobRow {
@@ -117,7 +118,7 @@ export interface UniqueHolderRow {
  * (scheduled, available, retryable; not running), its args and run_at are replaced by those of the
  * last such element of the key, and it becomes scheduled or available by the new run_at (NOTIFYing
  * its queue when available). A null id: no job holds the key any more (it finished, or was deleted,
- * after the insert conflicted); the caller inserts again.
+ * after the insert conflicted); the caller inserts again. Key rows: see lockFlowKeys.
  */
 export const resolveUniqueJobs = statement<[duplicatesJson: string], UniqueHolderRow>(
   'resolve_unique_jobs',
@@ -134,7 +135,8 @@ export const resolveUniqueJobs = statement<[duplicatesJson: string], UniqueHolde
       FROM replacement r
      WHERE j.unique_key = r.unique_key AND j.unique_key IS NOT NULL AND j.state = ANY (j.unique_states)
        AND j.state IN ('scheduled', 'available', 'retryable')
-    RETURNING j.id, j.unique_key, j.kind, j.queue, j.state
+    RETURNING j.id, j.unique_key, j.kind, j.queue, j.state, j.concurrency_key
+  ), keys_locked AS (${lockFlowKeys("(SELECT * FROM replaced WHERE state = 'available')")}
   ), holder AS (
     SELECT id, unique_key, kind, queue FROM awa.jobs
      WHERE unique_key IN (SELECT unique_key FROM input) AND unique_key IS NOT NULL AND state = ANY (unique_states)

@@ -1,6 +1,7 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import { failAssignments, millis, statement, type SqlStatement } from './sql-statement.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /**
  * $1..$6 of every rescue statement: the leader's queues with their retry base and cap ms, the
@@ -106,7 +107,7 @@ export const rescueOrphanedLeases = rescue<[deadInstances: string[], errorPrefix
   `$8::text || t.instance_id`,
 );
 
-/** Makes up to $1 due scheduled/retryable jobs available, and NOTIFYs their queues. */
+/** Makes up to $1 due scheduled/retryable jobs available, and NOTIFYs their queues. Key rows: see lockFlowKeys. */
 export const promoteDueJobs = statement<[limit: number], { promoted: number; queues: number }>(
   'promote_due_jobs',
   `
@@ -115,7 +116,8 @@ export const promoteDueJobs = statement<[limit: number], { promoted: number; que
      WHERE state IN ('scheduled', 'retryable') AND run_at <= now()
      ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED
   ), promoted AS (
-    UPDATE awa.jobs j SET state = 'available' FROM due WHERE j.id = due.id RETURNING j.queue
+    UPDATE awa.jobs j SET state = 'available' FROM due WHERE j.id = due.id RETURNING j.queue, j.concurrency_key
+  ), keys_locked AS (${lockFlowKeys('promoted')}
   )
   SELECT count(*)::int AS promoted,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue)) FROM (SELECT DISTINCT queue FROM promoted) q)::int

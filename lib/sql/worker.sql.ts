@@ -2,6 +2,7 @@ import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, failAssignments, millis, retryAt, statement } from './sql-statement.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /**
  * Shutdown releases of a started attempt in a row (no attempt spent in between) that give the
@@ -105,7 +106,7 @@ const releaseHeldLeases = (pairs: string) => `released AS (
     DELETE FROM awa.active_leases l
      USING ${pairs}
      WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
-    RETURNING l.job_id, l.run_lease, l.cancel_requested
+    RETURNING l.job_id, l.run_lease, l.cancel_requested, l.flow_queue AS queue, l.concurrency_key
   )`;
 const RELEASE_HELD_LEASES = releaseHeldLeases('unnest($1::bigint[], $2::bigint[]) AS d(job_id, run_lease)');
 /** The same fence over the statement's `input` rows. */
@@ -166,7 +167,8 @@ export const failJobs = statement<
  * (a shutdown release), $5/$6 are the retry base/cap ms. Three exceptions: an attempt with a cancel
  * request ends `cancelled`; the SHUTDOWN_RELEASE_LIMIT-th release in a row of a started attempt
  * spends it (retryable with backoff, or failed); a job never started is not counted. Fenced like
- * completeJobs; NOTIFYs the queues of the jobs made available. Returns each job's new state.
+ * completeJobs; NOTIFYs the queues of the jobs made available. Returns each job's new state. Key
+ * rows (of every released lease): see lockFlowKeys.
  */
 export const releaseJobs = statement<
   [...Attempts, error: string, started: boolean[], retryBaseMs: number[], retryCapMs: number[]],
@@ -198,6 +200,7 @@ export const releaseJobs = statement<
       FROM verdict v
      WHERE j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'
     RETURNING j.id, j.queue, j.state
+  ), keys_locked AS (${lockFlowKeys('released')}
   )
   SELECT r.id::text, r.state,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', q.queue))

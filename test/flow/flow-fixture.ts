@@ -35,9 +35,12 @@ export async function seedKeyRow(exec: Exec, key: string, columns: Record<string
   );
 }
 
-/** Empties the flow-control tables (the SQL fixture's reset leaves them). */
+/**
+ * Empties the flow-control tables (the SQL fixture's reset leaves them). In the order a live app's
+ * flow claim reads them (queues, then flow_keys): the other order can deadlock with it.
+ */
 export async function resetFlow(exec: Exec): Promise<void> {
-  await exec('TRUNCATE awa.flow_keys, awa.queues');
+  await exec('TRUNCATE awa.queues, awa.flow_keys');
 }
 
 /**

@@ -25,12 +25,22 @@ describe('FlowKeysCleanupTask', () => {
     await seedKeyRow(exec, 'never served', { last_claimed_at: `'-infinity'` });
     await seedKeyRow(exec, 'running', { running: '1' });
     await seedKeyRow(exec, 'waiting', { has_waiting: 'true' });
+    // Its job (of a kind no worker here handles: the app's claims pass over it and leave it waiting).
+    await exec(`INSERT INTO awa.jobs (kind, queue, concurrency_key) VALUES ('unhandled.kind', 'q', 'waiting')`);
     await seedKeyRow(exec, 'held', { held_until: `now() + interval '10 minutes'` });
     await seedKeyRow(exec, 'configured', { max_running: '5' });
     await seedKeyRow(exec, 'recent', { last_claimed_at: `now() - interval '10 minutes'` });
     expect(await task().run()).toBe(2);
     expect(await keys()).toEqual(['configured', 'held', 'recent', 'running', 'waiting']);
     expect(await task().run()).toBe(0);
+  });
+
+  it('never deletes the row of a key that has an available job, whatever its flags say', async () => {
+    await exec(`INSERT INTO awa.jobs (kind, queue, concurrency_key) VALUES ('unhandled.kind', 'q', 'stranded')`);
+    // As an older claim left a key whose jobs it could not see: not waiting, never served.
+    await exec(`UPDATE awa.flow_keys SET has_waiting = false, last_claimed_at = '-infinity' WHERE key = 'stranded'`);
+    expect(await task().run()).toBe(0);
+    expect(await keys()).toEqual(['stranded']);
   });
 
   it('deletes at most 10 × rescueBatchSize keys per run', async () => {

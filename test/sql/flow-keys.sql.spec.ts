@@ -244,10 +244,16 @@ describe('flow-keys query plans', () => {
   }
 
   it.each(['custom', 'generic'] as const)(
-    'deleteIdleFlowKeys (%s plan) reads flow_keys once and deletes by TID',
+    'deleteIdleFlowKeys (%s plan) reads flow_keys once, probes jobs_flow_idx for available jobs, and deletes by TID',
     async (mode) => {
       const plan = await analyze(flowKeysSql.deleteIdleFlowKeys.text, [HOUR, 5_000], mode);
-      expect(scans(plan).sort()).toEqual(['Seq Scan on flow_keys', 'Tid Scan on flow_keys']);
+      // The probe of each candidate (NOT EXISTS an available job of the key), and again at its TID.
+      expect(scans(plan).sort()).toEqual([
+        'Index Scan on jobs using jobs_flow_idx',
+        'Index Scan on jobs using jobs_flow_idx',
+        'Seq Scan on flow_keys',
+        'Tid Scan on flow_keys',
+      ]);
       const [seq] = planNodes(plan).filter((n) => n['Node Type'] === 'Seq Scan');
       expect((seq!['Actual Rows'] ?? 0) + (seq!['Rows Removed by Filter'] ?? 0)).toBe(KEYS);
       const [tid] = planNodes(plan).filter((n) => n['Node Type'] === 'Tid Scan');

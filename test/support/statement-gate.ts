@@ -24,6 +24,11 @@ export async function createStatementGate(
   event: 'INSERT' | 'UPDATE' | 'DELETE',
   table: string,
   timing: 'BEFORE' | 'AFTER' = 'BEFORE',
+  /**
+   * A row-level gate instead: each row for which this condition (over NEW/OLD) holds waits. Row
+   * triggers of one event fire in name order, so the gate (gate_<key>) fires before awa's jobs_* ones.
+   */
+  rowWhen?: string,
 ): Promise<StatementGate> {
   const name = `gate_${key}`;
   await queryOnce(
@@ -31,7 +36,8 @@ export async function createStatementGate(
     `
     CREATE FUNCTION public.${name}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_advisory_lock_shared(${key}); PERFORM pg_advisory_unlock_shared(${key}); RETURN NULL; END $$;
-    CREATE TRIGGER ${name} ${timing} ${event} ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.${name}()`,
+    CREATE TRIGGER ${name} ${timing} ${event} ON ${table}
+      ${rowWhen === undefined ? 'FOR EACH STATEMENT' : `FOR EACH ROW WHEN (${rowWhen})`} EXECUTE FUNCTION public.${name}()`,
   );
   const holder = new pg.Client({ connectionString: url });
   await holder.connect();

@@ -69,4 +69,12 @@ describe('AwaTesting.drain on paused and flow-controlled queues', () => {
     const waiting = (await testing.enqueuedJobs({ queue: 'keyed' })).map((j) => j.id);
     expect(waiting.sort()).toEqual([busy, held].sort());
   });
+
+  it('runs, in drain(), the keyed job that an earlier drain({ kind }) of another kind passed over', async () => {
+    const { id } = await producer.enqueue('tenant.sync', { tenant: 'c' }, { concurrencyKey: 'c' });
+    expect((await testing.drain({ kind: 'tenant.busy' })).jobs).toEqual([]);
+    const result = await testing.drain();
+    expect(result.jobs.map((j) => j.id)).toEqual([id]);
+    expect(calls.log).toEqual(['sync c']);
+  });
 });

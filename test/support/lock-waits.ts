@@ -1,0 +1,22 @@
+import type { Exec } from './job-factory.js';
+import { waitFor } from './wait-for.js';
+
+/**
+ * Waits until a backend waits for a lock (a row or transaction lock another one holds): backend
+ * `pid`, or one whose running statement contains `statement`. A forced interleaving goes on from there.
+ */
+export function waitForLockWait(exec: Exec, who: { pid: number } | { statement: string }, what: string) {
+  const [condition, value] = 'pid' in who ? ['pid = $1', who.pid] : [`strpos(query, $1) > 0`, who.statement];
+  return waitFor(
+    async () =>
+      (
+        await exec(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND ${condition}`,
+          [value],
+        )
+      )[0].n > 0,
+    10_000,
+    what,
+  );
+}
