@@ -16,16 +16,33 @@ export function bufferWaitLimit(deadlineMs: number): number {
  */
 export const keepDeadlineWithin = (deadlineMs: number) => Math.min(deadlineMs / 100, 1_000);
 
+/** The least entry wait of a rate-limited queue: a claim's round trip and dispatch must fit in it. */
+export const MIN_RATE_ENTRY_WAIT_MS = 10;
+
 /**
- * How long a rate-limited queue's prefetched job may wait, from the moment its claim was sent, before
- * it must start or be given back unstarted: the claim counts its rate log over period + this, so that
- * starts, not only claims, keep to `limit` per `period` (see awa.claim_flow). 1/40 of the period costs
- * the sustained rate 2.5% (limit × period / (period + wait)); within the buffer's own limit. Without
- * prefetch (or rate limit) 0: the claim starts its jobs and counts over the period alone.
+ * How long after its claim was sent a rate-limited queue's job may still be started (its handler
+ * entered), with or without prefetch: past it, it is given back unstarted (no attempt spent). The claim
+ * counts its rate log over period + this (see rateLogExtension and awa.claim_flow), so that handler
+ * starts, not only claims, keep to `limit` per `period`: the starts of [w, w + period) were claimed in
+ * (w - wait, w + period), one window of the log. period / 40, at least 10 ms (a claim's round trip),
+ * within the buffer's own limit: it costs the sustained rate limit × period / (period + wait), 2.5%
+ * from a period of 400 ms up. 0 without a rate limit.
  */
-export function rateBufferWait(rate: { period: number } | null, prefetch: number, deadlineMs: number): number {
-  if (!rate || prefetch <= 0) return 0;
-  return Math.min(rate.period / 40, bufferWaitLimit(deadlineMs));
+export function rateEntryWait(rate: { period: number } | null, deadlineMs: number): number {
+  if (!rate) return 0;
+  return Math.min(Math.max(rate.period / 40, MIN_RATE_ENTRY_WAIT_MS), bufferWaitLimit(deadlineMs));
+}
+
+/**
+ * What is left between the entry check (on the clock, right before the handler is called) and the
+ * handler's first statement: synchronous code only (the 'started' observers, the trace span), so
+ * microseconds; the claim's window is widened by this much more than the entry wait to cover it.
+ */
+export const ENTRY_CHECK_SLACK_MS = 1;
+
+/** What awa.claim_flow adds to the rate limit's period for its log (p_buffer_ms): 0 without a rate limit. */
+export function rateLogExtension(rate: { period: number } | null, deadlineMs: number): number {
+  return rate ? rateEntryWait(rate, deadlineMs) + ENTRY_CHECK_SLACK_MS : 0;
 }
 
 /**

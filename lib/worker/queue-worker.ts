@@ -12,7 +12,7 @@ import { ifHeld, writeAttemptOutcome } from './attempt-outcome.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
-import { bufferWaitLimit, keepDeadlineWithin, RateBufferAllowance, rateBufferWait } from './prefetch-limits.js';
+import { bufferWaitLimit, keepDeadlineWithin, RateBufferAllowance, rateEntryWait } from './prefetch-limits.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -51,10 +51,12 @@ export class QueueWorker {
   private retryDelay = 0;
   /** Jobs were given back from the buffer for waiting too long: claim no more than free slots. */
   private bufferStale = false;
+  /** How long after its claim was sent a job may start: a rate-limited queue's entry wait, else the buffer's. */
   private readonly waitLimit: number;
   /**
-   * A rate-limited queue with prefetch: how many jobs it may claim beyond its free slots, and whether
-   * jobs of its last claim waited in the buffer (see pump). Its wait limit is rateBufferWait.
+   * A rate-limited queue (with or without prefetch): how many jobs it may claim beyond its free slots
+   * (0 without prefetch), and whether jobs of its last claim waited in the buffer (see pump). Its wait
+   * limit is rateEntryWait, checked again right before each handler is entered (see enter).
    */
   private readonly rateAllowance: RateBufferAllowance | undefined;
   private rateBuffered = false;
@@ -75,9 +77,9 @@ export class QueueWorker {
   ) {
     this.kinds = [...kinds];
     this.logger = new Logger(`AwaWorker:${options.name}`);
-    const rateWait = rateBufferWait(options.rateLimit, options.prefetch, options.deadlineDuration);
-    this.waitLimit = rateWait > 0 ? rateWait : bufferWaitLimit(options.deadlineDuration);
-    this.rateAllowance = rateWait > 0 ? new RateBufferAllowance(options.prefetch) : undefined;
+    const entryWait = rateEntryWait(options.rateLimit, options.deadlineDuration);
+    this.waitLimit = entryWait > 0 ? entryWait : bufferWaitLimit(options.deadlineDuration);
+    this.rateAllowance = entryWait > 0 ? new RateBufferAllowance(options.prefetch) : undefined;
     this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
     this.claimOnFree = options.keyConcurrency > 0;
   }
@@ -135,7 +137,7 @@ export class QueueWorker {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
         const { concurrency } = this.options;
-        // A rate-limited queue buffers only what starts in time (rateBufferWait), else its limit is spent for nothing.
+        // A rate-limited queue buffers only what starts in time (rateEntryWait), else its limit is spent for nothing.
         const prefetch = this.bufferStale
           ? 0
           : this.options.rateLimit
@@ -150,7 +152,8 @@ export class QueueWorker {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
-        const sentAt = performance.now(); // a rate-limited buffer's wait counts from here (see awa.claim_flow)
+        // A rate-limited job's entry wait counts from here: no later than the claim's stamp (t in awa.claim_flow).
+        const sentAt = performance.now();
         const { rows, waitMs } = await claimBatch(this.deps.db, this.options, this.kinds, want, this.deps.instanceId);
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
@@ -203,9 +206,10 @@ export class QueueWorker {
     let now = performance.now();
     while (this.running.size < concurrency && this.buffer.length > 0) {
       if (this.rateAllowance) {
-        // Each start is checked on the clock: the handlers started before it took time.
+        // Each start is checked on the clock: the handlers started before it took time. (enter checks
+        // again, right before the handler's call; this gives the late ones back in one statement.)
         now = performance.now();
-        if (now - this.buffer[0]!.claimedAt > this.waitLimit) {
+        if (this.tooLate(this.buffer[0]!, now)) {
           this.expireBuffer();
           continue;
         }
@@ -276,6 +280,16 @@ export class QueueWorker {
     if (expired === 0) return;
     const jobs = this.buffer.splice(0, expired);
     for (const job of jobs) job.whileBuffered = undefined;
+    this.giveBackLate(jobs);
+  }
+
+  /** A rate-limited job may start no later than its entry wait after its claim was sent. */
+  private tooLate(job: InFlightJob, now: number): boolean {
+    return now - job.claimedAt > this.waitLimit;
+  }
+
+  /** Gives back jobs that waited past the wait limit; spends the buffer allowance (see expireBuffer). */
+  private giveBackLate(jobs: InFlightJob[]): void {
     this.bufferStale = true;
     if (this.rateAllowance) {
       this.rateAllowance.gaveBack();
@@ -307,8 +321,8 @@ export class QueueWorker {
 
   /** One attempt, from handler start until its result is written. */
   private async attempt(job: InFlightJob): Promise<void> {
-    this.deps.events.emit({ type: 'started', job });
     const outcome = await this.runHandler(job);
+    if (outcome.kind === 'unstarted') return this.notEntered(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
@@ -327,6 +341,25 @@ export class QueueWorker {
     if ((this.wanted || this.claimOnFree) && !this.stopped) this.wake();
   }
 
+  /**
+   * The attempt starts now, right before its handler is called: nothing between this check and the
+   * call yields to the event loop, so no stall can come between them. A rate-limited job past its entry
+   * wait (a stall since its claim was sent) is not started: the claim's log counted only that wait.
+   */
+  private enter(job: InFlightJob): boolean {
+    if (this.rateAllowance && this.tooLate(job, performance.now())) return false;
+    this.deps.events.emit({ type: 'started', job });
+    return true;
+  }
+
+  /** Its handler could not be entered in time (see enter): given back unstarted, its slot free again. */
+  private notEntered(job: InFlightJob): void {
+    this.running.delete(job.key);
+    if (this.running.size === 0) this.handlersDone.release();
+    this.giveBackLate([job]);
+    this.pump();
+  }
+
   private freeSlot(job: InFlightJob): void {
     this.running.delete(job.key);
     this.bufferStale = false;
@@ -342,11 +375,17 @@ export class QueueWorker {
 
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
     const handler = this.deps.handlers.get(inFlight.row.kind);
+    const enter = () => this.enter(inFlight);
     const outcome: AttemptOutcome = handler
-      ? await inFlight.run(this.deps.events.process(inFlight, handler.invoke), this.options.deadlineDuration, (late) =>
-          this.onLate(inFlight, late),
+      ? await inFlight.run(
+          this.deps.events.process(inFlight, handler.invoke),
+          this.options.deadlineDuration,
+          (late) => this.onLate(inFlight, late),
+          enter,
         )
-      : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
+      : enter()
+        ? { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) }
+        : { kind: 'unstarted' };
     inFlight.settled = true;
     return outcome;
   }

@@ -1,8 +1,11 @@
 import {
   bufferWaitLimit,
   keepDeadlineWithin,
+  ENTRY_CHECK_SLACK_MS,
+  MIN_RATE_ENTRY_WAIT_MS,
   RateBufferAllowance,
-  rateBufferWait,
+  rateEntryWait,
+  rateLogExtension,
 } from '../../lib/worker/prefetch-limits.js';
 
 describe('prefetch limits', () => {
@@ -14,19 +17,32 @@ describe('prefetch limits', () => {
     expect(keepDeadlineWithin(5_000)).toBe(50);
   });
 
-  describe('rateBufferWait', () => {
-    it('is 1/40 of the period for a rate-limited queue with prefetch', () => {
-      expect(rateBufferWait({ period: 1_000 }, 500, 300_000)).toBe(25);
-      expect(rateBufferWait({ period: 60_000 }, 1, 0)).toBe(1_500);
+  describe('rateEntryWait', () => {
+    it('is 1/40 of the period for a rate-limited queue, with or without prefetch', () => {
+      expect(rateEntryWait({ period: 1_000 }, 300_000)).toBe(25);
+      expect(rateEntryWait({ period: 60_000 }, 0)).toBe(1_500);
+    });
+
+    it('is at least 10 ms, the time a claim takes to come back and be dispatched', () => {
+      expect(rateEntryWait({ period: 100 }, 300_000)).toBe(MIN_RATE_ENTRY_WAIT_MS);
+      expect(rateEntryWait({ period: 1 }, 0)).toBe(MIN_RATE_ENTRY_WAIT_MS);
     });
 
     it('never exceeds the buffer wait limit the deadline allows', () => {
-      expect(rateBufferWait({ period: 3_600_000 }, 10, 4_000)).toBe(bufferWaitLimit(4_000));
+      expect(rateEntryWait({ period: 3_600_000 }, 4_000)).toBe(bufferWaitLimit(4_000));
+      expect(rateEntryWait({ period: 1_000 }, 4)).toBe(bufferWaitLimit(4));
     });
 
-    it('is 0 (the claim counts over the period alone) without prefetch or without a rate limit', () => {
-      expect(rateBufferWait({ period: 1_000 }, 0, 300_000)).toBe(0);
-      expect(rateBufferWait(null, 500, 300_000)).toBe(0);
+    it('is 0 without a rate limit', () => {
+      expect(rateEntryWait(null, 300_000)).toBe(0);
+    });
+  });
+
+  describe('rateLogExtension', () => {
+    it("widens the claim's log by the entry wait and the slack of the entry check, never 0 with a rate limit", () => {
+      expect(rateLogExtension({ period: 1_000 }, 300_000)).toBe(25 + ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension({ period: 1_000 }, 0.5)).toBeGreaterThan(ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension(null, 300_000)).toBe(0);
     });
   });
 
