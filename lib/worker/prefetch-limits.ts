@@ -27,6 +27,13 @@ export const MIN_RATE_ENTRY_WAIT_MS = 10;
  * (w - wait, w + period), one window of the log. period / 40, at least 10 ms (a claim's round trip),
  * within the buffer's own limit: it costs the sustained rate limit × period / (period + wait), 2.5%
  * from a period of 400 ms up. 0 without a rate limit.
+ *
+ * Clocks: the wait is timed on this process's monotonic clock from before the claim is sent, so from
+ * no later than the claim's stamp t (the database's clock_timestamp(), read after the queue row's lock),
+ * and no two machines' clocks are ever compared: the guarantee holds on the database's clock (at most
+ * `limit` entries in any window of it), whatever skew the instances' wall clocks have. Assumed: the
+ * clocks run at the real rate (NTP slews of a few hundred ppm are in the 1 ms slack) and the database's
+ * does not step. Entry times read from several machines' wall clocks can show their skew as excess.
  */
 export function rateEntryWait(rate: { period: number } | null, deadlineMs: number): number {
   if (!rate) return 0;
