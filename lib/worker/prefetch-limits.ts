@@ -53,16 +53,20 @@ export function rateLogExtension(rate: { period: number } | null, deadlineMs: nu
 }
 
 /**
- * How many jobs a rate-limited queue may claim beyond its free slots. Every claimed job spends the
- * rate limit, also one given back for not starting within the wait: so the allowance halves when jobs
- * were given back, and grows by an eighth (at least 1, up to `prefetch`) when a claim's buffered jobs
- * all started in time. The slow growth makes give-backs rare once it found what starts in time.
+ * How many jobs a rate-limited queue may claim beyond its free slots (from 0 up to `prefetch`), or, once
+ * that is 0, of its free slots (from 1 up to `concurrency`). Every claimed job spends the rate limit,
+ * also one given back for not being entered within the wait: so the allowance halves when jobs were
+ * given back, and grows by an eighth (at least 1, up to `max`) when a claim's jobs all started in time.
+ * The slow growth makes give-backs rare once it found what starts in time.
  */
 export class RateBufferAllowance {
   private value: number;
 
-  constructor(private readonly prefetch: number) {
-    this.value = prefetch;
+  constructor(
+    private readonly max: number,
+    private readonly min = 0,
+  ) {
+    this.value = max;
   }
 
   get current(): number {
@@ -71,11 +75,51 @@ export class RateBufferAllowance {
 
   /** Every buffered job started within the wait (or a claim without buffer filled every free slot). */
   allStarted(): void {
-    this.value = Math.min(this.prefetch, this.value + Math.max(1, Math.ceil(this.value / 8)));
+    this.value = Math.min(this.max, this.value + Math.max(1, Math.ceil(this.value / 8)));
   }
 
   /** Buffered jobs were given back, their part of the rate limit spent for nothing. */
   gaveBack(): void {
-    this.value = Math.floor(this.value / 2);
+    this.value = Math.max(this.min, Math.floor(this.value / 2));
+  }
+}
+
+/**
+ * How much a rate-limited queue may claim at once: its prefetch allowance (beyond the free slots) and,
+ * once that is 0, a slot allowance (at least 1, up to `concurrency`). A give-back shrinks the prefetch
+ * allowance first, then the slots; all started in time grows the slots back first, then the prefetch.
+ * Without prefetch, an instance whose claims cannot be entered in time (a busy event loop) soon claims
+ * one job at a time, and spends little of the fleet's limit on jobs it gives back.
+ */
+export class RateClaimAllowance {
+  private readonly slots: RateBufferAllowance;
+  private readonly beyond: RateBufferAllowance;
+
+  constructor(
+    private readonly concurrency: number,
+    prefetch: number,
+  ) {
+    this.slots = new RateBufferAllowance(concurrency, 1);
+    this.beyond = new RateBufferAllowance(prefetch);
+  }
+
+  /** Jobs it may claim beyond its free slots. */
+  get prefetch(): number {
+    return this.beyond.current;
+  }
+
+  /** The most one claim may take. */
+  get claim(): number {
+    return this.slots.current + this.beyond.current;
+  }
+
+  allStarted(): void {
+    if (this.slots.current < this.concurrency) this.slots.allStarted();
+    else this.beyond.allStarted();
+  }
+
+  gaveBack(): void {
+    if (this.beyond.current > 0) this.beyond.gaveBack();
+    else this.slots.gaveBack();
   }
 }

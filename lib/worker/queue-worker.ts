@@ -12,7 +12,7 @@ import { ifHeld, writeAttemptOutcome } from './attempt-outcome.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
-import { bufferWaitLimit, keepDeadlineWithin, RateBufferAllowance, rateEntryWait } from './prefetch-limits.js';
+import { bufferWaitLimit, keepDeadlineWithin, RateClaimAllowance, rateEntryWait } from './prefetch-limits.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -54,12 +54,14 @@ export class QueueWorker {
   /** How long after its claim was sent a job may start: a rate-limited queue's entry wait, else the buffer's. */
   private readonly waitLimit: number;
   /**
-   * A rate-limited queue (with or without prefetch): how many jobs it may claim beyond its free slots
-   * (0 without prefetch), and whether jobs of its last claim waited in the buffer (see pump). Its wait
-   * limit is rateEntryWait, checked again right before each handler is entered (see enter).
+   * A rate-limited queue (with or without prefetch): how many jobs it may claim, and whether jobs of its
+   * last claim waited in the buffer (see pump). Its wait limit is rateEntryWait, checked again right
+   * before each handler is entered (see enter).
    */
-  private readonly rateAllowance: RateBufferAllowance | undefined;
+  private readonly rateAllowance: RateClaimAllowance | undefined;
   private rateBuffered = false;
+  /** Counts the give-backs of late jobs: a claim whose jobs went back does not grow the allowance. */
+  private lateGiveBacks = 0;
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly keepDeadline: number;
   /** When the claim loop last ran to its end without an error (monotonic clock), for the health check. */
@@ -79,7 +81,7 @@ export class QueueWorker {
     this.logger = new Logger(`AwaWorker:${options.name}`);
     const entryWait = rateEntryWait(options.rateLimit, options.deadlineDuration);
     this.waitLimit = entryWait > 0 ? entryWait : bufferWaitLimit(options.deadlineDuration);
-    this.rateAllowance = entryWait > 0 ? new RateBufferAllowance(options.prefetch) : undefined;
+    this.rateAllowance = entryWait > 0 ? new RateClaimAllowance(options.concurrency, options.prefetch) : undefined;
     this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
     this.claimOnFree = options.keyConcurrency > 0;
   }
@@ -141,13 +143,17 @@ export class QueueWorker {
         const prefetch = this.bufferStale
           ? 0
           : this.options.rateLimit
-            ? (this.rateAllowance?.current ?? 0)
+            ? (this.rateAllowance?.prefetch ?? 0)
             : this.options.prefetch;
         const held = this.running.size + this.buffer.length;
         // Backpressure: each settled handler's unwritten result still holds a lease, so results
         // waiting for the writer count against an allowance of the same size as the slots and
         // buffer. Claims never run ahead of a writer that cannot keep up.
-        const want = Math.min(concurrency + prefetch - held, 2 * (concurrency + prefetch) - held - this.writing);
+        const want = Math.min(
+          concurrency + prefetch - held,
+          2 * (concurrency + prefetch) - held - this.writing,
+          this.rateAllowance?.claim ?? Infinity,
+        );
         if (want <= 0 || this.buffer.length > prefetch / 2) {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
@@ -164,9 +170,11 @@ export class QueueWorker {
           this.deps.leases.add(job); // heartbeated from now on, running or not
           this.toBuffer(job);
         }
+        const lateBefore = this.lateGiveBacks;
         this.pump(); // nothing starts if shutdown began while the claim was in flight
         if (this.rateAllowance && this.buffer.length > 0) this.rateBuffered = true;
-        else if (this.rateAllowance && rows.length === want) this.rateAllowance.allStarted(); // more may start in time
+        else if (this.rateAllowance && rows.length === want && this.lateGiveBacks === lateBefore)
+          this.rateAllowance.allStarted(); // more may start in time
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
@@ -291,6 +299,7 @@ export class QueueWorker {
   /** Gives back jobs that waited past the wait limit; spends the buffer allowance (see expireBuffer). */
   private giveBackLate(jobs: InFlightJob[]): void {
     this.bufferStale = true;
+    this.lateGiveBacks++;
     if (this.rateAllowance) {
       this.rateAllowance.gaveBack();
       this.rateBuffered = false;

@@ -4,6 +4,7 @@ import {
   ENTRY_CHECK_SLACK_MS,
   MIN_RATE_ENTRY_WAIT_MS,
   RateBufferAllowance,
+  RateClaimAllowance,
   rateEntryWait,
   rateLogExtension,
 } from '../../lib/worker/prefetch-limits.js';
@@ -58,6 +59,12 @@ describe('prefetch limits', () => {
       expect(allowance.current).toBe(100);
     });
 
+    it('never falls below its floor', () => {
+      const allowance = new RateBufferAllowance(3, 1);
+      for (let i = 0; i < 3; i++) allowance.gaveBack();
+      expect(allowance.current).toBe(1);
+    });
+
     it('can fall to 0 and grow again from 1', () => {
       const allowance = new RateBufferAllowance(3);
       for (let i = 0; i < 3; i++) allowance.gaveBack();
@@ -68,6 +75,32 @@ describe('prefetch limits', () => {
       expect(allowance.current).toBe(2);
       allowance.allStarted();
       expect(allowance.current).toBe(3);
+    });
+  });
+
+  describe('RateClaimAllowance', () => {
+    it('shrinks the prefetch first, then the slots down to 1; grows the slots back first, then the prefetch', () => {
+      const allowance = new RateClaimAllowance(4, 2);
+      expect([allowance.claim, allowance.prefetch]).toEqual([6, 2]);
+      allowance.gaveBack();
+      allowance.gaveBack();
+      expect([allowance.claim, allowance.prefetch]).toEqual([4, 0]);
+      for (let i = 0; i < 5; i++) allowance.gaveBack();
+      expect([allowance.claim, allowance.prefetch]).toEqual([1, 0]);
+      allowance.allStarted();
+      expect([allowance.claim, allowance.prefetch]).toEqual([2, 0]);
+      allowance.allStarted();
+      allowance.allStarted();
+      expect([allowance.claim, allowance.prefetch]).toEqual([4, 0]);
+      allowance.allStarted();
+      expect([allowance.claim, allowance.prefetch]).toEqual([5, 1]);
+    });
+
+    it('without prefetch, bounds a claim by the slot allowance alone', () => {
+      const allowance = new RateClaimAllowance(20, 0);
+      expect(allowance.claim).toBe(20);
+      allowance.gaveBack();
+      expect([allowance.claim, allowance.prefetch]).toEqual([10, 0]);
     });
   });
 });
