@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { RescueErrors } from '../../lib/awa.messages.js';
 import { rateEntryWait } from '../../lib/worker/prefetch-limits.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
+import { FAST_OPTIONS, waitFor } from '../support/test-app.js';
 
 const RATE = { limit: 10, period: 1_000 };
 /** Longer than the entry wait: a claim's next job cannot be entered in time after this handler. */
@@ -22,31 +21,17 @@ class StallingHandlers {
 }
 
 describe('a rate-limited queue without prefetch, its event loop stalled between two starts', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({
-      url: db.url,
-      providers: [StallingHandlers],
-      awa: {
-        queues: {
-          ...FAST_OPTIONS.queues,
-          stalled: { concurrency: 3, prefetch: 0, rateLimit: RATE, pollInterval: 200 },
-        },
-      },
-    });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+  const block = useTestApp({
+    providers: [StallingHandlers],
+    awa: {
+      queues: { ...FAST_OPTIONS.queues, stalled: { concurrency: 3, prefetch: 0, rateLimit: RATE, pollInterval: 200 } },
+    },
   });
 
   it('gives back unstarted, without spending an attempt, the claimed jobs it could not enter in time', async () => {
-    await app.get(QueueProducer).enqueueMany(Array.from({ length: 3 }, () => ({ kind: 'flow.stall', args: {} })));
+    await block.app.get(QueueProducer).enqueueMany(Array.from({ length: 3 }, () => ({ kind: 'flow.stall', args: {} })));
     const done = await waitFor(async () => {
-      const rows = await app
+      const rows = await block.app
         .get(DataSource)
         .query(`SELECT attempt, errors FROM awa.jobs WHERE kind = 'flow.stall' AND state = 'completed'`);
       return rows.length === 3 ? rows : null;
