@@ -88,19 +88,28 @@ export class RateBufferAllowance {
  * How much a rate-limited queue may claim at once: its prefetch allowance (beyond the free slots) and,
  * once that is 0, a slot allowance (at least 1, up to `concurrency`). A give-back shrinks the prefetch
  * allowance first, then the slots; all started in time grows the slots back first, then the prefetch.
- * Without prefetch, an instance whose claims cannot be entered in time (a busy event loop) soon claims
- * one job at a time, and spends little of the fleet's limit on jobs it gives back.
+ * An instance whose claims cannot be entered in time (a busy event loop) soon claims one job at a
+ * time, and then, while even that one goes back, pauses between claims (from `minPauseMs`, doubling, up
+ * to `maxPauseMs`): it spends little of the fleet's limit on jobs it gives back.
  */
 export class RateClaimAllowance {
   private readonly slots: RateBufferAllowance;
   private readonly beyond: RateBufferAllowance;
+  private pauseMs = 0;
 
   constructor(
     private readonly concurrency: number,
     prefetch: number,
+    private readonly minPauseMs: number,
+    private readonly maxPauseMs: number,
   ) {
     this.slots = new RateBufferAllowance(concurrency, 1);
     this.beyond = new RateBufferAllowance(prefetch);
+  }
+
+  /** How long to wait before the next claim: 0 unless claims of one job went back in a row. */
+  get pause(): number {
+    return this.pauseMs;
   }
 
   /** Jobs it may claim beyond its free slots. */
@@ -114,12 +123,14 @@ export class RateClaimAllowance {
   }
 
   allStarted(): void {
+    this.pauseMs = 0;
     if (this.slots.current < this.concurrency) this.slots.allStarted();
     else this.beyond.allStarted();
   }
 
   gaveBack(): void {
-    if (this.beyond.current > 0) this.beyond.gaveBack();
+    if (this.claim === 1) this.pauseMs = Math.min(this.maxPauseMs, Math.max(this.minPauseMs, 2 * this.pauseMs));
+    else if (this.beyond.current > 0) this.beyond.gaveBack();
     else this.slots.gaveBack();
   }
 }

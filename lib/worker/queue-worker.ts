@@ -62,6 +62,8 @@ export class QueueWorker {
   private rateBuffered = false;
   /** Counts the give-backs of late jobs: a claim whose jobs went back does not grow the allowance. */
   private lateGiveBacks = 0;
+  /** A rate-limited queue claims no sooner than this (monotonic ms): see RateClaimAllowance.pause. */
+  private claimNotBefore = 0;
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly keepDeadline: number;
   /** When the claim loop last ran to its end without an error (monotonic clock), for the health check. */
@@ -81,7 +83,10 @@ export class QueueWorker {
     this.logger = new Logger(`AwaWorker:${options.name}`);
     const entryWait = rateEntryWait(options.rateLimit, options.deadlineDuration);
     this.waitLimit = entryWait > 0 ? entryWait : bufferWaitLimit(options.deadlineDuration);
-    this.rateAllowance = entryWait > 0 ? new RateClaimAllowance(options.concurrency, options.prefetch) : undefined;
+    this.rateAllowance =
+      entryWait > 0
+        ? new RateClaimAllowance(options.concurrency, options.prefetch, entryWait, options.pollInterval)
+        : undefined;
     this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
     this.claimOnFree = options.keyConcurrency > 0;
   }
@@ -138,6 +143,11 @@ export class QueueWorker {
       do {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
+        const pausedFor = this.claimNotBefore - performance.now();
+        if (pausedFor > 0) {
+          this.wakeIn(pausedFor);
+          break;
+        }
         const { concurrency } = this.options;
         // A rate-limited queue buffers only what starts in time (rateEntryWait), else its limit is spent for nothing.
         const prefetch = this.bufferStale
@@ -303,6 +313,7 @@ export class QueueWorker {
     if (this.rateAllowance) {
       this.rateAllowance.gaveBack();
       this.rateBuffered = false;
+      this.claimNotBefore = performance.now() + this.rateAllowance.pause;
     }
     void this.track(this.giveBack(jobs));
   }

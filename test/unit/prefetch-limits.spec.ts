@@ -80,7 +80,7 @@ describe('prefetch limits', () => {
 
   describe('RateClaimAllowance', () => {
     it('shrinks the prefetch first, then the slots down to 1; grows the slots back first, then the prefetch', () => {
-      const allowance = new RateClaimAllowance(4, 2);
+      const allowance = new RateClaimAllowance(4, 2, 25, 1_000);
       expect([allowance.claim, allowance.prefetch]).toEqual([6, 2]);
       allowance.gaveBack();
       allowance.gaveBack();
@@ -97,10 +97,25 @@ describe('prefetch limits', () => {
     });
 
     it('without prefetch, bounds a claim by the slot allowance alone', () => {
-      const allowance = new RateClaimAllowance(20, 0);
+      const allowance = new RateClaimAllowance(20, 0, 25, 1_000);
       expect(allowance.claim).toBe(20);
       allowance.gaveBack();
       expect([allowance.claim, allowance.prefetch]).toEqual([10, 0]);
+    });
+
+    it('pauses between claims once even one job per claim goes back: from the least pause, doubling, up to the most', () => {
+      const allowance = new RateClaimAllowance(2, 0, 25, 150);
+      allowance.gaveBack();
+      expect([allowance.claim, allowance.pause]).toEqual([1, 0]);
+      const pauses = [];
+      for (let i = 0; i < 5; i++) {
+        allowance.gaveBack();
+        pauses.push(allowance.pause);
+      }
+      expect(pauses).toEqual([25, 50, 100, 150, 150]);
+      expect(allowance.claim).toBe(1);
+      allowance.allStarted();
+      expect([allowance.claim, allowance.pause]).toEqual([2, 0]);
     });
   });
 });
