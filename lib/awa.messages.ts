@@ -98,7 +98,8 @@ export const RescueErrors = {
   instanceDiedPrefix: INSTANCE_DIED_PREFIX,
   instanceDied: (id: string) => `${INSTANCE_DIED_PREFIX}${id}`,
   releasedOnShutdown: 'released on shutdown',
-  releasedUnstarted: 'released unstarted: it waited too long in the prefetch buffer',
+  releasedUnstarted:
+    "released unstarted: it could not start in time (the prefetch buffer, or a rate limit's entry wait)",
   cancelled: 'cancelled by producer.cancel()',
 } as const;
 

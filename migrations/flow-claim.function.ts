@@ -9,8 +9,8 @@
  * 2. The rate limit (p_rate_limit per p_period_ms, 0: none): a sliding log on the queue's row, locked
  *    FOR UPDATE, of (start time, count) of the claims of the last window. A claim takes at most
  *    limit minus the claims logged in (t - window, t], so every window holds at most `limit` claims.
- *    The window is the period plus p_buffer_ms, the longest a prefetching worker lets a claimed job
- *    wait before it starts (0 without prefetch): the jobs that start in [w, w + period) were claimed
+ *    The window is the period plus p_buffer_ms, the longest a worker lets a claimed job wait before
+ *    its handler is entered (> 0 for a rate-limited queue): the jobs that start in [w, w + period) were claimed
  *    in (w - p_buffer_ms, w + period), one window, so at most `limit` of them. t is clock_timestamp() read after the row lock, and written as attempted_at and
  *    the leases' claimed_at: the claims of one queue are serialized by the lock, so the stamps are in
  *    the order of the log.

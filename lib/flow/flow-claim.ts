@@ -2,7 +2,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
 import { flowSql, workerSql } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
-import { rateBufferWait } from '../worker/prefetch-limits.js';
+import { rateLogExtension } from '../worker/prefetch-limits.js';
 
 /** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
 export interface ClaimResult {
@@ -38,7 +38,7 @@ export async function claimBatch(
     options.rateLimit?.limit ?? 0,
     options.rateLimit?.period ?? 0,
     options.keyConcurrency,
-    rateBufferWait(options.rateLimit, options.prefetch, options.deadlineDuration),
+    rateLogExtension(options.rateLimit, options.deadlineDuration),
   ]);
   const rows: ClaimedJobRow[] = [];
   let waitMs: number | null = null;

@@ -27,10 +27,10 @@ export interface QueueOptions {
    */
   maxSnoozes?: number;
   /**
-   * Fleet-wide rate limit: at most `limit` attempts of this queue start in any window of `period` ms,
-   * summed over all instances, enforced by the claim. Default null (none). With `prefetch`, a claimed
-   * job that cannot start within period / 40 of its claim is given back unstarted, and the claims
-   * count their limit over period + that wait (README, "Flow control").
+   * Fleet-wide rate limit: at most `limit` handlers of this queue are entered in any window of `period`
+   * ms, summed over all instances, enforced by the claim. Default null (none). A claimed job whose
+   * handler cannot be entered within period / 40 (at least 10 ms) of its claim is given back unstarted,
+   * and the claims count their limit over period + that wait (README, "Flow control").
    */
   rateLimit?: RateLimitOptions | null;
   /**

@@ -7,8 +7,9 @@ export type FlowClaimRow = (ClaimedJobRow & { wait_ms: null }) | { id: null; wai
 /**
  * The claim of a queue with flow control: awa.claim_flow (migration AwaFlowControl) claims like
  * claimJobs, within the queue's hold, rate limit ($6 attempts per $7 ms, 0: none) and key limit ($8
- * running attempts per concurrency key, 0: none). $9: the longest a claimed job waits in the prefetch
- * buffer before it starts, added to the rate limit's window. Queues without flow control keep claimJobs.
+ * running attempts per concurrency key, 0: none). $9: added to the rate limit's window, the longest
+ * a claimed job may take from its claim's send to its handler's entry (rateLogExtension), else 0.
+ * Queues without flow control keep claimJobs.
  */
 export const claimFlowJobs = statement<
   [

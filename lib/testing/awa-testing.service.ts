@@ -147,8 +147,8 @@ export class AwaTesting {
       () => undefined,
     );
     job.settled = true;
-    // Nothing releases a drained attempt (no shutdown runs meanwhile): its end is always written.
-    if (outcome.kind !== 'released')
+    // Nothing releases a drained attempt (no shutdown runs meanwhile, no entry gate): its end is always written.
+    if (outcome.kind !== 'released' && outcome.kind !== 'unstarted')
       await writeAttemptOutcome({ writer: this.writer, events: this.events }, queue, job, outcome);
     const stored = await this.producer.getJob(row.id);
     const drained: DrainedJob = {

@@ -9,7 +9,7 @@ import { JobSnooze } from './job-snooze.js';
 import type { LeaseWriter } from './lease-writer.js';
 
 /** An attempt's end that is still to be written: `released` was written by the shutdown that released it. */
-export type UnwrittenOutcome = Exclude<AttemptOutcome, { kind: 'released' }>;
+export type UnwrittenOutcome = Exclude<AttemptOutcome, { kind: 'released' | 'unstarted' }>;
 
 /** Where an attempt's end goes: the fenced writes, and the observers (telemetry). */
 export interface OutcomeSinks {

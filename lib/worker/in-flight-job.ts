@@ -19,7 +19,9 @@ export type AttemptOutcome =
   /** The handler backed off (job.rateLimit() or RateLimitedError): give the attempt back, unspent. */
   | { kind: 'rateLimited'; retryAfterMs: number }
   /** Given back on shutdown: the lease was released, nothing more is written. */
-  | { kind: 'released' };
+  | { kind: 'released' }
+  /** The handler was not entered (run's `enter` said no): the attempt is to be given back unspent. */
+  | { kind: 'unstarted' };
 
 /** Where an attempt's progress goes: the LeaseWriter. */
 export interface ProgressSink {
@@ -135,11 +137,14 @@ export class InFlightJob {
    * handler's start: a wait in the prefetch buffer is not charged (the lease's deadline_at moves
    * with it, see QueueWorker.pump). A handler that never settles cannot hold its slot past the
    * deadline: the attempt ends there and the late result, if any, is ignored by `onLate`.
+   * `enter` is asked right before the handler is called, synchronously (no event loop turn between
+   * them): false, and the handler is not called; the outcome is `unstarted`.
    */
   run(
     handler: (job: Job) => unknown,
     deadlineMs: number,
     onLate: (outcome: AttemptOutcome) => void,
+    enter?: () => boolean,
   ): Promise<AttemptOutcome> {
     return new Promise((resolve) => {
       let done = false;
@@ -167,6 +172,10 @@ export class InFlightJob {
         error instanceof JobSnoozedError
           ? returned(new JobSnooze(error.delayMs))
           : finish(settledAs(error, { kind: 'threw', error }));
+      if (enter && !enter()) {
+        finish(UNSTARTED);
+        return;
+      }
       let result: unknown;
       try {
         result = handler(this.job);
@@ -180,6 +189,7 @@ export class InFlightJob {
 }
 
 const RETURNED: AttemptOutcome = Object.freeze({ kind: 'returned' });
+const UNSTARTED: AttemptOutcome = Object.freeze({ kind: 'unstarted' });
 
 /** A back-off if the handler returned or threw one, else `otherwise`. */
 function settledAs(value: unknown, otherwise: AttemptOutcome): AttemptOutcome {

@@ -16,29 +16,57 @@ export function bufferWaitLimit(deadlineMs: number): number {
  */
 export const keepDeadlineWithin = (deadlineMs: number) => Math.min(deadlineMs / 100, 1_000);
 
+/** The least entry wait of a rate-limited queue: a claim's round trip and dispatch must fit in it. */
+export const MIN_RATE_ENTRY_WAIT_MS = 10;
+
 /**
- * How long a rate-limited queue's prefetched job may wait, from the moment its claim was sent, before
- * it must start or be given back unstarted: the claim counts its rate log over period + this, so that
- * starts, not only claims, keep to `limit` per `period` (see awa.claim_flow). 1/40 of the period costs
- * the sustained rate 2.5% (limit × period / (period + wait)); within the buffer's own limit. Without
- * prefetch (or rate limit) 0: the claim starts its jobs and counts over the period alone.
+ * How long after its claim was sent a rate-limited queue's job may still be started (its handler
+ * entered), with or without prefetch: past it, it is given back unstarted (no attempt spent). The claim
+ * counts its rate log over period + this (see rateLogExtension and awa.claim_flow), so that handler
+ * starts, not only claims, keep to `limit` per `period`: the starts of [w, w + period) were claimed in
+ * (w - wait, w + period), one window of the log. period / 40, at least 10 ms (a claim's round trip),
+ * within the buffer's own limit: it costs the sustained rate limit × period / (period + wait), 2.5%
+ * from a period of 400 ms up. 0 without a rate limit.
+ *
+ * Clocks: the wait is timed on this process's monotonic clock from before the claim is sent, so from
+ * no later than the claim's stamp t (the database's clock_timestamp(), read after the queue row's lock),
+ * and no two machines' clocks are ever compared: the guarantee holds on the database's clock (at most
+ * `limit` entries in any window of it), whatever skew the instances' wall clocks have. Assumed: the
+ * clocks run at the real rate (NTP slews of a few hundred ppm are in the 1 ms slack) and the database's
+ * does not step. Entry times read from several machines' wall clocks can show their skew as excess.
  */
-export function rateBufferWait(rate: { period: number } | null, prefetch: number, deadlineMs: number): number {
-  if (!rate || prefetch <= 0) return 0;
-  return Math.min(rate.period / 40, bufferWaitLimit(deadlineMs));
+export function rateEntryWait(rate: { period: number } | null, deadlineMs: number): number {
+  if (!rate) return 0;
+  return Math.min(Math.max(rate.period / 40, MIN_RATE_ENTRY_WAIT_MS), bufferWaitLimit(deadlineMs));
 }
 
 /**
- * How many jobs a rate-limited queue may claim beyond its free slots. Every claimed job spends the
- * rate limit, also one given back for not starting within the wait: so the allowance halves when jobs
- * were given back, and grows by an eighth (at least 1, up to `prefetch`) when a claim's buffered jobs
- * all started in time. The slow growth makes give-backs rare once it found what starts in time.
+ * What is left between the entry check (on the clock, right before the handler is called) and the
+ * handler's first statement: synchronous code only (the 'started' observers, the trace span), so
+ * microseconds; the claim's window is widened by this much more than the entry wait to cover it.
+ */
+export const ENTRY_CHECK_SLACK_MS = 1;
+
+/** What awa.claim_flow adds to the rate limit's period for its log (p_buffer_ms): 0 without a rate limit. */
+export function rateLogExtension(rate: { period: number } | null, deadlineMs: number): number {
+  return rate ? rateEntryWait(rate, deadlineMs) + ENTRY_CHECK_SLACK_MS : 0;
+}
+
+/**
+ * How many jobs a rate-limited queue may claim beyond its free slots (from 0 up to `prefetch`), or, once
+ * that is 0, of its free slots (from 1 up to `concurrency`). Every claimed job spends the rate limit,
+ * also one given back for not being entered within the wait: so the allowance halves when jobs were
+ * given back, and grows by an eighth (at least 1, up to `max`) when a claim's jobs all started in time.
+ * The slow growth makes give-backs rare once it found what starts in time.
  */
 export class RateBufferAllowance {
   private value: number;
 
-  constructor(private readonly prefetch: number) {
-    this.value = prefetch;
+  constructor(
+    private readonly max: number,
+    private readonly min = 0,
+  ) {
+    this.value = max;
   }
 
   get current(): number {
@@ -47,11 +75,62 @@ export class RateBufferAllowance {
 
   /** Every buffered job started within the wait (or a claim without buffer filled every free slot). */
   allStarted(): void {
-    this.value = Math.min(this.prefetch, this.value + Math.max(1, Math.ceil(this.value / 8)));
+    this.value = Math.min(this.max, this.value + Math.max(1, Math.ceil(this.value / 8)));
   }
 
   /** Buffered jobs were given back, their part of the rate limit spent for nothing. */
   gaveBack(): void {
-    this.value = Math.floor(this.value / 2);
+    this.value = Math.max(this.min, Math.floor(this.value / 2));
+  }
+}
+
+/**
+ * How much a rate-limited queue may claim at once: its prefetch allowance (beyond the free slots) and,
+ * once that is 0, a slot allowance (at least 1, up to `concurrency`). A give-back shrinks the prefetch
+ * allowance first, then the slots; all started in time grows the slots back first, then the prefetch.
+ * An instance whose claims cannot be entered in time (a busy event loop) soon claims one job at a
+ * time, and then, while even that one goes back, pauses between claims (from `minPauseMs`, doubling, up
+ * to `maxPauseMs`): it spends little of the fleet's limit on jobs it gives back.
+ */
+export class RateClaimAllowance {
+  private readonly slots: RateBufferAllowance;
+  private readonly beyond: RateBufferAllowance;
+  private pauseMs = 0;
+
+  constructor(
+    private readonly concurrency: number,
+    prefetch: number,
+    private readonly minPauseMs: number,
+    private readonly maxPauseMs: number,
+  ) {
+    this.slots = new RateBufferAllowance(concurrency, 1);
+    this.beyond = new RateBufferAllowance(prefetch);
+  }
+
+  /** How long to wait before the next claim: 0 unless claims of one job went back in a row. */
+  get pause(): number {
+    return this.pauseMs;
+  }
+
+  /** Jobs it may claim beyond its free slots. */
+  get prefetch(): number {
+    return this.beyond.current;
+  }
+
+  /** The most one claim may take. */
+  get claim(): number {
+    return this.slots.current + this.beyond.current;
+  }
+
+  allStarted(): void {
+    this.pauseMs = 0;
+    if (this.slots.current < this.concurrency) this.slots.allStarted();
+    else this.beyond.allStarted();
+  }
+
+  gaveBack(): void {
+    if (this.claim === 1) this.pauseMs = Math.min(this.maxPauseMs, Math.max(this.minPauseMs, 2 * this.pauseMs));
+    else if (this.beyond.current > 0) this.beyond.gaveBack();
+    else this.slots.gaveBack();
   }
 }

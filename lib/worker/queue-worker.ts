@@ -12,7 +12,7 @@ import { ifHeld, writeAttemptOutcome } from './attempt-outcome.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
-import { bufferWaitLimit, keepDeadlineWithin, RateBufferAllowance, rateBufferWait } from './prefetch-limits.js';
+import { bufferWaitLimit, keepDeadlineWithin, RateClaimAllowance, rateEntryWait } from './prefetch-limits.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -51,13 +51,19 @@ export class QueueWorker {
   private retryDelay = 0;
   /** Jobs were given back from the buffer for waiting too long: claim no more than free slots. */
   private bufferStale = false;
+  /** How long after its claim was sent a job may start: a rate-limited queue's entry wait, else the buffer's. */
   private readonly waitLimit: number;
   /**
-   * A rate-limited queue with prefetch: how many jobs it may claim beyond its free slots, and whether
-   * jobs of its last claim waited in the buffer (see pump). Its wait limit is rateBufferWait.
+   * A rate-limited queue (with or without prefetch): how many jobs it may claim, and whether jobs of its
+   * last claim waited in the buffer (see pump). Its wait limit is rateEntryWait, checked again right
+   * before each handler is entered (see enter).
    */
-  private readonly rateAllowance: RateBufferAllowance | undefined;
+  private readonly rateAllowance: RateClaimAllowance | undefined;
   private rateBuffered = false;
+  /** Counts the give-backs of late jobs: a claim whose jobs went back does not grow the allowance. */
+  private lateGiveBacks = 0;
+  /** A rate-limited queue claims no sooner than this (monotonic ms): see RateClaimAllowance.pause. */
+  private claimNotBefore = 0;
   private expiryTimer: NodeJS.Timeout | undefined;
   private readonly keepDeadline: number;
   /** When the claim loop last ran to its end without an error (monotonic clock), for the health check. */
@@ -75,9 +81,12 @@ export class QueueWorker {
   ) {
     this.kinds = [...kinds];
     this.logger = new Logger(`AwaWorker:${options.name}`);
-    const rateWait = rateBufferWait(options.rateLimit, options.prefetch, options.deadlineDuration);
-    this.waitLimit = rateWait > 0 ? rateWait : bufferWaitLimit(options.deadlineDuration);
-    this.rateAllowance = rateWait > 0 ? new RateBufferAllowance(options.prefetch) : undefined;
+    const entryWait = rateEntryWait(options.rateLimit, options.deadlineDuration);
+    this.waitLimit = entryWait > 0 ? entryWait : bufferWaitLimit(options.deadlineDuration);
+    this.rateAllowance =
+      entryWait > 0
+        ? new RateClaimAllowance(options.concurrency, options.prefetch, entryWait, options.pollInterval)
+        : undefined;
     this.keepDeadline = keepDeadlineWithin(options.deadlineDuration);
     this.claimOnFree = options.keyConcurrency > 0;
   }
@@ -134,23 +143,33 @@ export class QueueWorker {
       do {
         this.wanted = false;
         if (this.stopped || !this.deps.canClaim()) break;
+        const pausedFor = this.claimNotBefore - performance.now();
+        if (pausedFor > 0) {
+          this.wakeIn(pausedFor);
+          break;
+        }
         const { concurrency } = this.options;
-        // A rate-limited queue buffers only what starts in time (rateBufferWait), else its limit is spent for nothing.
+        // A rate-limited queue buffers only what starts in time (rateEntryWait), else its limit is spent for nothing.
         const prefetch = this.bufferStale
           ? 0
           : this.options.rateLimit
-            ? (this.rateAllowance?.current ?? 0)
+            ? (this.rateAllowance?.prefetch ?? 0)
             : this.options.prefetch;
         const held = this.running.size + this.buffer.length;
         // Backpressure: each settled handler's unwritten result still holds a lease, so results
         // waiting for the writer count against an allowance of the same size as the slots and
         // buffer. Claims never run ahead of a writer that cannot keep up.
-        const want = Math.min(concurrency + prefetch - held, 2 * (concurrency + prefetch) - held - this.writing);
+        const want = Math.min(
+          concurrency + prefetch - held,
+          2 * (concurrency + prefetch) - held - this.writing,
+          this.rateAllowance?.claim ?? Infinity,
+        );
         if (want <= 0 || this.buffer.length > prefetch / 2) {
           this.wanted = true; // remember the demand: claim when slots free up
           break;
         }
-        const sentAt = performance.now(); // a rate-limited buffer's wait counts from here (see awa.claim_flow)
+        // A rate-limited job's entry wait counts from here: no later than the claim's stamp (t in awa.claim_flow).
+        const sentAt = performance.now();
         const { rows, waitMs } = await claimBatch(this.deps.db, this.options, this.kinds, want, this.deps.instanceId);
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
@@ -161,9 +180,11 @@ export class QueueWorker {
           this.deps.leases.add(job); // heartbeated from now on, running or not
           this.toBuffer(job);
         }
+        const lateBefore = this.lateGiveBacks;
         this.pump(); // nothing starts if shutdown began while the claim was in flight
         if (this.rateAllowance && this.buffer.length > 0) this.rateBuffered = true;
-        else if (this.rateAllowance && rows.length === want) this.rateAllowance.allStarted(); // more may start in time
+        else if (this.rateAllowance && rows.length === want && this.lateGiveBacks === lateBefore)
+          this.rateAllowance.allStarted(); // more may start in time
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
@@ -203,9 +224,10 @@ export class QueueWorker {
     let now = performance.now();
     while (this.running.size < concurrency && this.buffer.length > 0) {
       if (this.rateAllowance) {
-        // Each start is checked on the clock: the handlers started before it took time.
+        // Each start is checked on the clock: the handlers started before it took time. (enter checks
+        // again, right before the handler's call; this gives the late ones back in one statement.)
         now = performance.now();
-        if (now - this.buffer[0]!.claimedAt > this.waitLimit) {
+        if (this.tooLate(this.buffer[0]!, now)) {
           this.expireBuffer();
           continue;
         }
@@ -281,10 +303,22 @@ export class QueueWorker {
     if (expired === 0) return;
     const jobs = this.buffer.splice(0, expired);
     for (const job of jobs) job.whileBuffered = undefined;
+    this.giveBackLate(jobs);
+  }
+
+  /** A rate-limited job may start no later than its entry wait after its claim was sent. */
+  private tooLate(job: InFlightJob, now: number): boolean {
+    return now - job.claimedAt > this.waitLimit;
+  }
+
+  /** Gives back jobs that waited past the wait limit; spends the buffer allowance (see expireBuffer). */
+  private giveBackLate(jobs: InFlightJob[]): void {
     this.bufferStale = true;
+    this.lateGiveBacks++;
     if (this.rateAllowance) {
       this.rateAllowance.gaveBack();
       this.rateBuffered = false;
+      this.claimNotBefore = performance.now() + this.rateAllowance.pause;
     }
     void this.track(this.giveBack(jobs));
   }
@@ -312,8 +346,8 @@ export class QueueWorker {
 
   /** One attempt, from handler start until its result is written. */
   private async attempt(job: InFlightJob): Promise<void> {
-    this.deps.events.emit({ type: 'started', attempt: job.observed });
     const outcome = await this.runHandler(job);
+    if (outcome.kind === 'unstarted') return this.notEntered(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
@@ -332,6 +366,25 @@ export class QueueWorker {
     if ((this.wanted || this.claimOnFree) && !this.stopped) this.wake();
   }
 
+  /**
+   * The attempt starts now, right before its handler is called: nothing between this check and the
+   * call yields to the event loop, so no stall can come between them. A rate-limited job past its entry
+   * wait (a stall since its claim was sent) is not started: the claim's log counted only that wait.
+   */
+  private enter(job: InFlightJob): boolean {
+    if (this.rateAllowance && this.tooLate(job, performance.now())) return false;
+    this.deps.events.emit({ type: 'started', attempt: job.observed });
+    return true;
+  }
+
+  /** Its handler could not be entered in time (see enter): given back unstarted, its slot free again. */
+  private notEntered(job: InFlightJob): void {
+    this.running.delete(job.key);
+    if (this.running.size === 0) this.handlersDone.release();
+    this.giveBackLate([job]);
+    this.pump();
+  }
+
   private freeSlot(job: InFlightJob): void {
     this.running.delete(job.key);
     this.bufferStale = false;
@@ -347,20 +400,25 @@ export class QueueWorker {
 
   private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
     const handler = this.deps.handlers.get(inFlight.row.kind);
+    const enter = () => this.enter(inFlight);
     const outcome: AttemptOutcome = handler
       ? await inFlight.run(
           this.deps.events.process(inFlight.observed, handler.invoke),
           this.options.deadlineDuration,
           (late) => this.onLate(inFlight, late),
+          enter,
         )
-      : { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) };
+      : enter()
+        ? { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) }
+        : { kind: 'unstarted' };
     inFlight.settled = true;
     return outcome;
   }
 
   private async record(inFlight: InFlightJob, outcome: AttemptOutcome): Promise<void> {
     const { row } = inFlight;
-    if (outcome.kind === 'released') return; // shutdown gave the job back already
+    // released: shutdown gave the job back already; unstarted: attempt() gave it back (notEntered)
+    if (outcome.kind === 'released' || outcome.kind === 'unstarted') return;
     try {
       const state = await writeAttemptOutcome(this.deps, this.options, inFlight, outcome);
       if (outcome.kind === 'rateLimited') this.backedOff(state, outcome.retryAfterMs);

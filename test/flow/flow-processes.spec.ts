@@ -98,7 +98,8 @@ describe('a rate limit across 3 worker processes', () => {
       .enqueueMany(Array.from({ length: 700 }, () => ({ kind: 'fixture.sleep', args: { ms: 1 } })));
     await completed(fleet, 700);
     const starts = await fleet.app.get(DataSource).query(`SELECT ${ms('claimed_at')} AS at FROM flow_leases`);
-    expect(starts).toHaveLength(700);
+    // Every claimed lease counts, also a job's given back unstarted for not being entered in time.
+    expect(starts.length).toBeGreaterThanOrEqual(700);
     expect(
       maxInWindow(
         starts.map((s: { at: number }) => s.at),

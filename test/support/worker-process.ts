@@ -13,11 +13,12 @@ export class WorkerProcess {
   private waiters: Array<() => void> = [];
   stderr = '';
 
-  constructor(url: string, options: AwaModuleOptions) {
+  /** `env`: more of the process's environment (e.g. AWA_BUSY_MS, see worker-app.ts). */
+  constructor(url: string, options: AwaModuleOptions, env: Record<string, string> = {}) {
     if (!existsSync(SCRIPT))
       throw new Error(`${SCRIPT} is missing: run \`npm run build && npm run build:apps\` (npm test does)`);
     this.child = spawn(process.execPath, [SCRIPT], {
-      env: { ...process.env, NODE_OPTIONS: '', AWA_URL: url, AWA_OPTIONS: JSON.stringify(options) },
+      env: { ...process.env, NODE_OPTIONS: '', AWA_URL: url, AWA_OPTIONS: JSON.stringify(options), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => {

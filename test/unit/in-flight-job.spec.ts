@@ -134,6 +134,37 @@ describe('InFlightJob', () => {
     expect(late).toEqual([{ kind: 'returned' }]);
   });
 
+  it('asks enter right before calling the handler, in the same synchronous stretch, and calls it only on yes', async () => {
+    const calls: string[] = [];
+    const handler = () => void calls.push('handler');
+    const entered = new InFlightJob(row('1'));
+    const run = entered.run(
+      handler,
+      1_000,
+      () => undefined,
+      () => (calls.push('enter'), true),
+    );
+    expect(calls).toEqual(['enter', 'handler']); // before run() returned: no event loop turn between them
+    await expect(run).resolves.toEqual({ kind: 'returned' });
+
+    calls.length = 0;
+    const refused = new InFlightJob(row('2'));
+    const late: AttemptOutcome[] = [];
+    await expect(
+      refused.run(
+        handler,
+        1_000,
+        (o) => late.push(o),
+        () => (calls.push('enter'), false),
+      ),
+    ).resolves.toEqual({
+      kind: 'unstarted',
+    });
+    expect(calls).toEqual(['enter']);
+    expect(jest.getTimerCount()).toBe(0); // its deadline timer is gone too
+    expect(late).toEqual([]);
+  });
+
   it('keeps the first abort reason, also for a signal first read after the abort', () => {
     const job = new InFlightJob(row());
     job.markLost('lease lost: test');

@@ -1,8 +1,12 @@
 import {
   bufferWaitLimit,
   keepDeadlineWithin,
+  ENTRY_CHECK_SLACK_MS,
+  MIN_RATE_ENTRY_WAIT_MS,
   RateBufferAllowance,
-  rateBufferWait,
+  RateClaimAllowance,
+  rateEntryWait,
+  rateLogExtension,
 } from '../../lib/worker/prefetch-limits.js';
 
 describe('prefetch limits', () => {
@@ -14,19 +18,32 @@ describe('prefetch limits', () => {
     expect(keepDeadlineWithin(5_000)).toBe(50);
   });
 
-  describe('rateBufferWait', () => {
-    it('is 1/40 of the period for a rate-limited queue with prefetch', () => {
-      expect(rateBufferWait({ period: 1_000 }, 500, 300_000)).toBe(25);
-      expect(rateBufferWait({ period: 60_000 }, 1, 0)).toBe(1_500);
+  describe('rateEntryWait', () => {
+    it('is 1/40 of the period for a rate-limited queue, with or without prefetch', () => {
+      expect(rateEntryWait({ period: 1_000 }, 300_000)).toBe(25);
+      expect(rateEntryWait({ period: 60_000 }, 0)).toBe(1_500);
+    });
+
+    it('is at least 10 ms, the time a claim takes to come back and be dispatched', () => {
+      expect(rateEntryWait({ period: 100 }, 300_000)).toBe(MIN_RATE_ENTRY_WAIT_MS);
+      expect(rateEntryWait({ period: 1 }, 0)).toBe(MIN_RATE_ENTRY_WAIT_MS);
     });
 
     it('never exceeds the buffer wait limit the deadline allows', () => {
-      expect(rateBufferWait({ period: 3_600_000 }, 10, 4_000)).toBe(bufferWaitLimit(4_000));
+      expect(rateEntryWait({ period: 3_600_000 }, 4_000)).toBe(bufferWaitLimit(4_000));
+      expect(rateEntryWait({ period: 1_000 }, 4)).toBe(bufferWaitLimit(4));
     });
 
-    it('is 0 (the claim counts over the period alone) without prefetch or without a rate limit', () => {
-      expect(rateBufferWait({ period: 1_000 }, 0, 300_000)).toBe(0);
-      expect(rateBufferWait(null, 500, 300_000)).toBe(0);
+    it('is 0 without a rate limit', () => {
+      expect(rateEntryWait(null, 300_000)).toBe(0);
+    });
+  });
+
+  describe('rateLogExtension', () => {
+    it("widens the claim's log by the entry wait and the slack of the entry check, never 0 with a rate limit", () => {
+      expect(rateLogExtension({ period: 1_000 }, 300_000)).toBe(25 + ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension({ period: 1_000 }, 0.5)).toBeGreaterThan(ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension(null, 300_000)).toBe(0);
     });
   });
 
@@ -42,6 +59,12 @@ describe('prefetch limits', () => {
       expect(allowance.current).toBe(100);
     });
 
+    it('never falls below its floor', () => {
+      const allowance = new RateBufferAllowance(3, 1);
+      for (let i = 0; i < 3; i++) allowance.gaveBack();
+      expect(allowance.current).toBe(1);
+    });
+
     it('can fall to 0 and grow again from 1', () => {
       const allowance = new RateBufferAllowance(3);
       for (let i = 0; i < 3; i++) allowance.gaveBack();
@@ -52,6 +75,47 @@ describe('prefetch limits', () => {
       expect(allowance.current).toBe(2);
       allowance.allStarted();
       expect(allowance.current).toBe(3);
+    });
+  });
+
+  describe('RateClaimAllowance', () => {
+    it('shrinks the prefetch first, then the slots down to 1; grows the slots back first, then the prefetch', () => {
+      const allowance = new RateClaimAllowance(4, 2, 25, 1_000);
+      expect([allowance.claim, allowance.prefetch]).toEqual([6, 2]);
+      allowance.gaveBack();
+      allowance.gaveBack();
+      expect([allowance.claim, allowance.prefetch]).toEqual([4, 0]);
+      for (let i = 0; i < 5; i++) allowance.gaveBack();
+      expect([allowance.claim, allowance.prefetch]).toEqual([1, 0]);
+      allowance.allStarted();
+      expect([allowance.claim, allowance.prefetch]).toEqual([2, 0]);
+      allowance.allStarted();
+      allowance.allStarted();
+      expect([allowance.claim, allowance.prefetch]).toEqual([4, 0]);
+      allowance.allStarted();
+      expect([allowance.claim, allowance.prefetch]).toEqual([5, 1]);
+    });
+
+    it('without prefetch, bounds a claim by the slot allowance alone', () => {
+      const allowance = new RateClaimAllowance(20, 0, 25, 1_000);
+      expect(allowance.claim).toBe(20);
+      allowance.gaveBack();
+      expect([allowance.claim, allowance.prefetch]).toEqual([10, 0]);
+    });
+
+    it('pauses between claims once even one job per claim goes back: from the least pause, doubling, up to the most', () => {
+      const allowance = new RateClaimAllowance(2, 0, 25, 150);
+      allowance.gaveBack();
+      expect([allowance.claim, allowance.pause]).toEqual([1, 0]);
+      const pauses = [];
+      for (let i = 0; i < 5; i++) {
+        allowance.gaveBack();
+        pauses.push(allowance.pause);
+      }
+      expect(pauses).toEqual([25, 50, 100, 150, 150]);
+      expect(allowance.claim).toBe(1);
+      allowance.allStarted();
+      expect([allowance.claim, allowance.pause]).toEqual([2, 0]);
     });
   });
 });
