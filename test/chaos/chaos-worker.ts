@@ -32,7 +32,7 @@ function pgPoolOf(dataSource: DataSource): Pool {
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-/** Records finished runs in the side table (chaos.runs). */
+/** Does the handlers' work and records finished runs in the side table (chaos.runs). */
 @Injectable()
 class RunRecorder {
   /** The app's own pool: the public API does not expose the queue's database layer. */
@@ -40,6 +40,12 @@ class RunRecorder {
 
   constructor(dataSource: DataSource) {
     this.pool = pgPoolOf(dataSource);
+  }
+
+  /** A handler's work: its args' run time, then the record of the finished run. */
+  async work(job: Job<ChaosArgs>) {
+    await sleep(job.args.ms);
+    await this.record(job);
   }
 
   /**
@@ -77,8 +83,7 @@ class ChaosHandlers {
 
   @JobHandler(CHAOS_KINDS.quick.kind, { queue: CHAOS_KINDS.quick.queue })
   async quick(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    await this.runs.record(job);
+    await this.runs.work(job);
   }
 
   @JobHandler(CHAOS_KINDS.flaky.kind, { queue: CHAOS_KINDS.flaky.queue })
@@ -91,8 +96,7 @@ class ChaosHandlers {
   /** Ignores its signal on purpose: a slow handler that does not cooperate must still be fenced. */
   @JobHandler(CHAOS_KINDS.slow.kind, { queue: CHAOS_KINDS.slow.queue })
   async slow(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    await this.runs.record(job);
+    await this.runs.work(job);
   }
 
   /** Never settles: every attempt ends at the hard deadline, and the job fails once they are spent. */
@@ -103,16 +107,14 @@ class ChaosHandlers {
 
   @JobHandler(CHAOS_KINDS.keyedA.kind, { queue: CHAOS_KINDS.keyedA.queue })
   async keyedA(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    await this.runs.record(job);
+    await this.runs.work(job);
   }
 
   /** Its start, at handler entry, is what the rate limit promises to bound (chaos-starts.ts). */
   @JobHandler(CHAOS_KINDS.rated.kind, { queue: CHAOS_KINDS.rated.queue })
   async rated(job: Job<ChaosArgs>) {
     recordStart(process.env[ENV.startsDir]!, job.id, job.runLease);
-    await sleep(job.args.ms);
-    await this.runs.record(job);
+    await this.runs.work(job);
   }
 }
 
@@ -123,8 +125,7 @@ class KeyedBHandler {
 
   @JobHandler(CHAOS_KINDS.keyedB.kind, { queue: CHAOS_KINDS.keyedB.queue })
   async keyedB(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    await this.runs.record(job);
+    await this.runs.work(job);
   }
 }
 
