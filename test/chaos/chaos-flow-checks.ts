@@ -65,7 +65,7 @@ export function rateWindowCheck(startsDir: string, rate: RateLimitOptions): Chec
       const claimedAt = new Map(claims.map((c) => [c.lease as string, c.ms as number]));
       const detail = inWindow.map((s) => {
         const claimed = claimedAt.get(`${s.jobId}/${s.runLease}`);
-        return `+${s.at - from!}(claim ${claimed === undefined ? '?' : `+${Math.round(claimed - from!)}`}) pid ${s.pid}`;
+        return `+${s.at - from!}(claim ${claimed === undefined ? '?' : `+${Math.round(claimed - from!)}`}) pid ${s.pid} (prefetch ${s.prefetch})`;
       });
       return [
         `${count} starts in [${new Date(from!).toISOString()}, +${rate.period} ms); ` +
@@ -163,7 +163,7 @@ export async function flowFigures(query: Query, startsDir: string, rateLimit: Ra
     const at = claimedAt.get(`${s.jobId}/${s.runLease}`);
     return at === undefined ? [] : [s.at - at];
   });
-  const claimStarts = claims.map((c) => ({ at: c.ms as number, jobId: '', runLease: '', pid: 0 }));
+  const claimStarts = claims.map((c) => ({ at: c.ms as number, jobId: '', runLease: '', pid: 0, prefetch: 0 }));
   const [{ most }] = await query(`SELECT coalesce(max(most), 0)::int AS most FROM (${KEY_LEASES}) k`, [KEYED]);
   return {
     rateLimit,

@@ -9,10 +9,15 @@ export interface HandlerStart {
   jobId: string;
   runLease: string;
   pid: number;
+  /** The rated queue's prefetch in that process. */
+  prefetch: number;
 }
 
-export function recordStart(dir: string, jobId: string, runLease: string): void {
-  appendFileSync(join(dir, `starts-${process.pid}.log`), `${Date.now()} ${jobId} ${runLease} ${process.pid}\n`);
+export function recordStart(dir: string, jobId: string, runLease: string, prefetch: number): void {
+  appendFileSync(
+    join(dir, `starts-${process.pid}.log`),
+    `${Date.now()} ${jobId} ${runLease} ${process.pid} ${prefetch}\n`,
+  );
 }
 
 /** Every recorded start, oldest first. A line cut short by a SIGKILL mid-write is skipped. */
@@ -20,9 +25,9 @@ export function readStarts(dir: string): HandlerStart[] {
   const starts: HandlerStart[] = [];
   for (const file of readdirSync(dir).filter((name) => name.startsWith('starts-'))) {
     for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
-      const [at, jobId, runLease, pid] = line.split(' ');
-      if (pid === undefined || !/^\d+$/.test(pid)) continue;
-      starts.push({ at: Number(at), jobId: jobId!, runLease: runLease!, pid: Number(pid) });
+      const [at, jobId, runLease, pid, prefetch] = line.split(' ');
+      if (prefetch === undefined || !/^\d+$/.test(prefetch)) continue;
+      starts.push({ at: Number(at), jobId: jobId!, runLease: runLease!, pid: Number(pid), prefetch: Number(prefetch) });
     }
   }
   return starts.sort((a, b) => a.at - b.at);

@@ -30,6 +30,9 @@ function pgPoolOf(dataSource: DataSource): Pool {
   return (dataSource.driver as unknown as { master: Pool }).master;
 }
 
+/** This process's slot variant (see workerVariant); the producer's is unused. */
+const VARIANT: WorkerVariant = JSON.parse(process.env[ENV.variant] ?? '{"keyedB":true,"ratedPrefetch":0}');
+
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Does the handlers' work and records finished runs in the side table (chaos.runs). */
@@ -113,7 +116,7 @@ class ChaosHandlers {
   /** Its start, at handler entry, is what the rate limit promises to bound (chaos-starts.ts). */
   @JobHandler(CHAOS_KINDS.rated.kind, { queue: CHAOS_KINDS.rated.queue })
   async rated(job: Job<ChaosArgs>) {
-    recordStart(process.env[ENV.startsDir]!, job.id, job.runLease);
+    recordStart(process.env[ENV.startsDir]!, job.id, job.runLease, VARIANT.ratedPrefetch);
     await this.runs.work(job);
   }
 }
@@ -130,7 +133,7 @@ class KeyedBHandler {
 }
 
 function appModule(role: string): DynamicModule {
-  const variant: WorkerVariant = JSON.parse(process.env[ENV.variant] ?? '{"keyedB":true,"ratedPrefetch":0}');
+  const variant = VARIANT;
   const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
     ? JSON.parse(process.env[ENV.rateLimit]!)
     : DEFAULT_RATE_LIMIT;

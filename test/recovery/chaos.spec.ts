@@ -11,7 +11,7 @@ const RATE_LIMIT = { limit: 5, period: 1_000 };
  * runs the full size. The rate limit is low enough that the rated queue is kept saturated.
  */
 describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker connection', () => {
-  it('loses no job, completes none twice, and lands no completion from a stale lease', async () => {
+  it('loses no job, completes none twice, lands no completion from a stale lease, keeps handler starts within the rate limit and leases within keyConcurrency, and strands no job', async () => {
     const report = await runChaos({
       jobs: 300,
       rate: 30,
