@@ -34,8 +34,8 @@ const DURATION: Record<Exclude<ChaosKindName, 'hang'>, [number, number]> = {
   quick: [2, 20],
   flaky: [2, 20],
   slow: [200, 900],
-  keyedA: [20, 200],
-  keyedB: [20, 200],
+  keyedA: [5, 60],
+  keyedB: [5, 60],
   rated: [2, 20],
 };
 
