@@ -120,7 +120,9 @@ export async function strandedJobs(query: Query, idle: IdleWindow, minMs: number
   if (Date.now() - idle.since < minMs) return [];
   const rows = await query(
     `SELECT j.id::text, j.kind, j.state, j.concurrency_key AS key, j.run_at,
-            f.key IS NOT NULL AS key_row, f.has_waiting, f.saturated, f.running
+            f.key IS NOT NULL AS key_row, f.has_waiting, f.saturated, f.running,
+            (SELECT count(*) FROM awa.instances i
+              WHERE i.pid = ANY($2::int[]) AND i.handlers ->> j.kind = j.queue)::int AS idle_handlers
        FROM awa.jobs j
        LEFT JOIN awa.flow_keys f ON f.queue = j.queue AND f.key = j.concurrency_key
       WHERE j.state IN ('available', 'scheduled', 'retryable') AND j.run_at <= $1
@@ -138,7 +140,8 @@ export async function strandedJobs(query: Query, idle: IdleWindow, minMs: number
   if (rows.length === 0) return [];
   const seconds = ((Date.now() - idle.since) / 1000).toFixed(1);
   return [
-    `${rows.length} job(s) waited over ${seconds} s with ${idle.pids.length} idle worker(s) handling them, ` +
+    `${rows.length} job(s) waited over ${seconds} s while live workers that handle their kind were idle ` +
+      `(idle_handlers: how many), ` +
       `e.g. ${rows
         .slice(0, 5)
         .map((r) => JSON.stringify(r))
