@@ -1,6 +1,6 @@
 // What the chaos runner and its worker processes agree on: kinds, queues, options, the side table.
 // No Nest imports here: the runner loads this file too.
-import type { AwaModuleOptions } from 'nestjs-awa';
+import type { AwaModuleOptions, RateLimitOptions } from 'nestjs-awa';
 
 /** Job kinds and the queue each one runs on. */
 export const CHAOS_KINDS = {
@@ -8,6 +8,10 @@ export const CHAOS_KINDS = {
   flaky: { kind: 'chaos.flaky', queue: 'fast' },
   slow: { kind: 'chaos.slow', queue: 'slow' },
   hang: { kind: 'chaos.hang', queue: 'slow' },
+  // Two kinds share the keyed queue; one worker slot handles keyedA only (two services, one keyed queue).
+  keyedA: { kind: 'chaos.keyed.a', queue: 'keyed' },
+  keyedB: { kind: 'chaos.keyed.b', queue: 'keyed' },
+  rated: { kind: 'chaos.rated', queue: 'rated' },
 } as const;
 export type ChaosKindName = keyof typeof CHAOS_KINDS;
 
@@ -25,11 +29,40 @@ export interface ChaosArgs {
   ms: number;
 }
 
+/** The keyed queue: at most KEY_CONCURRENCY leases per key, over CHAOS_KEYS keys. */
+export const KEY_CONCURRENCY = 2;
+export const CHAOS_KEYS = 6;
+
+/**
+ * The rated queue's limit, unless the run sets its own (ENV.rateLimit): below the rated jobs' share of
+ * the default load (15% of 100 jobs/s), so that the queue is saturated and its claims take the whole
+ * limit, where a late start shows.
+ */
+export const DEFAULT_RATE_LIMIT: RateLimitOptions = { limit: 14, period: 1_000 };
+
+/** The rated queue's prefetch on the worker slot that prefetches (the others have none). */
+export const RATED_PREFETCH = 10;
+
+/**
+ * What a worker process is, by its slot (a replacement takes its victim's slot): the last slot of
+ * three or more handles keyedA but not keyedB, and slot 1 prefetches on the rated queue.
+ */
+export interface WorkerVariant {
+  keyedB: boolean;
+  ratedPrefetch: number;
+}
+export function workerVariant(slot: number, workers: number): WorkerVariant {
+  return {
+    keyedB: !(workers >= 3 && slot === workers - 1),
+    ratedPrefetch: slot === 1 ? RATED_PREFETCH : 0,
+  };
+}
+
 /**
  * Short intervals, so recovery happens many times per run. The slow queue's deadline is well above
  * the longest slow job, so only hanging jobs hit it (barring a stalled machine).
  */
-export const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
+const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
   heartbeatInterval: 200,
   heartbeatStaleAfter: 1_500,
   maintenanceInterval: 300,
@@ -44,6 +77,26 @@ export const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
   },
 };
 
+const FLOW_QUEUE = {
+  concurrency: 10,
+  deadlineDuration: 5_000,
+  retryBaseDelay: 50,
+  retryMaxDelay: 500,
+  pollInterval: 200,
+};
+
+/** A worker's (or the producer's) options: the two plain queues, the keyed queue and the rated queue. */
+export function chaosAwaOptions(rateLimit: RateLimitOptions, ratedPrefetch: number): AwaModuleOptions {
+  return {
+    ...CHAOS_AWA_OPTIONS,
+    queues: {
+      ...CHAOS_AWA_OPTIONS.queues,
+      keyed: { ...FLOW_QUEUE, keyConcurrency: KEY_CONCURRENCY },
+      rated: { ...FLOW_QUEUE, concurrency: 20, rateLimit, prefetch: ratedPrefetch },
+    },
+  };
+}
+
 /** Worker processes' environment. */
 export const ENV = {
   url: 'CHAOS_URL',
@@ -53,8 +106,13 @@ export const ENV = {
   rate: 'CHAOS_RATE',
   batch: 'CHAOS_BATCH',
   mix: 'CHAOS_MIX',
+  /** Workers: the slot's variant (JSON WorkerVariant). Everyone: the rated queue's limit (JSON). */
+  variant: 'CHAOS_VARIANT',
+  rateLimit: 'CHAOS_RATE_LIMIT',
+  /** Workers: the directory where each process appends its handler starts (see chaos-starts.ts). */
+  startsDir: 'CHAOS_STARTS_DIR',
 } as const;
 
 /** Fractions of each kind among the jobs (the rest are quick). */
 export type ChaosMix = Record<Exclude<ChaosKindName, 'quick'>, number>;
-export const DEFAULT_MIX: ChaosMix = { flaky: 0.05, slow: 0.1, hang: 0.01 };
+export const DEFAULT_MIX: ChaosMix = { flaky: 0.05, slow: 0.1, hang: 0.01, keyedA: 0.1, keyedB: 0.1, rated: 0.15 };

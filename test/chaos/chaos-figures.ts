@@ -36,13 +36,14 @@ export function percentile(values: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** The kind of error text `e`, with ERROR_KIND_VALUES as $1..$5. */
+/** The kind of error text `e`, with ERROR_KIND_VALUES as $1..$6. */
 const errorKind = (e: string) => `CASE
   WHEN ${e} = $1 THEN 'heartbeat stale'
   WHEN ${e} = $2 THEN 'hard deadline'
   WHEN ${e} LIKE $3 || '%' THEN 'instance died'
   WHEN ${e} = $4 THEN 'released on shutdown'
   WHEN ${e} = $5 THEN 'flaky handler error'
+  WHEN ${e} = $6 THEN 'released unstarted'
   ELSE 'other' END`;
 const ERROR_KIND_VALUES = [
   RescueErrors.heartbeatStale,
@@ -50,6 +51,7 @@ const ERROR_KIND_VALUES = [
   INSTANCE_DIED_PREFIX,
   RescueErrors.releasedOnShutdown,
   FLAKY_ERROR,
+  RescueErrors.releasedUnstarted,
 ];
 
 /**
@@ -59,7 +61,7 @@ const ERROR_KIND_VALUES = [
 export async function errorCounts(query: Query, killedPids: number[]): Promise<Record<string, number>> {
   const rows = await query(
     `SELECT kind, count(*)::int AS n FROM (
-       SELECT CASE WHEN k = 'instance died' AND NOT coalesce(p.pid = ANY($6::int[]), false)
+       SELECT CASE WHEN k = 'instance died' AND NOT coalesce(p.pid = ANY($7::int[]), false)
                    THEN 'instance died (a live instance)' ELSE k END AS kind
          FROM (SELECT e->>'error' AS e FROM awa.jobs j, jsonb_array_elements(j.errors) e) x
          CROSS JOIN LATERAL (SELECT ${errorKind('x.e')} AS k) kk
@@ -87,7 +89,7 @@ export async function recoveryFigures(query: Query, kills: KillRecord[]): Promis
                   AND t.new_state = 'completed') AS completed_at,
               (SELECT min(at) FROM chaos.transitions t WHERE t.job_id = l.job_id AND t.run_lease = l.run_lease
                   AND t.new_state = 'failed') AS failed_at
-         FROM unnest($6::bigint[], $7::bigint[]) AS l(job_id, run_lease)`,
+         FROM unnest($7::bigint[], $8::bigint[]) AS l(job_id, run_lease)`,
       [...ERROR_KIND_VALUES, kill.jobIds, kill.runLeases],
     );
     let worst = 0;

@@ -1,7 +1,10 @@
 /**
  * The chaos run's own record of what happened, in schema `chaos` of its private database:
  * - runs: written by handlers when they finish (job_id, attempt, run_lease, pid, at);
- * - claims: every lease row ever inserted (a trigger on awa.active_leases), with its instance;
+ * - claims: every lease row ever inserted (a trigger on awa.active_leases), with its instance, its
+ *   claimed_at (the claim's own time, which its rate log counts) and when the row was written;
+ * - lease_ends: every lease row deleted (completion, failure, release, rescue), so that the leases of a
+ *   key held at once can be counted at any instant;
  * - transitions: every change of a job's state (a trigger on awa.jobs), with the run_lease then;
  * - instance_pids: which process each instance id belongs to (a trigger on awa.instances).
  * Triggers write inside the library's own transactions, so the record is exact.
@@ -13,8 +16,10 @@ export const INSTRUMENTATION_SQL = [
      token uuid NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   'CREATE INDEX ON chaos.runs (token)',
   `CREATE TABLE chaos.claims (
-     job_id bigint NOT NULL, run_lease bigint NOT NULL, instance_id text NOT NULL,
+     job_id bigint NOT NULL, run_lease bigint NOT NULL, instance_id text NOT NULL, claimed_at timestamptz,
      at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE TABLE chaos.lease_ends (
+     job_id bigint NOT NULL, run_lease bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   `CREATE TABLE chaos.transitions (
      job_id bigint NOT NULL, run_lease bigint NOT NULL, attempt int NOT NULL, old_state text NOT NULL,
      new_state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
@@ -22,11 +27,19 @@ export const INSTRUMENTATION_SQL = [
      instance_id text PRIMARY KEY, pid int NOT NULL, first_seen timestamptz NOT NULL DEFAULT clock_timestamp())`,
   `CREATE FUNCTION chaos.log_claim() RETURNS trigger LANGUAGE plpgsql AS $fn$
    BEGIN
-     INSERT INTO chaos.claims (job_id, run_lease, instance_id) VALUES (NEW.job_id, NEW.run_lease, NEW.instance_id);
+     INSERT INTO chaos.claims (job_id, run_lease, instance_id, claimed_at)
+     VALUES (NEW.job_id, NEW.run_lease, NEW.instance_id, NEW.claimed_at);
      RETURN NULL;
    END $fn$`,
   `CREATE TRIGGER chaos_log_claim AFTER INSERT ON awa.active_leases
      FOR EACH ROW EXECUTE FUNCTION chaos.log_claim()`,
+  `CREATE FUNCTION chaos.log_lease_end() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.lease_ends (job_id, run_lease) VALUES (OLD.job_id, OLD.run_lease);
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_lease_end AFTER DELETE ON awa.active_leases
+     FOR EACH ROW EXECUTE FUNCTION chaos.log_lease_end()`,
   `CREATE FUNCTION chaos.log_transition() RETURNS trigger LANGUAGE plpgsql AS $fn$
    BEGIN
      INSERT INTO chaos.transitions (job_id, run_lease, attempt, old_state, new_state)

@@ -3,17 +3,21 @@ import { CHAOS_KINDS, FLAKY_ERROR } from './chaos-config.js';
 
 export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 
-/** Every error text a job may carry in this run: the rescues, the shutdown release, the flaky handler. */
+/**
+ * Every error text a job may carry in this run: the rescues, the shutdown release, the give-back of a
+ * prefetched rated job that could not start in time, the flaky handler.
+ */
 export const DOCUMENTED_ERRORS = [
   RescueErrors.heartbeatStale,
   RescueErrors.deadlineExceeded,
   RescueErrors.releasedOnShutdown,
+  RescueErrors.releasedUnstarted,
   FLAKY_ERROR,
 ];
 /** 'worker instance died: ' — followed by the id of an instance that really existed. */
 export const INSTANCE_DIED_PREFIX = RescueErrors.instanceDiedPrefix;
 
-interface Check {
+export interface Check {
   name: string;
   /** Returns a description of each violation (at most a few are shown). */
   run(query: Query): Promise<string[]>;
@@ -56,7 +60,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
     },
   }),
   rowsCheck(
-    'every error entry is a documented one (the three rescues, the shutdown release, the flaky handler)',
+    'every error entry is a documented one (the three rescues, the two releases, the flaky handler)',
     `SELECT j.id::text, e->>'error' AS error FROM awa.jobs j, jsonb_array_elements(j.errors) e
       WHERE NOT (e->>'error' = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM chaos.instance_pids p WHERE e->>'error' = $2 || p.instance_id))`,
@@ -128,15 +132,15 @@ const CHECKS: Array<(jobs: number) => Check> = [
   ),
 ];
 
-/** Runs every invariant check; returns one line per failed check. */
+/** Runs every invariant check, then `more` (the flow queues'); returns one line per failed check. */
 export async function checkInvariants(
   query: Query,
   jobs: number,
+  more: Check[] = [],
 ): Promise<{ checked: string[]; violations: string[] }> {
   const checked: string[] = [];
   const violations: string[] = [];
-  for (const make of CHECKS) {
-    const check = make(jobs);
+  for (const check of [...CHECKS.map((make) => make(jobs)), ...more]) {
     checked.push(check.name);
     for (const problem of await check.run(query)) violations.push(`${check.name}: ${problem}`);
   }

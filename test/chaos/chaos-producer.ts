@@ -1,5 +1,6 @@
 import type { EnqueueManyItem, QueueProducer } from 'nestjs-awa';
 import {
+  CHAOS_KEYS,
   CHAOS_KINDS,
   DEFAULT_MIX,
   ENV,
@@ -13,6 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** Plain SQL on the producer's pool (pool.query; see ChaosHandlers.record for why not dataSource.query). */
 export type Sql = (text: string, values?: unknown[]) => Promise<any[]>;
 
+/** The order in which a job's first random number picks its kind (the rest are quick). */
+const MIX_ORDER: Array<keyof ChaosMix> = ['hang', 'slow', 'flaky', 'keyedA', 'keyedB', 'rated'];
+
 /** A small deterministic PRNG (mulberry32), so a job's kind and duration follow from its seq. */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -25,14 +29,38 @@ function prng(seed: number): () => number {
   };
 }
 
+/** Handler run time in ms of each kind but hang (which never settles). */
+const DURATION: Record<Exclude<ChaosKindName, 'hang'>, [number, number]> = {
+  quick: [2, 20],
+  flaky: [2, 20],
+  slow: [200, 900],
+  keyedA: [5, 60],
+  keyedB: [5, 60],
+  rated: [2, 20],
+};
+
 export function chaosJob(seq: number, batch: string, mix: ChaosMix): EnqueueManyItem<ChaosArgs> {
   const random = prng(seq + 1);
   const r = random();
-  const name: ChaosKindName =
-    r < mix.hang ? 'hang' : r < mix.hang + mix.slow ? 'slow' : r < mix.hang + mix.slow + mix.flaky ? 'flaky' : 'quick';
-  const ms = name === 'slow' ? 200 + Math.floor(random() * 700) : name === 'hang' ? 0 : 2 + Math.floor(random() * 18);
+  let name: ChaosKindName = 'quick';
+  let upTo = 0;
+  for (const candidate of MIX_ORDER) {
+    upTo += mix[candidate] ?? 0;
+    if (r < upTo) {
+      name = candidate;
+      break;
+    }
+  }
+  const range = name === 'hang' ? null : DURATION[name];
+  const ms = range ? range[0] + Math.floor(random() * (range[1] - range[0])) : 0;
   const { kind, queue } = CHAOS_KINDS[name];
-  return { kind, queue, args: { seq, batch, ms }, ...(name === 'hang' ? { maxAttempts: HANG_MAX_ATTEMPTS } : {}) };
+  return {
+    kind,
+    queue,
+    args: { seq, batch, ms },
+    ...(name === 'hang' ? { maxAttempts: HANG_MAX_ATTEMPTS } : {}),
+    ...(queue === 'keyed' ? { concurrencyKey: `key-${Math.floor(random() * CHAOS_KEYS)}` } : {}),
+  };
 }
 
 /** Retries `read` until it answers (the database may be restarting). */

@@ -8,14 +8,14 @@ const counts = (record: Record<string, number>) =>
 
 /** The printed figures and verdict of a chaos run. */
 export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: ChaosConfig): string {
-  const { recovery, restart } = report;
+  const { recovery, restart, flow } = report;
   const failed = (name: string) => report.violations.some((v) => v.startsWith(name));
   const passed = report.checked.filter((name) => !failed(name)).length;
   const lines = [
     '',
     '=== nestjs-awa chaos summary ===',
     `server:       ${report.server}`,
-    `jobs:         ${report.jobs} (${counts(report.states)}), enqueued at up to ${config.rate}/s over 2 queues`,
+    `jobs:         ${report.jobs} (${counts(report.states)}), enqueued at up to ${config.rate}/s over 4 queues`,
     `throughput:   ${report.jobsPerSecond.toFixed(1)} jobs/s over ${report.seconds.toFixed(1)} s ` +
       `(first enqueue to last finish); busiest second ${report.peakPerSecond}`,
     `kills:        ${report.kills} SIGKILLs, each victim replaced at once ` +
@@ -44,6 +44,10 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
           `${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost`
         : 'none'
     }`,
+    `rated queue:  limit ${flow.rateLimit.limit} per ${flow.rateLimit.period} ms; ${flow.ratedStarts} handler ` +
+      `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
+      `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,
+    `keyed queue:  at most ${flow.mostKeyLeases} leases of one key at once`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
       `leader acquisitions ${report.logs.leaderAcquired}, ` +

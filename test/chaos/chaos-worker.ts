@@ -1,6 +1,6 @@
 // One process of the chaos run, built by `npm run build:apps` and spawned by run-chaos.ts.
 // It uses the built package ('nestjs-awa' resolves to dist/), exactly as an app would.
-// CHAOS_ROLE=worker: handlers for every chaos kind. CHAOS_ROLE=producer: no handlers; enqueues the
+// CHAOS_ROLE=worker: handlers for every chaos kind (but keyedB on one slot, see workerVariant). CHAOS_ROLE=producer: no handlers; enqueues the
 // jobs with QueueProducer at a steady rate. Prints READY <pid>, and the producer PRODUCED <n> and
 // PRODUCED_ALL <n>; Nest's own log lines (warn and up, plus leader changes) go to stdout as well.
 import 'reflect-metadata';
@@ -8,11 +8,20 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaModule, JobHandler, QueueProducer, type Job } from 'nestjs-awa';
+import { AwaModule, JobHandler, QueueProducer, type Job, type RateLimitOptions } from 'nestjs-awa';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { CHAOS_AWA_OPTIONS, CHAOS_KINDS, ENV, FLAKY_ERROR, type ChaosArgs } from './chaos-config.js';
+import {
+  CHAOS_KINDS,
+  chaosAwaOptions,
+  DEFAULT_RATE_LIMIT,
+  ENV,
+  FLAKY_ERROR,
+  type ChaosArgs,
+  type WorkerVariant,
+} from './chaos-config.js';
+import { recordStart } from './chaos-starts.js';
 import { produceAll } from './chaos-producer.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -21,10 +30,14 @@ function pgPoolOf(dataSource: DataSource): Pool {
   return (dataSource.driver as unknown as { master: Pool }).master;
 }
 
+/** This process's slot variant (see workerVariant); the producer's is unused. */
+const VARIANT: WorkerVariant = JSON.parse(process.env[ENV.variant] ?? '{"keyedB":true,"ratedPrefetch":0}');
+
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/** Does the handlers' work and records finished runs in the side table (chaos.runs). */
 @Injectable()
-class ChaosHandlers {
+class RunRecorder {
   /** The app's own pool: the public API does not expose the queue's database layer. */
   private readonly pool: Pool;
 
@@ -32,30 +45,10 @@ class ChaosHandlers {
     this.pool = pgPoolOf(dataSource);
   }
 
-  @JobHandler(CHAOS_KINDS.quick.kind, { queue: CHAOS_KINDS.quick.queue })
-  async quick(job: Job<ChaosArgs>) {
+  /** A handler's work: its args' run time, then the record of the finished run. */
+  async work(job: Job<ChaosArgs>) {
     await sleep(job.args.ms);
     await this.record(job);
-  }
-
-  @JobHandler(CHAOS_KINDS.flaky.kind, { queue: CHAOS_KINDS.flaky.queue })
-  async flaky(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    if (job.attempt === 1) throw FLAKY_ERROR;
-    await this.record(job);
-  }
-
-  /** Ignores its signal on purpose: a slow handler that does not cooperate must still be fenced. */
-  @JobHandler(CHAOS_KINDS.slow.kind, { queue: CHAOS_KINDS.slow.queue })
-  async slow(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    await this.record(job);
-  }
-
-  /** Never settles: every attempt ends at the hard deadline, and the job fails once they are spent. */
-  @JobHandler(CHAOS_KINDS.hang.kind, { queue: CHAOS_KINDS.hang.queue })
-  hang(): Promise<never> {
-    return new Promise<never>(() => undefined);
   }
 
   /**
@@ -67,7 +60,7 @@ class ChaosHandlers {
    * then (its FATAL arriving in the same read as ReadyForQuery) crashes the process with an
    * unhandled 'error'. That is TypeORM's gap, not the queue's; this suite tests the queue.
    */
-  private async record(job: Job<ChaosArgs>) {
+  async record(job: Job<ChaosArgs>) {
     const token = randomUUID();
     const giveUpAt = Date.now() + 15_000;
     for (;;) {
@@ -87,15 +80,72 @@ class ChaosHandlers {
   }
 }
 
+@Injectable()
+class ChaosHandlers {
+  constructor(private readonly runs: RunRecorder) {}
+
+  @JobHandler(CHAOS_KINDS.quick.kind, { queue: CHAOS_KINDS.quick.queue })
+  async quick(job: Job<ChaosArgs>) {
+    await this.runs.work(job);
+  }
+
+  @JobHandler(CHAOS_KINDS.flaky.kind, { queue: CHAOS_KINDS.flaky.queue })
+  async flaky(job: Job<ChaosArgs>) {
+    await sleep(job.args.ms);
+    if (job.attempt === 1) throw FLAKY_ERROR;
+    await this.runs.record(job);
+  }
+
+  /** Ignores its signal on purpose: a slow handler that does not cooperate must still be fenced. */
+  @JobHandler(CHAOS_KINDS.slow.kind, { queue: CHAOS_KINDS.slow.queue })
+  async slow(job: Job<ChaosArgs>) {
+    await this.runs.work(job);
+  }
+
+  /** Never settles: every attempt ends at the hard deadline, and the job fails once they are spent. */
+  @JobHandler(CHAOS_KINDS.hang.kind, { queue: CHAOS_KINDS.hang.queue })
+  hang(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+
+  @JobHandler(CHAOS_KINDS.keyedA.kind, { queue: CHAOS_KINDS.keyedA.queue })
+  async keyedA(job: Job<ChaosArgs>) {
+    await this.runs.work(job);
+  }
+
+  /** Its start, at handler entry, is what the rate limit promises to bound (chaos-starts.ts). */
+  @JobHandler(CHAOS_KINDS.rated.kind, { queue: CHAOS_KINDS.rated.queue })
+  async rated(job: Job<ChaosArgs>) {
+    recordStart(process.env[ENV.startsDir]!, job.id, job.runLease, VARIANT.ratedPrefetch);
+    await this.runs.work(job);
+  }
+}
+
+/** Not on every worker: the slot without it is a second service sharing the keyed queue. */
+@Injectable()
+class KeyedBHandler {
+  constructor(private readonly runs: RunRecorder) {}
+
+  @JobHandler(CHAOS_KINDS.keyedB.kind, { queue: CHAOS_KINDS.keyedB.queue })
+  async keyedB(job: Job<ChaosArgs>) {
+    await this.runs.work(job);
+  }
+}
+
 function appModule(role: string): DynamicModule {
+  const variant = VARIANT;
+  const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
+    ? JSON.parse(process.env[ENV.rateLimit]!)
+    : DEFAULT_RATE_LIMIT;
+  const handlers = [RunRecorder, ChaosHandlers, ...(variant.keyedB ? [KeyedBHandler] : [])];
   return {
     module: ChaosAppModule,
     imports: [
       TypeOrmModule.forRoot({ type: 'postgres', url: process.env[ENV.url], autoLoadEntities: true, logging: false }),
       ScheduleModule.forRoot(),
-      AwaModule.forRoot(CHAOS_AWA_OPTIONS),
+      AwaModule.forRoot(chaosAwaOptions(rateLimit, variant.ratedPrefetch)),
     ],
-    providers: role === 'producer' ? [] : [ChaosHandlers],
+    providers: role === 'producer' ? [] : handlers,
   };
 }
 

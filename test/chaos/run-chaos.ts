@@ -1,15 +1,31 @@
-// The chaos suite (issue 3 §5): worker processes are SIGKILLed while jobs run, PostgreSQL restarts
-// once, one worker's connections freeze (a stalled network: no data, no FIN) and thaw, and afterwards the database and
-// the handlers' side table must show that nothing was lost,
-// nothing completed twice, and nothing completed from a stale lease.
-// `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N); test/recovery/chaos.spec.ts
-// runs it small inside `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
-// Debugging knobs (env): CHAOS_LOG_DIR=dir keeps every process's whole output; CHAOS_WORKER_NODE_OPTIONS
+// The chaos suite (issue 3 §5, issue 16): worker processes are SIGKILLed while jobs run, PostgreSQL
+// restarts once, one worker's connections freeze (a stalled network: no data, no FIN) and thaw, and
+// afterwards the database and the handlers' side table must show that nothing was lost, nothing
+// completed twice, and nothing completed from a stale lease. The load spans four queues: two plain, a
+// keyed one (two kinds, one of which one worker slot does not handle) and a rate-limited one (one slot
+// prefetches, the others do not); their own checks are in chaos-flow-checks.ts.
+// `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N --freeze-ms N
+// --stall-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
+// `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
+// Debugging knobs (env): CHAOS_LOG_DIR=dir keeps every process's whole output (and the handler starts); CHAOS_WORKER_NODE_OPTIONS
 // passes NODE_OPTIONS to the processes; CHAOS_SHARED_SERVER=1 forces the shared-server fallback.
 // The printed times are figures, not assertions: only the invariants decide the verdict.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { RateLimitOptions } from 'nestjs-awa';
 import pg from 'pg';
-import { DEFAULT_MIX, ENV, type ChaosMix } from './chaos-config.js';
+import { DEFAULT_MIX, DEFAULT_RATE_LIMIT, ENV, workerVariant, type ChaosMix } from './chaos-config.js';
+import {
+  flowFigures,
+  keyConcurrencyCheck,
+  lastLeaseActivity,
+  rateWindowCheck,
+  strandedCheck,
+  strandedJobs,
+  type FlowFigures,
+} from './chaos-flow-checks.js';
 import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, type Query } from './chaos-invariants.js';
@@ -40,6 +56,13 @@ export interface ChaosConfig {
   /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
   timeoutMs: number;
   mix: ChaosMix;
+  /** The rated queue's limit. */
+  rateLimit: RateLimitOptions;
+  /**
+   * Once everything is enqueued: when no lease was taken or given back for this long while jobs are
+   * still unfinished, the run stops waiting and checks them for stranding (rather than timing out).
+   */
+  stallMs: number;
   /** Progress lines. */
   log: (line: string) => void;
 }
@@ -73,6 +96,7 @@ export interface ChaosReport {
   errors: Record<string, number>;
   restart: RestartRecord | null;
   freeze: FreezeRecord | null;
+  flow: FlowFigures;
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
   summary: string;
@@ -91,6 +115,8 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   freezeMs: 4_000,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,
+  rateLimit: DEFAULT_RATE_LIMIT,
+  stallMs: 6_000,
   log: () => undefined,
 };
 
@@ -130,6 +156,14 @@ class ChaosRun {
   /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
   private restartWindow: [number, number] | undefined;
   private bootFailures = 0;
+  /** Each worker's slot (see workerVariant): a replacement takes its victim's. */
+  private readonly slots = new Map<ChaosProcess, number>();
+  /** Where the workers append their handler starts (chaos-starts.ts). */
+  private readonly startsDir = process.env.CHAOS_LOG_DIR ?? mkdtempSync(join(tmpdir(), 'awa-chaos-starts-'));
+  /** When the last fault (restart, freeze) was over, JS clock. */
+  private faultsOverAt = 0;
+  /** The stranding check's findings, taken before the workers stop. */
+  private stranded: string[] = [];
 
   constructor(
     private readonly config: ChaosConfig,
@@ -171,6 +205,7 @@ class ChaosRun {
         nextProgressAt = Date.now() + 2_000;
       }
       if (status && this.producedAll && status.finished === config.jobs && status.leases === 0) break;
+      if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
       if (Date.now() > giveUpAt) {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
         break;
@@ -181,6 +216,7 @@ class ChaosRun {
         (this.producer?.produced ?? 0) >= config.restartAt * config.jobs
       ) {
         await this.restartPostgres();
+        this.faultsOverAt = Date.now();
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
       }
@@ -194,15 +230,35 @@ class ChaosRun {
           (await freezeOne(this.workers, (w) => this.proxies.get(w), this.query, config.freezeMs, config.log).catch(
             () => undefined,
           )) ?? null;
+        this.faultsOverAt = Date.now();
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
       }
-      if (Date.now() >= nextKillAt && status && status.finished < config.jobs) {
+      // Not while nothing is leased: a kill then recovers nothing, and would only shorten the stranding
+      // check's idle window.
+      if (Date.now() >= nextKillAt && status && status.finished < config.jobs && status.leases > 0) {
         nextKillAt = Date.now() + ((await this.killOne()) ? between(config.killEveryMs) : 500);
       }
     }
+    const idle = this.idleWindow(await lastLeaseActivity(this.query));
+    this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
     await this.stopAll();
     return this.report();
+  }
+
+  /** The workers that could claim since `since`, and since when they all could: see strandedJobs. */
+  private idleWindow(lastActivity: number | null) {
+    const since = Math.max(lastActivity ?? 0, this.faultsOverAt, this.restartWindow?.[1] ?? 0);
+    const pids = this.workers.filter((w) => w.alive && w.readyAt !== undefined && w.readyAt < since).map((w) => w.pid);
+    return { since, pids };
+  }
+
+  /** Nothing leased or freed for stallMs (and no fault since): what is still unfinished waits in vain. */
+  private async stalled(): Promise<boolean> {
+    const { since } = this.idleWindow(await lastLeaseActivity(this.query).catch(() => Date.now()));
+    if (Date.now() - since < this.config.stallMs) return false;
+    this.config.log(`chaos: no lease taken or freed for ${this.config.stallMs} ms with jobs unfinished: stalled`);
+    return true;
   }
 
   async dispose(): Promise<void> {
@@ -210,6 +266,7 @@ class ChaosRun {
     await Promise.all(this.processes.map((p) => p.exit(5_000)));
     await Promise.all([...this.proxies.values()].map((proxy) => proxy.close()));
     await this.pool.end().catch(() => undefined);
+    if (!process.env.CHAOS_LOG_DIR) rmSync(this.startsDir, { recursive: true, force: true });
   }
 
   private get producedAll(): boolean {
@@ -222,24 +279,32 @@ class ChaosRun {
 
   /** One worker first (it applies the migrations), the instrumentation, the others, then the producer. */
   private async boot(): Promise<void> {
-    await (await this.spawnWorker()).ready();
+    await (await this.spawnWorker(0)).ready();
     for (const statement of INSTRUMENTATION_SQL) await this.query(statement);
-    const others = await Promise.all(Array.from({ length: this.config.workers - 1 }, () => this.spawnWorker()));
+    const others = await Promise.all(
+      Array.from({ length: this.config.workers - 1 }, (_, i) => this.spawnWorker(i + 1)),
+    );
     await Promise.all(others.map((w) => w.ready()));
     this.producer = new ChaosProcess('producer', this.server.url, {
       [ENV.jobs]: String(this.config.jobs),
       [ENV.rate]: String(this.config.rate),
       [ENV.mix]: JSON.stringify(this.config.mix),
+      [ENV.rateLimit]: JSON.stringify(this.config.rateLimit),
     });
     this.processes.push(this.producer);
     await this.producer.ready();
   }
 
-  private async spawnWorker(): Promise<ChaosProcess> {
+  private async spawnWorker(slot: number): Promise<ChaosProcess> {
     const url = new URL(this.server.url);
     const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
-    const worker = new ChaosProcess('worker', TcpProxy.url(this.server.url, proxy));
+    const worker = new ChaosProcess('worker', TcpProxy.url(this.server.url, proxy), {
+      [ENV.variant]: JSON.stringify(workerVariant(slot, this.config.workers)),
+      [ENV.rateLimit]: JSON.stringify(this.config.rateLimit),
+      [ENV.startsDir]: this.startsDir,
+    });
     this.proxies.set(worker, proxy);
+    this.slots.set(worker, slot);
     this.processes.push(worker);
     return worker;
   }
@@ -262,7 +327,7 @@ class ChaosRun {
           `worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`,
         );
       }
-      await this.spawnWorker();
+      await this.spawnWorker(this.slots.get(worker)!);
     }
   }
 
@@ -295,7 +360,7 @@ class ChaosRun {
     victim.kill('SIGKILL');
     this.kills.push({ pid: victim.pid, at: snapshot.at, jobIds: snapshot.job_ids, runLeases: snapshot.run_leases });
     this.config.log(`chaos: SIGKILL worker ${victim.pid} holding ${snapshot.job_ids.length} job(s)`);
-    await this.spawnWorker();
+    await this.spawnWorker(this.slots.get(victim)!);
     return true;
   }
 
@@ -350,7 +415,11 @@ class ChaosRun {
   }
 
   private async report(): Promise<ChaosReport> {
-    const { checked, violations } = await checkInvariants(this.query, this.config.jobs);
+    const { checked, violations } = await checkInvariants(this.query, this.config.jobs, [
+      rateWindowCheck(this.startsDir, this.config.rateLimit),
+      keyConcurrencyCheck(),
+      strandedCheck(this.stranded),
+    ]);
     const allViolations = [...this.violations, ...violations];
     const status = await this.status();
     const speed = await throughput(this.query);
@@ -385,6 +454,7 @@ class ChaosRun {
         atSeconds: speed.startedAt ? (this.freeze.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
         lateResultsDiscarded: this.processes.find((p) => p.pid === this.freeze!.pid)?.counts.leaseLost ?? 0,
       },
+      flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };
@@ -397,22 +467,26 @@ const FLAGS: Record<string, keyof ChaosConfig> = {
   '--workers': 'workers',
   '--down-ms': 'downMs',
   '--freeze-ms': 'freezeMs',
+  '--stall-ms': 'stallMs',
 };
+/** The rated queue's limit, in parts. */
+const RATE_FLAGS: Record<string, keyof RateLimitOptions> = { '--rate-limit': 'limit', '--rate-period': 'period' };
 
 function parseArgs(argv: string[]): Partial<ChaosConfig> {
   const config: Record<string, number> = {};
+  const rateLimit: RateLimitOptions = { ...DEFAULT_RATE_LIMIT };
   for (let i = 0; i < argv.length; i += 2) {
     const key = FLAGS[argv[i]!];
+    const rateKey = RATE_FLAGS[argv[i]!];
     const value = Number(argv[i + 1]);
-    if (!key || !Number.isFinite(value))
+    if (!(key || rateKey) || !Number.isFinite(value))
       throw new Error(
-        `usage: run-chaos [${Object.keys(FLAGS)
-          .map((f) => `${f} N`)
-          .join('] [')}]`,
+        `usage: run-chaos [${[...Object.keys(FLAGS), ...Object.keys(RATE_FLAGS)].map((f) => `${f} N`).join('] [')}]`,
       );
-    config[key] = value;
+    if (rateKey) rateLimit[rateKey] = value;
+    else config[key!] = value;
   }
-  return config as Partial<ChaosConfig>;
+  return { ...(config as Partial<ChaosConfig>), rateLimit };
 }
 
 async function main(): Promise<void> {

@@ -1,20 +1,34 @@
+import { KEY_CHECK_NAME, rateCheckName, STRANDED_NAME } from '../chaos/chaos-flow-checks.js';
 import { runChaos } from '../chaos/run-chaos.js';
 
+const RATE_LIMIT = { limit: 5, period: 1_000 };
+
 /**
- * The chaos suite (test/chaos/run-chaos.ts), small: 300 jobs over two queues while worker processes
- * are SIGKILLed every few seconds, PostgreSQL restarts once, and one worker's connections freeze (no
- * data, no FIN) past heartbeatStaleAfter, then thaw. `npm run chaos` runs the full size.
+ * The chaos suite (test/chaos/run-chaos.ts), small: 300 jobs over four queues (two plain, a keyed one
+ * that one worker serves for one of its two kinds only, a rate-limited one that one worker prefetches
+ * from) while worker processes are SIGKILLed every few seconds, PostgreSQL restarts once, and one
+ * worker's connections freeze (no data, no FIN) past heartbeatStaleAfter, then thaw. `npm run chaos`
+ * runs the full size. The rate limit is low enough that the rated queue is kept saturated.
  */
 describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker connection', () => {
-  it('loses no job, completes none twice, and lands no completion from a stale lease', async () => {
-    const report = await runChaos({ jobs: 300, rate: 30, killEveryMs: [2_000, 3_000] });
+  it('loses no job, completes none twice, lands no completion from a stale lease, keeps handler starts within the rate limit and leases within keyConcurrency, and strands no job', async () => {
+    const report = await runChaos({
+      jobs: 300,
+      rate: 30,
+      killEveryMs: [2_000, 3_000],
+      rateLimit: RATE_LIMIT,
+    });
     if (!report.ok) console.log(report.summary);
     expect(report.violations).toEqual([]);
-    expect(report.checked.length).toBeGreaterThanOrEqual(10);
+    expect(report.checked).toEqual(expect.arrayContaining([rateCheckName(RATE_LIMIT), KEY_CHECK_NAME, STRANDED_NAME]));
+    expect(report.checked.length).toBeGreaterThanOrEqual(14);
     // The faults really happened.
     expect(report.kills).toBeGreaterThan(0);
     expect(report.restart).not.toBeNull();
     expect(report.freeze).not.toBeNull();
+    // The flow queues really ran: rated handlers started, and some key held more than one lease at once.
+    expect(report.flow.ratedStarts).toBeGreaterThan(0);
+    expect(report.flow.mostKeyLeases).toBeGreaterThan(1);
     expect((report.states.completed ?? 0) + (report.states.failed ?? 0)).toBe(300);
   }, 300_000);
 });
