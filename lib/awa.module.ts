@@ -20,15 +20,15 @@ import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './maintenance/tasks/flow-keys-cleanup.task.js';
-import { DeadlineRescueTask } from './maintenance/tasks/deadline-rescue.task.js';
-import { HeartbeatRescueTask } from './maintenance/tasks/heartbeat-rescue.task.js';
 import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
+import { DEADLINE_RESCUE, HEARTBEAT_RESCUE, rescueTaskProvider } from './maintenance/tasks/rescue.task.js';
+import { SchedulePruneTask } from './maintenance/tasks/schedule-prune.task.js';
+import { ScheduleTickTask } from './maintenance/tasks/schedule-tick.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
 import { JobSchedules } from './schedules/job-schedules.service.js';
-import { SchedulePruneTask } from './schedules/schedule-prune.task.js';
-import { ScheduleTask } from './schedules/schedule.task.js';
+import { SchedulePruner } from './schedules/schedule-prune.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
 import { AwaTesting } from './testing/awa-testing.service.js';
@@ -49,8 +49,8 @@ const SERVICES: Provider[] = [
   maintenanceLeaderProvider,
   MaintenanceService,
   QueueProducer,
-  HeartbeatRescueTask,
-  DeadlineRescueTask,
+  rescueTaskProvider(HEARTBEAT_RESCUE),
+  rescueTaskProvider(DEADLINE_RESCUE),
   OrphanRescueTask,
   PromotionTask,
   CleanupTask,
@@ -59,8 +59,9 @@ const SERVICES: Provider[] = [
   AwaStatus,
   AwaTesting,
   QueueAdmin,
-  ScheduleTask,
+  ScheduleTickTask,
   SchedulePruneTask,
+  SchedulePruner,
   JobSchedules,
   AwaEvents,
 ];

@@ -4,16 +4,15 @@ import { CronJob } from 'cron';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { SchedulePruneTask } from '../schedules/schedule-prune.task.js';
-import { ScheduleTask } from '../schedules/schedule.task.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
-import { DeadlineRescueTask } from './tasks/deadline-rescue.task.js';
 import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';
-import { HeartbeatRescueTask } from './tasks/heartbeat-rescue.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
+import { DEADLINE_RESCUE, HEARTBEAT_RESCUE, type RescueTask } from './tasks/rescue.task.js';
+import { SchedulePruneTask } from './tasks/schedule-prune.task.js';
+import { ScheduleTickTask } from './tasks/schedule-tick.task.js';
 import { UnhandledKindsTask } from './tasks/unhandled-kinds.task.js';
 import { runSweep, type SweepReport, type SweepTaskName } from './sweep-runner.js';
 
@@ -47,14 +46,14 @@ export class MaintenanceService {
     @Inject(MAINTENANCE_LEADER) private readonly election: MaintenanceLeader,
     @Inject(AWA_SCHEDULER) private readonly scheduler: SchedulerRegistry,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-    heartbeatRescue: HeartbeatRescueTask,
-    deadlineRescue: DeadlineRescueTask,
+    @Inject(HEARTBEAT_RESCUE.token) heartbeatRescue: RescueTask<'heartbeat rescue'>,
+    @Inject(DEADLINE_RESCUE.token) deadlineRescue: RescueTask<'deadline rescue'>,
     private readonly orphanRescue: OrphanRescueTask,
     promotion: PromotionTask,
     cleanup: CleanupTask,
     flowKeysCleanup: FlowKeysCleanupTask,
     private readonly unhandledKinds: UnhandledKindsTask,
-    private readonly schedules: ScheduleTask,
+    private readonly schedules: ScheduleTickTask,
     private readonly schedulePrune: SchedulePruneTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, flowKeysCleanup];

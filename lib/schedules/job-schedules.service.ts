@@ -11,7 +11,7 @@ import type { ScheduleRow, ScheduleSource } from '../sql/schedules.sql.js';
 import { cronTimeOf, nextFireAfter } from './fire-times.js';
 import { checkSchedule, checkScheduleTarget, type CheckedSchedule } from './schedule-definition.js';
 import { maxAttemptsOf } from './schedule-fire.js';
-import { SchedulePruneTask } from './schedule-prune.task.js';
+import { SchedulePruner } from './schedule-prune.js';
 import { scheduleJob } from './schedule-tick.js';
 import type { ScheduleDefinition, ScheduleRecord } from './schedule.interface.js';
 
@@ -21,7 +21,7 @@ export type DeclaredSchedule = CheckedSchedule & { queue: string; source: Schedu
 /**
  * Periodic jobs at run time (BullMQ's job schedulers): create, change, pause, resume, remove, list
  * and run now. At boot it also stores the schedules declared with @Periodic and in the option
- * `schedules`. The maintenance leader enqueues their fires (see ScheduleTask).
+ * `schedules`. The maintenance leader enqueues their fires (see ScheduleTickTask).
  */
 @Injectable()
 export class JobSchedules {
@@ -29,7 +29,7 @@ export class JobSchedules {
   constructor(
     private readonly db: AwaDatabase,
     private readonly explorer: AwaExplorer,
-    private readonly prune: SchedulePruneTask,
+    private readonly prune: SchedulePruner,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 

@@ -3,7 +3,7 @@ import { AwaDatabase } from '../database/awa-database.js';
 import { QUEUE_DEFAULTS } from '../options/awa-options.defaults.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { schedulesSql } from '../sql/index.js';
-import { runScheduleTick, type EnqueuedFire, type TickExec } from './schedule-tick.js';
+import { runScheduleTick, type EnqueuedFire, type TickExec, type TickResult } from './schedule-tick.js';
 
 /** Schedules one tick of fireDueSchedules takes; it repeats the tick while one comes back full. */
 const FIRE_BATCH = 100;
@@ -17,6 +17,19 @@ const execOn =
   (client: PoolClient): TickExec =>
   (statement, values) =>
     AwaDatabase.queryOn<unknown[], unknown>(client, statement, values) as Promise<never[]>;
+
+/**
+ * One tick of the schedules (runScheduleTick) for the leader, in a transaction of its own; inside
+ * the leader's fenced transaction (behind a transaction pooler), a savepoint of it on its
+ * connection, since AwaDatabase.transaction joins the fence.
+ */
+export function tickSchedules(
+  db: AwaDatabase,
+  options: Pick<ResolvedAwaOptions, 'queues'>,
+  limit: number,
+): Promise<TickResult> {
+  return db.transaction((client) => runScheduleTick(execOn(client), limit, maxAttemptsOf(options)));
+}
 
 /**
  * Enqueues the fires of every schedule due at `at` (default: the database's now), as the leader's

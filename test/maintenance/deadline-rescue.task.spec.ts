@@ -1,5 +1,5 @@
 import { RescueErrors } from 'nestjs-awa';
-import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
+import { DEADLINE_RESCUE } from '../../lib/maintenance/tasks/rescue.task.js';
 import { leasesOf, readJob } from '../sql/sql-fixture.js';
 import { seedRunning } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
@@ -15,7 +15,7 @@ describe('DeadlineRescueTask', () => {
     },
   });
   const { exec } = ctx;
-  const task = ctx.task(DeadlineRescueTask);
+  const task = ctx.task(DEADLINE_RESCUE.token);
 
   it("rescues leases past their hard deadline even while they heartbeat, with the queue's retry settings", async () => {
     const fast = await seedRunning(exec, { queue: 'default', deadlineInMs: -1, heartbeatAgeMs: 0 });

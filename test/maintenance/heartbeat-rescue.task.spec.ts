@@ -1,5 +1,5 @@
 import { RescueErrors } from 'nestjs-awa';
-import { HeartbeatRescueTask } from '../../lib/maintenance/tasks/heartbeat-rescue.task.js';
+import { HEARTBEAT_RESCUE } from '../../lib/maintenance/tasks/rescue.task.js';
 import { leasesOf, readJob } from '../sql/sql-fixture.js';
 import { seedRunning } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
@@ -15,7 +15,7 @@ describe('HeartbeatRescueTask', () => {
     },
   });
   const { exec } = ctx;
-  const task = ctx.task(HeartbeatRescueTask);
+  const task = ctx.task(HEARTBEAT_RESCUE.token);
 
   it("rescues leases whose heartbeat is older than heartbeatStaleAfter, with the queue's retry settings", async () => {
     const byDefault = await seedRunning(exec, { queue: 'default', heartbeatAgeMs: HOUR });

@@ -1,7 +1,7 @@
 import { RescueErrors } from 'nestjs-awa';
 import pg from 'pg';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
-import { HeartbeatRescueTask } from '../../lib/maintenance/tasks/heartbeat-rescue.task.js';
+import { HEARTBEAT_RESCUE } from '../../lib/maintenance/tasks/rescue.task.js';
 import { OrphanRescueTask } from '../../lib/maintenance/tasks/orphan-rescue.task.js';
 import { instancesSql } from '../../lib/sql/index.js';
 import { leasesOf, readJob } from '../sql/sql-fixture.js';
@@ -77,7 +77,7 @@ describe('rescues follow the settings of the instance owning the lease', () => {
     async () => {
       const patients = await seedRunning(exec, { instanceId: patientId, heartbeatAgeMs: 10 * MINUTE });
       const orphans = await seedRunning(exec, { instanceId: 'no-such-instance', heartbeatAgeMs: 10 * MINUTE });
-      expect(await leader.task(HeartbeatRescueTask).run()).toBe(1);
+      expect(await leader.task(HEARTBEAT_RESCUE.token).run()).toBe(1);
       expect(await readJob(exec, patients.id)).toMatchObject({ state: 'running' });
       expect(await leasesOf(exec, patients.id)).toEqual([`1@${patientId}`]);
       const rescued = await readJob(exec, orphans.id);
@@ -91,7 +91,7 @@ describe('rescues follow the settings of the instance owning the lease', () => {
     async () => {
       const onDefault = await seedRunning(exec, { instanceId: patientId, heartbeatAgeMs: 2 * HOUR });
       const onReports = await seedRunning(exec, { instanceId: patientId, queue: 'reports', heartbeatAgeMs: 2 * HOUR });
-      expect(await leader.task(HeartbeatRescueTask).run()).toBe(2);
+      expect(await leader.task(HEARTBEAT_RESCUE.token).run()).toBe(2);
       expect((await readJob(exec, onDefault.id))!.retry_delay_ms).toBeCloseTo(10 * MINUTE, 3);
       // The leader does not know queue `reports`: without the owner's settings it would get 1 s.
       expect((await readJob(exec, onReports.id))!.retry_delay_ms).toBeCloseTo(20 * MINUTE, 3);

@@ -33,8 +33,8 @@ export interface QuietApp {
   readonly app: TestingModule;
   /** Plain SQL through the app's DataSource; a stable function, callable once the block's beforeAll ran. */
   readonly exec: Exec;
-  /** The app's `type` task; run() calls the app's instance (synchronously, up to that instance's first await). */
-  task(type: Type<MaintenanceTask>): Pick<MaintenanceTask, 'run'>;
+  /** The app's task of class (or token) `type`; run() calls the app's instance (synchronously, up to that instance's first await). */
+  task(type: Type<MaintenanceTask> | symbol): Pick<MaintenanceTask, 'run'>;
   /** Adds a step to run after all the block's tests, before the app closes (last added first). */
   onClose(step: Step): void;
 }
@@ -97,7 +97,7 @@ export function useQuietApp(awa: AwaModuleOptions = {}, options: QuietAppOptions
       if (!dataSource) throw new Error('the quiet app starts in beforeAll');
       return dataSource.query(text, values);
     },
-    task: (type) => ({ run: () => ctx.app.get(type, { strict: false }).run() }),
+    task: (type) => ({ run: () => ctx.app.get<MaintenanceTask>(type, { strict: false }).run() }),
     onClose: (step) => void steps.push(step),
   };
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { MaintenanceService, RescueErrors } from 'nestjs-awa';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from '../../lib/maintenance/maintenance-leader.js';
-import { HeartbeatRescueTask } from '../../lib/maintenance/tasks/heartbeat-rescue.task.js';
+import { HEARTBEAT_RESCUE, type RescueTask } from '../../lib/maintenance/tasks/rescue.task.js';
 import { leasesOf, readJob } from '../sql/sql-fixture.js';
 import { seedRunning } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
@@ -44,7 +44,7 @@ describe('maintenance leadership behind a transaction pooler (row lease)', () =>
     await exec(`UPDATE awa.leader SET holder = 'usurper', term = term + 1, expires_at = now() + interval '1 hour'`);
     expect(leader().isLeader).toBe(true); // it has not noticed yet
 
-    expect(await leader().fenced(() => ctx.app.get(HeartbeatRescueTask).run())).toBeUndefined();
+    expect(await leader().fenced(() => ctx.app.get<RescueTask>(HEARTBEAT_RESCUE.token).run())).toBeUndefined();
     expect(await readJob(exec, stale.id)).toMatchObject({ state: 'running', errors: [] });
     expect(await leasesOf(exec, stale.id)).toEqual([`${stale.runLease}@instance-a`]);
     expect(leader().isLeader).toBe(false);
@@ -64,7 +64,7 @@ describe('maintenance leadership behind a transaction pooler (row lease)', () =>
     expect(await leader().ensureLeader()).toBe(true);
     await expect(
       leader().fenced(async () => {
-        await ctx.app.get(HeartbeatRescueTask).run();
+        await ctx.app.get<RescueTask>(HEARTBEAT_RESCUE.token).run();
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { AwaErrorCodes, JobHandler, JobValueError, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
+import { DEADLINE_RESCUE, type RescueTask } from '../../lib/maintenance/tasks/rescue.task.js';
 import { watchResultWrites } from './result-writes.js';
 import { useTestApp } from '../support/block-app.js';
 import { finishedJob } from '../support/job-waits.js';
@@ -139,7 +139,7 @@ describe('progress', () => {
         `UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`,
         [id],
       );
-      await app.get(DeadlineRescueTask).run();
+      await app.get<RescueTask>(DEADLINE_RESCUE.token).run();
       // Attempt 2 runs and reports.
       await waitFor(
         async () => JSON.stringify(await progressOf(id)) === '{"attempt":2}',

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { AbortReasons, JobHandler, QueueProducer, RescueErrors, type Job } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
+import { DEADLINE_RESCUE, type RescueTask } from '../../lib/maintenance/tasks/rescue.task.js';
 import { useTestApp } from '../support/block-app.js';
 import { finishedJob } from '../support/job-waits.js';
 import { waitFor } from '../support/test-app.js';
@@ -109,7 +109,7 @@ describe('handler results', () => {
     await dataSource.query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [
       id,
     ]);
-    expect(await app.get(DeadlineRescueTask).run()).toBe(1);
+    expect(await app.get<RescueTask>(DEADLINE_RESCUE.token).run()).toBe(1);
     // The next heartbeat finds the lease gone and aborts attempt 1, which then returns.
     await waitFor(() => handlers.reasons.get(`${id}:1`), 10_000, 'the lease-lost abort');
     expect(handlers.reasons.get(`${id}:1`)).toBe(AbortReasons.leaseLost);

@@ -13,7 +13,7 @@ import {
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { JobValueMessages } from '../../lib/awa.messages.js';
-import { DeadlineRescueTask } from '../../lib/maintenance/tasks/deadline-rescue.task.js';
+import { DEADLINE_RESCUE, type RescueTask } from '../../lib/maintenance/tasks/rescue.task.js';
 import { caughtSync } from '../support/caught.js';
 import { useTestApp } from '../support/block-app.js';
 import { waitFor } from '../support/test-app.js';
@@ -189,7 +189,7 @@ describe('snooze', () => {
       await app
         .get(DataSource)
         .query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
-      await app.get(DeadlineRescueTask).run();
+      await app.get<RescueTask>(DEADLINE_RESCUE.token).run();
       await inState(id, 'completed');
       snoozers.gates.get(id)!();
       await waitFor(() => writes.held.has(`${id}:1`), 20_000, "attempt 1's snooze write");

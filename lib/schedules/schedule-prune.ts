@@ -4,22 +4,19 @@ import { AwaExplorer } from '../awa.explorer.js';
 import { ScheduleMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { InstanceSession } from '../instance/instance-session.js';
-import type { MaintenanceTask } from '../maintenance/tasks/maintenance-task.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { schedulesSql } from '../sql/index.js';
 import { declaredScheduleNames } from './schedule-definition.js';
 
 /**
  * Removes the schedules declared in code that no live instance declares any more (see
- * pruneDeclaredSchedules): at boot (JobSchedules) and once per maintenance sweep by the leader, so
- * a schedule dropped from the code goes once the last instance of the version that declared it is
- * gone, and never while one lives (a rolling deploy, or two services that share handlers).
+ * pruneDeclaredSchedules): at boot (JobSchedules) and once per maintenance sweep by the leader
+ * (SchedulePruneTask), so a schedule dropped from the code goes once the last instance of the
+ * version that declared it is gone, and never while one lives (a rolling deploy, or two services
+ * that share handlers).
  */
 @Injectable()
-export class SchedulePruneTask implements MaintenanceTask {
-  readonly name = 'schedule prune';
-  /** One statement per sweep: never repeated within a tick. */
-  readonly batchSize = Number.POSITIVE_INFINITY;
+export class SchedulePruner {
   private readonly logger = new Logger('AwaSchedules');
 
   constructor(
@@ -39,13 +36,14 @@ export class SchedulePruneTask implements MaintenanceTask {
     ];
   }
 
-  /** Logs what a prune removed. */
+  /** Logs what a prune removed; returns how many. */
   report(removed: ReadonlyArray<{ name: string }>): number {
     if (removed.length > 0) this.logger.log(ScheduleMessages.pruned(removed.map((r) => r.name)));
     return removed.length;
   }
 
-  async run(): Promise<number> {
+  /** One prune, in a statement of its own; returns how many schedules it removed. */
+  async prune(): Promise<number> {
     return this.report(await this.db.query(schedulesSql.pruneDeclaredSchedules, this.params()));
   }
 }
