@@ -4,7 +4,7 @@ import { AwaHealthMessages } from './awa.messages.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
-import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolved.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /** Added to 3 poll intervals before a claim loop counts as stalled: room for a slow claim and a busy event loop. */

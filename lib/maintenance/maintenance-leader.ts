@@ -2,7 +2,7 @@ import type { Provider } from '@nestjs/common';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { InstanceSession } from '../instance/instance-session.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { LeaderElection } from './leader-election.js';
 import { RowLeaseLeader } from './row-lease.leader.js';
 

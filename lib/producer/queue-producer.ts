@@ -14,7 +14,7 @@ import type {
   JobRecord,
   JobState,
 } from '../interfaces/job.interface.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { jobsSql } from '../sql/index.js';
 import type { SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';

@@ -4,25 +4,12 @@ import { AwaOptionError } from '../errors/awa-option.error.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import { encodeJob } from '../producer/enqueue-validator.js';
 import type { DeclaredPeriodic } from '../awa.explorer.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { CheckedSchedule, ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import type { ScheduleMissed } from '../sql/schedules.sql.js';
 import { isStorableText } from '../util/unicode-text.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { cronTimeOf, nextFireAfter } from './fire-times.js';
 import type { ScheduleDefinition } from './schedule.interface.js';
-
-/** A checked schedule definition. `queue` stays undefined until the handlers are known (boot). */
-export interface CheckedSchedule {
-  name: string;
-  cron: string;
-  kind: string;
-  args: unknown;
-  queue: string | undefined;
-  timeZone: string | null;
-  missed: ScheduleMissed;
-  /** The concurrency key of each fire's job (null: none). */
-  concurrencyKey: string | null;
-}
 
 const SCHEDULE_KEYS = Object.keys({
   name: 1,

@@ -5,7 +5,7 @@ import { ScheduleMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { MaintenanceTask } from '../maintenance/tasks/maintenance-task.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { schedulesSql } from '../sql/index.js';
 import { declaredScheduleNames } from './schedule-definition.js';
 

@@ -4,7 +4,7 @@ import { ScheduleMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { MaintenanceTask } from '../maintenance/tasks/maintenance-task.js';
 import { QUEUE_DEFAULTS } from '../options/awa-options.defaults.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { runScheduleTick } from './schedule-tick.js';
 
 /** Schedules one tick takes at most; a sweep repeats the tick while it comes back full. */
