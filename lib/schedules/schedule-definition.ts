@@ -1,5 +1,6 @@
 import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaMessages, ScheduleMessages } from '../awa.messages.js';
+import { checkCron } from '../cron/cron.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import { encodeJob } from '../producer/enqueue-validator.js';
@@ -8,7 +9,6 @@ import type { CheckedSchedule, ResolvedAwaOptions } from '../options/awa-options
 import type { ScheduleMissed } from '../sql/schedules.sql.js';
 import { isStorableText } from '../util/unicode-text.js';
 import { findUnknownKey } from '../util/nearest-name.js';
-import { cronTimeOf, nextFireAfter } from './fire-times.js';
 import type { ScheduleDefinition } from './schedule.interface.js';
 
 const SCHEDULE_KEYS = Object.keys({
@@ -24,28 +24,6 @@ const SCHEDULE_KEYS = Object.keys({
 const MISSED: readonly ScheduleMissed[] = ['skip', 'once', 'all'];
 
 const show = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : String(value));
-
-/** Checks a cron expression and time zone; `at(key)` is the option path of a key, for errors. */
-export function checkCron(cron: unknown, timeZone: unknown, at: (key: string) => string): void {
-  if (timeZone !== undefined && timeZone !== null) {
-    if (typeof timeZone !== 'string' || timeZone === '') throw new AwaOptionError(at('timeZone'), 'expected a string');
-    try {
-      cronTimeOf('* * * * *', timeZone);
-    } catch {
-      throw new AwaOptionError(at('timeZone'), ScheduleMessages.timeZoneInvalid(timeZone));
-    }
-  }
-  if (typeof cron !== 'string' || cron.trim() === '')
-    throw new AwaOptionError(at('cron'), `expected a cron expression, got ${show(cron)}`);
-  let time;
-  try {
-    time = cronTimeOf(cron, timeZone as string | undefined);
-  } catch (error) {
-    throw new AwaOptionError(at('cron'), ScheduleMessages.cronInvalid(cron, (error as Error).message));
-  }
-  if (nextFireAfter(time, Date.now()) === undefined)
-    throw new AwaOptionError(at('cron'), ScheduleMessages.cronNeverFires(cron));
-}
 
 /**
  * Checks one schedule definition before anything touches the database. Every error is an
