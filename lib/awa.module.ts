@@ -16,7 +16,7 @@ import { AwaSetupError } from './errors/awa-setup.error.js';
 import { AwaEntities } from './entities/index.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
-import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.js';
+import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.provider.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './maintenance/tasks/flow-keys-cleanup.task.js';
