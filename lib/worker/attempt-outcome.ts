@@ -5,7 +5,7 @@ import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { clip, describeThrown } from '../util/describe-error.js';
 import type { AttemptOutcome, InFlightJob } from './in-flight-job.js';
-import { JobSnooze } from './job-snooze.js';
+import { JobSnooze } from '../interfaces/job-snooze.js';
 import type { LeaseWriter } from './lease-writer.js';
 
 /** An attempt's end that is still to be written: `released` was written by the shutdown that released it. */
