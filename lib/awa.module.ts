@@ -35,6 +35,7 @@ import { AwaTesting } from './testing/awa-testing.service.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
 import { WorkerService } from './worker/worker.service.js';
+import { workerWakeupProvider } from './worker/worker-wakeup.provider.js';
 
 const SERVICES: Provider[] = [
   AwaDatabase,
@@ -45,6 +46,7 @@ const SERVICES: Provider[] = [
   LeaseRegistry,
   LeaseWriter,
   WorkerService,
+  workerWakeupProvider,
   HeartbeatService,
   maintenanceLeaderProvider,
   MaintenanceService,
