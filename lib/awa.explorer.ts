@@ -6,7 +6,7 @@ import type { JobHandlerMetadata } from './decorators/job-handler.decorator.js';
 import { PERIODIC_METADATA, type PeriodicMetadata } from './decorators/periodic.decorator.js';
 import { HandlerRegistrationError } from './errors/handler-registration.error.js';
 import type { Job } from './interfaces/job.interface.js';
-import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolved.js';
 
 export interface RegisteredHandler {
   kind: string;

@@ -12,7 +12,7 @@ import { SchemaVerifier } from './database/schema-verifier.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
-import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolved.js';
 import { JobSchedules } from './schedules/job-schedules.service.js';
 import { WorkerService } from './worker/worker.service.js';
 

@@ -16,7 +16,7 @@ import { AwaSetupError } from './errors/awa-setup.error.js';
 import { AwaEntities } from './entities/index.js';
 import { HeartbeatService } from './heartbeat/heartbeat.service.js';
 import { InstanceSession } from './instance/instance-session.js';
-import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.js';
+import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.provider.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './maintenance/tasks/flow-keys-cleanup.task.js';
@@ -35,6 +35,7 @@ import { AwaTesting } from './testing/awa-testing.service.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
 import { WorkerService } from './worker/worker.service.js';
+import { workerWakeupProvider } from './worker/worker-wakeup.provider.js';
 
 const SERVICES: Provider[] = [
   AwaDatabase,
@@ -45,6 +46,7 @@ const SERVICES: Provider[] = [
   LeaseRegistry,
   LeaseWriter,
   WorkerService,
+  workerWakeupProvider,
   HeartbeatService,
   maintenanceLeaderProvider,
   MaintenanceService,

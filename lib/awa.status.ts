@@ -3,7 +3,7 @@ import { AWA_OPTIONS } from './awa.constants.js';
 import { AwaHealthMessages } from './awa.messages.js';
 import { InstanceSession } from './instance/instance-session.js';
 import { MaintenanceService } from './maintenance/maintenance.service.js';
-import type { ResolvedAwaOptions } from './options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolved.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /** Added to 3 poll intervals before a claim loop counts as stalled: room for a slow claim and a busy event loop. */

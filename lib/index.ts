@@ -58,7 +58,8 @@ export type {
   RetryJobResult,
 } from './admin/queue-admin.types.js';
 export type { UniqueOptions } from './interfaces/job.interface.js';
-export { MAX_SNOOZE_MS, type JobSnooze } from './worker/job-snooze.js';
+export { MAX_SNOOZE_MS } from './errors/job-snoozed.error.js';
+export type { JobSnooze } from './interfaces/job-snooze.js';
 export { Periodic, type PeriodicOptions } from './decorators/periodic.decorator.js';
 export { JobSchedules } from './schedules/job-schedules.service.js';
 export { MAX_MISSED_FIRES, MISSED_GRACE_MS } from './schedules/fire-times.js';

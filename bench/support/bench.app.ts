@@ -5,7 +5,8 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AwaModule, DEFAULT_QUEUE, type AwaModuleOptions } from 'nestjs-awa';
 // Internal, by path: the resolver is pure, so this copy fills in the same defaults as the package's.
-import { resolveAwaOptions, type ResolvedAwaOptions } from '../../lib/options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../lib/options/awa-options.resolved.js';
+import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { BENCH_HOOKS, BenchHandlers, BenchHooks } from './bench.handlers.js';
 
 @Module({})

@@ -4,7 +4,7 @@ import { AWA_OPTIONS } from '../awa.constants.js';
 import { DashboardMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { JOB_STATES, type JobRecord, type JobState } from '../interfaces/job.interface.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { toRecord } from '../producer/queue-producer.js';
 import { JobSchedules } from '../schedules/job-schedules.service.js';
 import { jobsSql } from '../sql/index.js';

@@ -4,7 +4,7 @@ import type { Client, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow
 import type { DataSource } from 'typeorm';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { sessionSql } from '../sql/index.js';
 import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
 import { pgPoolOf } from './typeorm-adapter.js';

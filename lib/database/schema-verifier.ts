@@ -6,7 +6,7 @@ import { AwaInstanceEntity } from '../entities/instance.entity.js';
 import { AwaJobEntity } from '../entities/job.entity.js';
 import { AwaSetupError } from '../errors/awa-setup.error.js';
 import { SchemaError } from '../errors/schema.error.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { migrationsSql } from '../sql/index.js';
 import { AwaMigrations } from '../../migrations/index.js';
 import { AwaDatabase } from './awa-database.js';

@@ -1,5 +1,5 @@
 import type { AwaDatabase } from '../database/awa-database.js';
-import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { rateLogExtension } from '../worker/prefetch-limits.js';

@@ -4,7 +4,7 @@ import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AbortReasons, AwaMessages } from '../awa.messages.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { InstanceSession } from '../instance/instance-session.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { chunk } from '../util/chunk.js';
 import { LeaseRegistry } from '../worker/lease-registry.js';
 import { LeaseWriter } from '../worker/lease-writer.js';

@@ -5,7 +5,7 @@ import type { Client } from 'pg';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { instanceSettings } from '../options/instance-settings.js';
 import { instancesSql, sessionSql, type SqlStatement, type SqlValues } from '../sql/index.js';
 import { SerialLane } from '../util/serial-lane.js';

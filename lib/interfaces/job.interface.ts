@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { JobSnooze } from '../worker/job-snooze.js';
+import type { JobSnooze } from './job-snooze.js';
 
 /** Every state a job can be in. */
 export const JOB_STATES = [

@@ -1,14 +1,7 @@
-import type { Provider } from '@nestjs/common';
-import { AWA_OPTIONS } from '../awa.constants.js';
-import { AwaDatabase } from '../database/awa-database.js';
-import { InstanceSession } from '../instance/instance-session.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
-import { LeaderElection } from './leader-election.js';
-import { RowLeaseLeader } from './row-lease.leader.js';
-
 /**
  * Maintenance leadership, as MaintenanceService sees it. Direct connections use a session advisory
  * lock (LeaderElection); behind a transaction-mode pooler, a row lease with a term (RowLeaseLeader).
+ * Its provider, which picks one, is in maintenance-leader.provider.ts.
  */
 export interface MaintenanceLeader {
   /** Whether this instance believes it leads (the database has the last word, see fenced). */
@@ -25,12 +18,3 @@ export interface MaintenanceLeader {
 
 /** Injection token of the MaintenanceLeader for the configured connectionMode. */
 export const MAINTENANCE_LEADER = Symbol('MAINTENANCE_LEADER');
-
-export const maintenanceLeaderProvider: Provider = {
-  provide: MAINTENANCE_LEADER,
-  useFactory: (options: ResolvedAwaOptions, db: AwaDatabase, session: InstanceSession): MaintenanceLeader =>
-    options.connectionMode === 'transaction-pooler'
-      ? new RowLeaseLeader(db, session, options)
-      : new LeaderElection(session),
-  inject: [AWA_OPTIONS, AwaDatabase, InstanceSession],
-};

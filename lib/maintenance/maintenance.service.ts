@@ -3,7 +3,7 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { InstanceSession } from '../instance/instance-session.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { leaderSql } from '../sql/index.js';
 import type { MaintenanceLeader } from './maintenance-leader.js';
 

@@ -1,7 +1,7 @@
 import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
-import { checkScheduleOptions, type CheckedSchedule } from '../schedules/schedule-definition.js';
+import { checkScheduleOptions } from '../schedules/schedule-definition.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
 import { resolveTickTimer } from './tick-timer.js';
@@ -10,39 +10,8 @@ import type {
   AwaModuleOptions,
   QueueOptions,
   RateLimitOptions,
-  RetentionOptions,
 } from './awa-options.interface.js';
-
-export type ResolvedQueueOptions = Required<QueueOptions> & { name: string };
-
-/** Module options after validation, with every default filled in. */
-export interface ResolvedAwaOptions {
-  dataSource: string | undefined;
-  queues: ReadonlyMap<string, ResolvedQueueOptions>;
-  heartbeatInterval: number;
-  heartbeatStaleAfter: number;
-  maintenanceInterval: number;
-  rescueBatchSize: number;
-  heartbeatBatchSize: number;
-  migrationsRun: boolean;
-  shutdownTimeout: number;
-  maxArgsBytes: number;
-  orphanSweepInterval: number;
-  livenessProbe: 'session' | 'heartbeat';
-  connectionMode: 'direct' | 'transaction-pooler';
-  statementTimeout: number;
-  retention: Required<RetentionOptions>;
-  testing: boolean;
-  maxOutputBytes: number;
-  maxProgressBytes: number;
-  /** Schedules of the option `schedules`, checked. */
-  schedules: CheckedSchedule[];
-  scheduleInterval: number;
-  /** Set: the tick runs on this cron instead of every ...Interval ms (which then holds its shortest gap). */
-  scheduleCron: string | undefined;
-  maintenanceCron: string | undefined;
-  orphanSweepCron: string | undefined;
-}
+import type { ResolvedAwaOptions, ResolvedQueueOptions } from './awa-options.resolved.js';
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 const MAX_TIMER_MS = 2_147_483_647; // setTimeout/setInterval cap

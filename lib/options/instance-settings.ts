@@ -1,4 +1,4 @@
-import type { ResolvedAwaOptions } from './awa-options.resolver.js';
+import type { ResolvedAwaOptions } from './awa-options.resolved.js';
 
 /**
  * The options another instance's leader needs to rescue this instance's leases as this instance

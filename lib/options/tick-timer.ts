@@ -1,7 +1,6 @@
 import { ScheduleMessages } from '../awa.messages.js';
+import { checkCron, shortestGap } from '../cron/cron.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
-import { checkCron } from '../schedules/schedule-definition.js';
-import { cronTimeOf, nextFireAfter } from '../schedules/fire-times.js';
 
 /** How a periodic tick of the leader is timed: every `interval` ms, or on the fires of `cron`. */
 export interface TickTimer {
@@ -26,19 +25,4 @@ export function resolveTickTimer(
   checkCron(raw.cron, undefined, () => cronKey);
   const cron = raw.cron as string;
   return { interval: shortestGap(cron), cron };
-}
-
-/** The shortest gap between the next few fires of `cron`, in ms. */
-function shortestGap(cron: string): number {
-  const time = cronTimeOf(cron, undefined);
-  const fires: number[] = [];
-  let at = Date.now();
-  for (let i = 0; i < 4; i++) {
-    const next = nextFireAfter(time, at);
-    if (next === undefined) break;
-    fires.push(next);
-    at = next;
-  }
-  const gaps = fires.slice(1).map((fire, i) => fire - fires[i]!);
-  return Math.min(...gaps);
 }

@@ -2,7 +2,7 @@ import { PRIORITY_MAX, PRIORITY_MIN } from '../awa.constants.js';
 import { AwaMessages, FlowMessages } from '../awa.messages.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { EnqueueManyItem, EnqueueOptions } from '../interfaces/job.interface.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { isStorableText, unstorableInJson } from '../util/unicode-text.js';
 import { encodeTags, encodeUnique, type EncodedUnique } from './unique-options.js';

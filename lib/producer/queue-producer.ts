@@ -14,11 +14,11 @@ import type {
   JobRecord,
   JobState,
 } from '../interfaces/job.interface.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import { WORKER_WAKEUP, type WorkerWakeup } from '../interfaces/worker-wakeup.interface.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { jobsSql } from '../sql/index.js';
 import type { SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
-import { WorkerService } from '../worker/worker.service.js';
 import {
   ENQUEUE_MANY_OPTION_KEYS,
   ENQUEUE_OPTION_KEYS,
@@ -51,7 +51,7 @@ export class QueueProducer {
   constructor(
     private readonly db: AwaDatabase,
     private readonly explorer: AwaExplorer,
-    private readonly workers: WorkerService,
+    @Inject(WORKER_WAKEUP) private readonly workers: WorkerWakeup,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
     private readonly events: AwaEvents,
   ) {}

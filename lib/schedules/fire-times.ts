@@ -1,4 +1,5 @@
-import { CronTime } from 'cron';
+import type { CronTime } from 'cron';
+import { latestFire, nextFireAfter } from '../cron/cron.js';
 import type { ScheduleMissed } from '../sql/schedules.sql.js';
 
 /**
@@ -9,39 +10,6 @@ export const MISSED_GRACE_MS = 60_000;
 
 /** Most missed fires one schedule enqueues on catching up with `missed: 'all'` (the latest ones). */
 export const MAX_MISSED_FIRES = 100;
-
-/** The parsed timeline of a schedule (throws cron's CronError on a bad expression or time zone). */
-export function cronTimeOf(cron: string, timeZone: string | null | undefined): CronTime {
-  return timeZone ? new CronTime(cron, timeZone) : new CronTime(cron);
-}
-
-/** The first fire strictly after `after` (ms), or undefined if there is none within cron's horizon. */
-export function nextFireAfter(time: CronTime, after: number): number | undefined {
-  try {
-    return time.getNextDateFrom(new Date(after), time.timeZone).toMillis();
-  } catch {
-    return undefined; // e.g. '0 0 30 2 *': no date within cron's search horizon
-  }
-}
-
-/**
- * The latest fire t with after < t <= atOrBefore (ms), found by bisection: cron has no "previous
- * fire", and walking forward from a fire weeks ago costs a step per fire.
- */
-export function latestFire(time: CronTime, after: number, atOrBefore: number): number | undefined {
-  const first = nextFireAfter(time, after);
-  if (first === undefined || first > atOrBefore) return undefined;
-  let lo = after;
-  let hi = atOrBefore;
-  // A fire lies in (lo, hi], and none after hi up to atOrBefore. Fires are whole seconds apart.
-  while (hi - lo > 1_000) {
-    const mid = Math.floor((lo + hi) / 2);
-    const fire = nextFireAfter(time, mid);
-    if (fire !== undefined && fire <= hi) lo = mid;
-    else hi = mid;
-  }
-  return nextFireAfter(time, lo);
-}
 
 /** What one tick does for one schedule. */
 export interface FirePlan {

@@ -1,28 +1,15 @@
 import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaMessages, ScheduleMessages } from '../awa.messages.js';
+import { checkCron } from '../cron/cron.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import { encodeJob } from '../producer/enqueue-validator.js';
 import type { DeclaredPeriodic } from '../awa.explorer.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { CheckedSchedule, ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import type { ScheduleMissed } from '../sql/schedules.sql.js';
 import { isStorableText } from '../util/unicode-text.js';
 import { findUnknownKey } from '../util/nearest-name.js';
-import { cronTimeOf, nextFireAfter } from './fire-times.js';
 import type { ScheduleDefinition } from './schedule.interface.js';
-
-/** A checked schedule definition. `queue` stays undefined until the handlers are known (boot). */
-export interface CheckedSchedule {
-  name: string;
-  cron: string;
-  kind: string;
-  args: unknown;
-  queue: string | undefined;
-  timeZone: string | null;
-  missed: ScheduleMissed;
-  /** The concurrency key of each fire's job (null: none). */
-  concurrencyKey: string | null;
-}
 
 const SCHEDULE_KEYS = Object.keys({
   name: 1,
@@ -37,28 +24,6 @@ const SCHEDULE_KEYS = Object.keys({
 const MISSED: readonly ScheduleMissed[] = ['skip', 'once', 'all'];
 
 const show = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : String(value));
-
-/** Checks a cron expression and time zone; `at(key)` is the option path of a key, for errors. */
-export function checkCron(cron: unknown, timeZone: unknown, at: (key: string) => string): void {
-  if (timeZone !== undefined && timeZone !== null) {
-    if (typeof timeZone !== 'string' || timeZone === '') throw new AwaOptionError(at('timeZone'), 'expected a string');
-    try {
-      cronTimeOf('* * * * *', timeZone);
-    } catch {
-      throw new AwaOptionError(at('timeZone'), ScheduleMessages.timeZoneInvalid(timeZone));
-    }
-  }
-  if (typeof cron !== 'string' || cron.trim() === '')
-    throw new AwaOptionError(at('cron'), `expected a cron expression, got ${show(cron)}`);
-  let time;
-  try {
-    time = cronTimeOf(cron, timeZone as string | undefined);
-  } catch (error) {
-    throw new AwaOptionError(at('cron'), ScheduleMessages.cronInvalid(cron, (error as Error).message));
-  }
-  if (nextFireAfter(time, Date.now()) === undefined)
-    throw new AwaOptionError(at('cron'), ScheduleMessages.cronNeverFires(cron));
-}
 
 /**
  * Checks one schedule definition before anything touches the database. Every error is an

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import { AwaDatabase } from '../database/awa-database.js';
 import { QUEUE_DEFAULTS } from '../options/awa-options.defaults.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { schedulesSql } from '../sql/index.js';
 import { runScheduleTick, type EnqueuedFire, type TickExec, type TickResult } from './schedule-tick.js';
 

@@ -4,7 +4,7 @@ import { AwaExplorer } from '../awa.explorer.js';
 import { ScheduleMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { InstanceSession } from '../instance/instance-session.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { schedulesSql } from '../sql/index.js';
 import { declaredScheduleNames } from './schedule-definition.js';
 

@@ -1,8 +1,9 @@
+import { cronTimeOf } from '../cron/cron.js';
 import { JOB_STATES } from '../interfaces/job.interface.js';
 import { schedulesSql } from '../sql/index.js';
 import type { ScheduleRow } from '../sql/schedules.sql.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
-import { cronTimeOf, planFires } from './fire-times.js';
+import { planFires } from './fire-times.js';
 
 /** Runs a statement in the tick's transaction. */
 export type TickExec = <P extends unknown[], R>(statement: SqlStatement<P, R>, values: P) => Promise<R[]>;

@@ -9,7 +9,7 @@ import { AwaEvents } from '../events/awa-events.js';
 import { claimBatch } from '../flow/flow-claim.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { JobRecord, JobState } from '../interfaces/job.interface.js';
-import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
 import { fireDueSchedules } from '../schedules/schedule-fire.js';
 import { testingSql } from '../sql/index.js';

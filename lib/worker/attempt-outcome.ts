@@ -2,10 +2,10 @@ import { AbortReasons, RescueErrors } from '../awa.messages.js';
 import type { AwaEvents } from '../events/awa-events.js';
 import { hasFlowControl } from '../flow/flow-claim.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { clip, describeThrown } from '../util/describe-error.js';
 import type { AttemptOutcome, InFlightJob } from './in-flight-job.js';
-import { JobSnooze } from './job-snooze.js';
+import { JobSnooze } from '../interfaces/job-snooze.js';
 import type { LeaseWriter } from './lease-writer.js';
 
 /** An attempt's end that is still to be written: `released` was written by the shutdown that released it. */

@@ -6,7 +6,7 @@ import { backOffOf, rateLimitMarker } from '../flow/rate-limit.marker.js';
 import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { encodeJson } from '../util/json-value.js';
-import { JobSnooze } from './job-snooze.js';
+import { JobSnooze } from '../interfaces/job-snooze.js';
 
 export type { ClaimedJobRow };
 

@@ -1,7 +1,7 @@
 import { JobValueMessages } from '../awa.messages.js';
 import { encodeJson } from '../util/json-value.js';
 import { leaseKey, type InFlightJob } from './in-flight-job.js';
-import { JobSnooze } from './job-snooze.js';
+import { JobSnooze } from '../interfaces/job-snooze.js';
 
 /** The snooze the attempt's handler asked for (returned, or thrown as JobSnoozedError), if any. */
 export function snoozeOf(job: InFlightJob): JobSnooze | undefined {

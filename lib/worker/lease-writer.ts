@@ -3,7 +3,7 @@ import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaMessages, JobValueMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';

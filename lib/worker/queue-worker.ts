@@ -4,7 +4,7 @@ import type { RegisteredHandler } from '../awa.explorer.js';
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { claimBatch, hasFlowControl } from '../flow/flow-claim.js';
 import { describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';

@@ -5,7 +5,7 @@ import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { InstanceSession } from '../instance/instance-session.js';
-import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import type { InFlightJob } from './in-flight-job.js';
 import { LeaseRegistry } from './lease-registry.js';
 import { LeaseWriter } from './lease-writer.js';

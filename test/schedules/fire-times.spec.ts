@@ -1,11 +1,5 @@
-import {
-  MAX_MISSED_FIRES,
-  MISSED_GRACE_MS,
-  cronTimeOf,
-  latestFire,
-  nextFireAfter,
-  planFires,
-} from '../../lib/schedules/fire-times.js';
+import { cronTimeOf, latestFire, nextFireAfter } from '../../lib/cron/cron.js';
+import { MAX_MISSED_FIRES, MISSED_GRACE_MS, planFires } from '../../lib/schedules/fire-times.js';
 
 const at = (iso: string) => new Date(iso);
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());

@@ -1,7 +1,7 @@
 import { JobSnoozedError } from '../../lib/errors/job-snoozed.error.js';
 import { encodeOutput, snoozeOf } from '../../lib/worker/job-result.js';
 import { InFlightJob, type ClaimedJobRow } from '../../lib/worker/in-flight-job.js';
-import { JobSnooze } from '../../lib/worker/job-snooze.js';
+import { JobSnooze } from '../../lib/interfaces/job-snooze.js';
 
 const row: ClaimedJobRow = {
   id: '1',

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { AwaDatabase } from '../../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { flowKeysSql } from '../../sql/index.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 

@@ -1,5 +1,5 @@
 import { QUEUE_DEFAULTS } from '../../options/awa-options.defaults.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import type { RescueParams } from '../../sql/maintenance.sql.js';
 
 /**

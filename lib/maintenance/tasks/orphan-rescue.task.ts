@@ -5,7 +5,7 @@ import { AwaDatabase } from '../../database/awa-database.js';
 import { AwaEvents } from '../../events/awa-events.js';
 import { InstanceSession, MAX_RECONNECT_DELAY_MS } from '../../instance/instance-session.js';
 import { livenessTiming } from '../../instance/liveness-timing.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { instancesSql, maintenanceSql } from '../../sql/index.js';
 import { rescueParams, type MaintenanceTask } from './maintenance-task.js';
 

@@ -3,7 +3,7 @@ import { AWA_OPTIONS } from '../../awa.constants.js';
 import { RescueErrors } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
 import { AwaEvents, type RescueReason } from '../../events/awa-events.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { maintenanceSql } from '../../sql/index.js';
 import type { RescuedRow, RescueParams } from '../../sql/maintenance.sql.js';
 import type { SqlStatement } from '../../sql/sql-statement.js';

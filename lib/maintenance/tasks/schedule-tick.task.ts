@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { ScheduleMessages } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { tickSchedules } from '../../schedules/schedule-fire.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 

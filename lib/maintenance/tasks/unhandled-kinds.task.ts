@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
 import { AwaMessages } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolver.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { maintenanceSql } from '../../sql/index.js';
 import type { UnhandledKindRow } from '../../sql/maintenance.sql.js';
 import type { MaintenanceTask } from './maintenance-task.js';
