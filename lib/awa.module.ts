@@ -31,7 +31,6 @@ import { SchedulePruneTask } from './schedules/schedule-prune.task.js';
 import { ScheduleTask } from './schedules/schedule.task.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
-import { AwaTesting } from './testing/awa-testing.service.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
 import { WorkerService } from './worker/worker.service.js';
@@ -57,7 +56,6 @@ const SERVICES: Provider[] = [
   FlowKeysCleanupTask,
   UnhandledKindsTask,
   AwaStatus,
-  AwaTesting,
   QueueAdmin,
   ScheduleTask,
   SchedulePruneTask,
@@ -71,10 +69,13 @@ const EXPORTS = [
   AwaDatabase,
   AWA_OPTIONS,
   AwaStatus,
-  AwaTesting,
   QueueAdmin,
   JobSchedules,
   AwaEvents,
+  // Not public API: what the test helpers (nestjs-awa/testing) build on to run attempts as a worker does.
+  AwaExplorer,
+  InstanceSession,
+  LeaseWriter,
 ];
 
 /**

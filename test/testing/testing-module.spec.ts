@@ -30,7 +30,9 @@ describe('AwaTestingModule', () => {
   });
 
   it('without testing: true, fails the boot with an AwaSetupError that says to set it', async () => {
-    const error = await caught(() => startTestApp({ url: db.url, awa: { testing: false }, imports: [AwaTestingModule] }));
+    const error = await caught(() =>
+      startTestApp({ url: db.url, awa: { testing: false }, imports: [AwaTestingModule] }),
+    );
     expect(error).toBeInstanceOf(AwaSetupError);
     expect(error).toMatchObject({ code: AwaErrorCodes.setup, message: AwaTestingMessages.testingOff() });
     expect((error as Error).message).toContain('testing: true');
