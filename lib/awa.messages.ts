@@ -123,20 +123,6 @@ export const AwaHealthMessages = {
   claimLoopStalled: (queue: string, ms: number) => `the claim loop of queue "${queue}" has not ticked for ${ms} ms`,
 } as const;
 
-/** Texts of the test helpers (AwaTesting, from 'nestjs-awa/testing'). */
-export const AwaTestingMessages = {
-  unknownQueue: (queue: string, known: readonly string[]) =>
-    `no handler of this app runs queue "${queue}" (queues with handlers: ${known.join(', ') || 'none'})`,
-  unhandledKind: (kind: string) => `no @JobHandler of this app handles kind "${kind}"`,
-  notEnqueued: (wanted: string, enqueued: readonly string[], more: number) =>
-    `expected ${wanted} to be enqueued (available or scheduled), but ` +
-    (enqueued.length === 0
-      ? 'no job is enqueued'
-      : `the enqueued jobs are:\n${enqueued.map((line) => `  - ${line}`).join('\n')}` +
-        (more > 0 ? `\n  ... and ${more} more` : '')),
-  fireAtInvalid: () => 'expected a valid Date: the time to fire the schedules as of',
-} as const;
-
 /** Messages of QueueAdmin's input checks (AdminValidationError), naming the field at fault. */
 export const AdminMessages = {
   notObject: (field: string) => `nestjs-awa: \`${field}\` must be a plain object.`,

@@ -31,7 +31,6 @@ import { JobSchedules } from './schedules/job-schedules.service.js';
 import { SchedulePruner } from './schedules/schedule-prune.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
 import { QueueProducer } from './producer/queue-producer.js';
-import { AwaTesting } from './testing/awa-testing.service.js';
 import { LeaseRegistry } from './worker/lease-registry.js';
 import { LeaseWriter } from './worker/lease-writer.js';
 import { WorkerService } from './worker/worker.service.js';
@@ -59,7 +58,6 @@ const SERVICES: Provider[] = [
   FlowKeysCleanupTask,
   UnhandledKindsTask,
   AwaStatus,
-  AwaTesting,
   QueueAdmin,
   ScheduleTickTask,
   SchedulePruneTask,
@@ -74,10 +72,13 @@ const EXPORTS = [
   AwaDatabase,
   AWA_OPTIONS,
   AwaStatus,
-  AwaTesting,
   QueueAdmin,
   JobSchedules,
   AwaEvents,
+  // Not public API: what the test helpers (nestjs-awa/testing) build on to run attempts as a worker does.
+  AwaExplorer,
+  InstanceSession,
+  LeaseWriter,
 ];
 
 /**

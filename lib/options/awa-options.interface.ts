@@ -105,7 +105,7 @@ export interface AwaModuleOptions {
   /**
    * Manual mode for tests: no workers, heartbeat, maintenance, instance session or LISTEN run in the
    * background, so `app.close()` returns at once; jobs run only when a test drains them with
-   * `AwaTesting` (from 'nestjs-awa/testing'). Default false.
+   * `AwaTesting` (import `AwaTestingModule` from 'nestjs-awa/testing', which needs this). Default false.
    */
   testing?: boolean;
   /**

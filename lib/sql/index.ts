@@ -6,7 +6,6 @@ export * as instancesSql from './instances.sql.js';
 export * as migrationsSql from './migrations.sql.js';
 export * as sessionSql from './session.sql.js';
 export * as leaderSql from './leader.sql.js';
-export * as testingSql from './testing.sql.js';
 export * as adminSql from './admin.sql.js';
 export * as schedulesSql from './schedules.sql.js';
 export * as flowSql from './flow.sql.js';

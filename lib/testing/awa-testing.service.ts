@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
-import { AwaTestingMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaAssertionError } from '../errors/awa-assertion.error.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
+import { AwaSetupError } from '../errors/awa-setup.error.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { claimBatch } from '../flow/flow-claim.js';
 import { InstanceSession } from '../instance/instance-session.js';
@@ -12,7 +12,6 @@ import type { JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
 import { fireDueSchedules } from '../schedules/schedule-fire.js';
-import { testingSql } from '../sql/index.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { attemptError, writeAttemptOutcome } from '../worker/attempt-outcome.js';
 import { InFlightJob, type ClaimedJobRow } from '../worker/in-flight-job.js';
@@ -25,6 +24,8 @@ import type {
   FiredSchedule,
   FireSchedulesOptions,
 } from './awa-testing.types.js';
+import { AwaTestingMessages } from './testing.messages.js';
+import * as testingSql from './testing.sql.js';
 
 const DRAIN_KEYS = ['queue', 'kind', 'withScheduled'];
 const FILTER_KEYS = ['kind', 'queue', 'args', 'states'];
@@ -36,13 +37,13 @@ const LISTED = 20;
 
 /**
  * Test helpers that run jobs in the test's own process, against the real database, with the app's
- * real handlers and the queue's own fenced claim and result statements. Get it with
- * `app.get(AwaTesting)`; use it with `AwaModule.forRoot({ ..., testing: true })`, which starts no
- * background workers (otherwise they would race the test for the jobs).
+ * real handlers and the queue's own fenced claim and result statements. AwaTestingModule provides
+ * it (get it with `app.get(AwaTesting)`), only with `AwaModule.forRoot({ ..., testing: true })`,
+ * which starts no background workers (otherwise they would race the test for the jobs).
  */
 @Injectable()
 export class AwaTesting {
-  /** @internal The module builds it. */
+  /** @internal AwaTestingModule builds it; it refuses to without `testing: true`. */
   constructor(
     private readonly db: AwaDatabase,
     private readonly explorer: AwaExplorer,
@@ -51,7 +52,9 @@ export class AwaTesting {
     private readonly producer: QueueProducer,
     private readonly events: AwaEvents,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
+  ) {
+    if (!options.testing) throw new AwaSetupError(AwaTestingMessages.testingOff());
+  }
 
   /**
    * Runs the due jobs of the app's handlers, one at a time, until none is left, including the jobs

@@ -1,4 +1,6 @@
-// nestjs-awa/testing: test helpers. Use with AwaModule.forRoot({ ..., testing: true }).
+// nestjs-awa/testing: test helpers. Import AwaTestingModule next to AwaModule.forRoot({ ..., testing: true });
+// the core never imports lib/testing/.
+export { AwaTestingModule } from './awa-testing.module.js';
 export { AwaTesting } from './awa-testing.service.js';
 export type {
   DrainedJob,

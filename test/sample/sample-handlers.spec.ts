@@ -4,8 +4,8 @@ import { EmailHandler } from '../../sample/emails/email.handler.js';
 import { HousekeepingHandler } from '../../sample/housekeeping/housekeeping.handler.js';
 import { useManualApp } from '../testing/testing-app.js';
 
-// The sample's handlers as its own e2e test would run them: AwaModule in manual mode (testing: true),
-// jobs drained in the test's process with nestjs-awa/testing, against a real PostgreSQL.
+// The sample's handlers as its own e2e test would run them: AwaModule in manual mode (testing: true)
+// and AwaTestingModule, jobs drained in the test's process with nestjs-awa/testing, against a real PostgreSQL.
 describe('sample handlers, drained with nestjs-awa/testing', () => {
   const block = useManualApp([EmailHandler, HousekeepingHandler], {
     queues: { emails: { maxAttempts: 3, retryBaseDelay: 3_600_000 } },

@@ -50,3 +50,14 @@ export function libFiles(): string[] {
     .filter((name) => name.endsWith('.ts'))
     .map((name) => name.split('\\').join('/'));
 }
+
+/** A predicate: the file (relative to lib/) is inside `folder`. */
+export const inFolder = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
+
+/** Every import (type-only ones too) from one of `files` into `folder`, as `from -> to`. */
+export const importsInto = (files: string[], folder: string): string[] =>
+  files.flatMap((file) =>
+    importsOf(file, { types: true })
+      .files.filter(inFolder(folder))
+      .map((target) => `${file} -> ${target}`),
+  );

@@ -2,17 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as root from 'nestjs-awa';
 import * as telemetry from 'nestjs-awa/telemetry';
-import { importsOf, LIB, libFiles, reachedFrom } from '../support/import-graph.js';
-
-const inFolder = (folder: string) => (file: string) => file.startsWith(`${folder}/`);
-
-/** Every import (type-only ones too) from one of `files` into `folder`, as `from -> to`. */
-const importsInto = (files: string[], folder: string): string[] =>
-  files.flatMap((file) =>
-    importsOf(file, { types: true })
-      .files.filter(inFolder(folder))
-      .map((target) => `${file} -> ${target}`),
-  );
+import { importsInto, inFolder, LIB, libFiles, reachedFrom } from '../support/import-graph.js';
 
 /** Telemetry is a plug-in: its own entry point, and a narrow, read-only view of the core. */
 describe('nestjs-awa/telemetry', () => {

@@ -36,7 +36,7 @@ import {
   type ScheduleRecord,
 } from 'nestjs-awa';
 import { AwaHealthIndicator, AwaHealthModule } from 'nestjs-awa/health';
-import { AwaAssertionError, AwaTesting, type DrainResult } from 'nestjs-awa/testing';
+import { AwaAssertionError, AwaTesting, AwaTestingModule, type DrainResult } from 'nestjs-awa/testing';
 import { AwaTelemetryModule, type AwaTelemetryOptions } from 'nestjs-awa/telemetry';
 import type * as Awa from 'nestjs-awa';
 import { AwaInit1764400000000, AwaMigrations } from 'nestjs-awa/migrations';
@@ -172,3 +172,12 @@ export const lifecycleOptions: AwaModuleOptions = {
 export const healthCheck = (indicator: AwaHealthIndicator) => indicator.isHealthy('awa');
 export const errorClasses: Function[] = [JobSnoozedError, RateLimitedError, AwaAssertionError];
 export const periodicDecorator: MethodDecorator = Periodic('*/5 * * * * *');
+
+// The test helpers are an entry point of their own: AwaTestingModule provides AwaTesting, beside
+// AwaModule in manual mode (`testing: true`); the root entry exports neither.
+export const testingChecks = [
+  true satisfies NotExported<'AwaTesting'>,
+  true satisfies NotExported<'AwaTestingModule'>,
+  true satisfies NotAny<typeof AwaTestingModule>,
+];
+export const testingModules: unknown[] = [AwaModule.forRoot({ migrationsRun: true, testing: true }), AwaTestingModule];

@@ -1,6 +1,6 @@
-import { testingSql } from '../../lib/sql/index.js';
+import * as testingSql from '../../lib/testing/testing.sql.js';
 import { seedJob } from '../support/job-factory.js';
-import { statementsOf, useSqlFixture } from './sql-fixture.js';
+import { statementsOf, useSqlFixture } from '../sql/sql-fixture.js';
 
 /** The test helpers' statements (AwaTesting). */
 describe('testing.sql', () => {

@@ -1,10 +1,11 @@
 import type { JobState } from '../interfaces/job.interface.js';
-import { JOB_COLUMNS, type JobRow } from './jobs.sql.js';
-import { statement } from './sql-statement.js';
+import { JOB_COLUMNS, type JobRow } from '../sql/jobs.sql.js';
+import { statement } from '../sql/sql-statement.js';
 
 /**
  * The test helpers' statements (AwaTesting, 'nestjs-awa/testing'). Test-only: they scan the jobs
- * of a queue, which a test database keeps small.
+ * of a queue, which a test database keeps small. They live here, not in the core's lib/sql/: the
+ * optional part owns its SQL.
  */
 
 /**
