@@ -45,8 +45,6 @@ const EXCEPTIONS = [
   // The root entry still exports AwaDashboardModule; it moves to the entry point nestjs-awa/dashboard
   // (issue 17, item 2).
   { from: 'lib/index.ts', to: '^lib/dashboard/' },
-  // AwaModule still provides AwaTesting always; it will exist only when testing is on (item 2).
-  { from: 'lib/awa.module.ts', to: '^lib/testing/awa-testing[.]service[.]ts$' },
   // The flow claim reads the worker's prefetch limits; the claim moves into worker/ (item 4).
   { from: 'lib/flow/flow-claim.ts', to: '^lib/worker/prefetch-limits[.]ts$' },
 ];
