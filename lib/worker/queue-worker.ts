@@ -5,7 +5,6 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolver.js';
-import { claimBatch, hasFlowControl } from '../flow/flow-claim.js';
 import { describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
 import { ifHeld, writeAttemptOutcome } from './attempt-outcome.js';
@@ -13,6 +12,7 @@ import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { bufferWaitLimit, keepDeadlineWithin, RateClaimAllowance, rateEntryWait } from './prefetch-limits.js';
+import { claimBatch, hasFlowControl } from './queue-claim.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
