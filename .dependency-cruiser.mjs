@@ -23,7 +23,6 @@ const LAYERS = [
   { name: 'infrastructure', path: '^lib/(database|decorators|instance|events)/|^lib/awa[.]explorer[.]ts$' },
   { name: 'producer', path: '^lib/producer/' },
   { name: 'schedules', path: '^lib/schedules/(?!schedule[.]interface[.]ts$)' },
-  { name: 'flow', path: '^lib/flow/' },
   { name: 'worker', path: '^lib/worker/' },
   { name: 'heartbeat and maintenance', path: '^lib/(heartbeat|maintenance)/' },
   { name: 'admin', path: '^lib/admin/' },
@@ -45,8 +44,6 @@ const EXCEPTIONS = [
   // The root entry still exports AwaDashboardModule; it moves to the entry point nestjs-awa/dashboard
   // (issue 17, item 2).
   { from: 'lib/index.ts', to: '^lib/dashboard/' },
-  // The flow claim reads the worker's prefetch limits; the claim moves into worker/ (item 4).
-  { from: 'lib/flow/flow-claim.ts', to: '^lib/worker/prefetch-limits[.]ts$' },
 ];
 
 const matches = (path, file) => new RegExp(path).test(file);

@@ -6,7 +6,7 @@ import { AwaAssertionError } from '../errors/awa-assertion.error.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { AwaSetupError } from '../errors/awa-setup.error.js';
 import { AwaEvents } from '../events/awa-events.js';
-import { claimBatch } from '../flow/flow-claim.js';
+import { claimBatch } from '../worker/queue-claim.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { JobRecord, JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions, ResolvedQueueOptions } from '../options/awa-options.resolved.js';

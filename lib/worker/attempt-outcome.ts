@@ -1,6 +1,6 @@
 import { AbortReasons, RescueErrors } from '../awa.messages.js';
 import type { AwaEvents } from '../events/awa-events.js';
-import { hasFlowControl } from '../flow/flow-claim.js';
+import { hasFlowControl } from './queue-claim.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { clip, describeThrown } from '../util/describe-error.js';

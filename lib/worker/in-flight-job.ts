@@ -2,7 +2,7 @@ import { JobValueMessages } from '../awa.messages.js';
 import { JobSnoozedError } from '../errors/job-snoozed.error.js';
 import { JobValueError } from '../errors/job-value.error.js';
 import type { ObservedAttempt } from '../events/observed-attempt.js';
-import { backOffOf, rateLimitMarker } from '../flow/rate-limit.marker.js';
+import { backOffOf, rateLimitMarker } from './rate-limit.marker.js';
 import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { encodeJson } from '../util/json-value.js';

@@ -2,7 +2,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
-import { rateLogExtension } from '../worker/prefetch-limits.js';
+import { rateLogExtension } from './prefetch-limits.js';
 
 /** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
 export interface ClaimResult {

@@ -1,0 +1,233 @@
+import { bufferWaitLimit, keepDeadlineWithin, RateClaimAllowance, rateEntryWait } from './prefetch-limits.js';
+
+/** What the buffer needs of a claimed job (an InFlightJob). */
+export interface BufferedJob {
+  /** When its claim was sent, on the buffer's clock: its wait is timed from it. */
+  readonly claimedAt: number;
+  /** Set while it waits in the buffer: takes it out when it is cancelled or its lease is lost there. */
+  whileBuffered: (() => void) | undefined;
+}
+
+/** The queue options that size the buffer. */
+export interface BufferLimits {
+  readonly concurrency: number;
+  readonly prefetch: number;
+  readonly rateLimit: { readonly period: number } | null;
+  readonly deadlineDuration: number;
+  readonly pollInterval: number;
+}
+
+/** The buffer's owner (the QueueWorker): it writes what the buffer lets go, and starts jobs. */
+export interface BufferOwner<J> {
+  /** Jobs that waited past the wait limit: give them back unstarted, without spending an attempt. */
+  giveBack(jobs: J[]): void;
+  /** A buffered job was cancelled or lost its lease: it never runs. */
+  dropped(job: J): void;
+  /** A rate-limited buffer's oldest job reached the end of its wait: start what may start (see take). */
+  pump(): void;
+}
+
+/** The monotonic clock and a timer, injected so that unit tests drive them. */
+export interface BufferClock {
+  now(): number;
+  after(ms: number, fn: () => void): unknown;
+  cancel(timer: unknown): void;
+}
+
+export const monotonicClock: BufferClock = {
+  now: () => performance.now(),
+  // unref: a pending give-back alone must not keep a stopping process alive.
+  after: (ms, fn) => setTimeout(fn, ms).unref(),
+  cancel: (timer) => clearTimeout(timer as NodeJS.Timeout | undefined),
+};
+
+/**
+ * The jobs of one queue claimed on this instance and not started yet: leased, heartbeated, waiting
+ * for a free slot. It sizes each claim, hands jobs out oldest first, and gives back unstarted (no
+ * attempt spent) those that waited too long: past `bufferWaitLimit` of the deadline, or, for a
+ * rate-limited queue (with or without prefetch), past its entry wait D (`rateEntryWait`), checked
+ * again right before the handler is entered (`lateToEnter`). A rate-limited queue's claims follow a
+ * RateClaimAllowance: what starts in time lets it grow, a give-back shrinks it.
+ */
+export class PrefetchBuffer<J extends BufferedJob> {
+  private readonly jobs: J[] = [];
+  /** How long after its claim was sent a job may start: a rate-limited queue's entry wait, else the buffer's. */
+  readonly waitLimit: number;
+  private readonly keepDeadline: number;
+  private readonly rate: RateClaimAllowance | undefined;
+  /** Jobs were given back for waiting too long: claim no more than free slots until a slot frees. */
+  private stale = false;
+  /** Rate-limited: jobs of a claim waited here; once all started in time, the allowance may grow. */
+  private rateBuffered = false;
+  /** A job went back late since the last claim's jobs arrived: that claim does not grow the allowance. */
+  private lateSinceClaim = false;
+  /** A rate-limited queue claims no sooner than this: see RateClaimAllowance.pause. */
+  private claimNotBefore = 0;
+  private expiryTimer: unknown;
+  /** The clock as read by the last expire() (or, rate-limited, take()): a pump reads it once per start check. */
+  private now = 0;
+  private readonly due = () => this.owner.pump();
+
+  constructor(
+    private readonly limits: BufferLimits,
+    private readonly owner: BufferOwner<J>,
+    private readonly clock: BufferClock = monotonicClock,
+  ) {
+    const entryWait = rateEntryWait(limits.rateLimit, limits.deadlineDuration);
+    this.waitLimit = entryWait > 0 ? entryWait : bufferWaitLimit(limits.deadlineDuration);
+    this.rate =
+      entryWait > 0
+        ? new RateClaimAllowance(limits.concurrency, limits.prefetch, entryWait, limits.pollInterval)
+        : undefined;
+    this.keepDeadline = keepDeadlineWithin(limits.deadlineDuration);
+  }
+
+  get size(): number {
+    return this.jobs.length;
+  }
+
+  /** How long the next claim must wait (≤ 0: none): a rate-limited queue pauses after give-backs. */
+  claimPause(): number {
+    return this.rate ? this.claimNotBefore - this.clock.now() : 0;
+  }
+
+  /**
+   * How many jobs the next claim may take (≤ 0: none now), with `running` handlers and `writing`
+   * results still to be written. A rate-limited queue buffers only what starts in time, else its limit
+   * is spent for nothing. Backpressure: each settled handler's unwritten result still holds a lease, so
+   * results waiting for the writer count against an allowance of the same size as the slots and buffer:
+   * claims never run ahead of a writer that cannot keep up.
+   */
+  claimSize(running: number, writing: number): number {
+    const { concurrency } = this.limits;
+    const prefetch = this.stale ? 0 : this.rate ? this.rate.prefetch : this.limits.prefetch;
+    const held = running + this.jobs.length;
+    const want = Math.min(
+      concurrency + prefetch - held,
+      2 * (concurrency + prefetch) - held - writing,
+      this.rate ? this.rate.claim : Infinity,
+    );
+    return this.jobs.length > prefetch / 2 ? 0 : want;
+  }
+
+  /** A claimed job waits here until take() hands it out, or it is cancelled or lost (owner.dropped). */
+  add(job: J): void {
+    job.whileBuffered = () => this.leave(job);
+    this.jobs.push(job);
+    this.lateSinceClaim = false;
+  }
+
+  /**
+   * After a claim's jobs were added and offered to the free slots: a rate-limited queue's allowance
+   * grows when a full claim's jobs all started at once, none given back.
+   */
+  claimed(full: boolean): void {
+    if (!this.rate) return;
+    if (this.jobs.length > 0) this.rateBuffered = true;
+    else if (full && !this.lateSinceClaim) this.rate.allStarted(); // more may start in time
+  }
+
+  /**
+   * Gives back, unstarted, the jobs that waited longer than the wait limit (the oldest are first).
+   * Until a slot frees, claims then take no more than the free slots, so hung slots do not claim the
+   * same jobs again and again.
+   */
+  expire(): void {
+    if (this.jobs.length === 0) return;
+    const now = (this.now = this.clock.now());
+    let late = 0;
+    while (late < this.jobs.length && now - this.jobs[late]!.claimedAt > this.waitLimit) late++;
+    if (late === 0) return;
+    const jobs = this.jobs.splice(0, late);
+    for (const job of jobs) job.whileBuffered = undefined;
+    this.gaveBackLate(jobs);
+  }
+
+  /**
+   * The next job to start (the oldest), or undefined. Call expire() first. A rate-limited queue's job
+   * is checked on the clock at each take, as the handlers started before it took time (enter checks
+   * again, right before the handler's call; this gives the late ones back in one statement).
+   */
+  take(): J | undefined {
+    if (this.rate) {
+      for (;;) {
+        this.now = this.clock.now();
+        if (this.jobs.length === 0 || !this.tooLate(this.jobs[0]!, this.now)) break;
+        this.expire();
+      }
+    }
+    const job = this.jobs.shift();
+    if (job) job.whileBuffered = undefined;
+    return job;
+  }
+
+  /**
+   * Whether the job just taken waited long enough for its lease deadline to move to start + deadline
+   * (the wait is not charged); a short wait leaves it as claimed, which saves a write.
+   */
+  movesDeadline(job: J): boolean {
+    return this.limits.deadlineDuration > 0 && this.now - job.claimedAt > this.keepDeadline;
+  }
+
+  /**
+   * After a pump: a rate-limited buffer emptied of jobs that all started in time may grow; jobs left in
+   * it are given back once their wait is over (owner.pump), not at the next poll, to free their leases.
+   */
+  pumped(): void {
+    if (!this.rate) return;
+    this.clock.cancel(this.expiryTimer);
+    if (this.jobs.length === 0) {
+      if (this.rateBuffered) this.rate.allStarted();
+      this.rateBuffered = false;
+      return;
+    }
+    const dueIn = this.jobs[0]!.claimedAt + this.waitLimit - this.clock.now();
+    this.expiryTimer = this.clock.after(Math.max(1, Math.ceil(dueIn)), this.due);
+  }
+
+  /**
+   * Right before a handler is entered: a rate-limited job past its entry wait (a stall since its claim
+   * was sent) must not start, as the claim's log counted only that wait.
+   */
+  lateToEnter(job: J): boolean {
+    return this.rate !== undefined && this.tooLate(job, this.clock.now());
+  }
+
+  /** Gives back jobs that waited past the wait limit (also one not entered in time): see expire(). */
+  gaveBackLate(jobs: J[]): void {
+    this.stale = true;
+    this.lateSinceClaim = true;
+    if (this.rate) {
+      this.rate.gaveBack();
+      this.rateBuffered = false;
+      this.claimNotBefore = this.clock.now() + this.rate.pause;
+    }
+    this.owner.giveBack(jobs);
+  }
+
+  /** A slot freed: claims may fill the buffer again. */
+  slotFreed(): void {
+    this.stale = false;
+  }
+
+  /** Shutdown: takes out every job not started (to be given back) and stops the give-back timer. */
+  drain(): J[] {
+    this.clock.cancel(this.expiryTimer);
+    const jobs = this.jobs.splice(0);
+    for (const job of jobs) job.whileBuffered = undefined;
+    return jobs;
+  }
+
+  private tooLate(job: J, now: number): boolean {
+    return now - job.claimedAt > this.waitLimit;
+  }
+
+  /** A buffered job was cancelled or lost its lease. */
+  private leave(job: J): void {
+    const at = this.jobs.indexOf(job);
+    if (at < 0) return;
+    this.jobs.splice(at, 1);
+    job.whileBuffered = undefined;
+    this.owner.dropped(job);
+  }
+}

@@ -1,0 +1,251 @@
+import { type BufferClock, type BufferLimits, PrefetchBuffer } from '../../lib/worker/prefetch-buffer.js';
+import { bufferWaitLimit, rateEntryWait } from '../../lib/worker/prefetch-limits.js';
+
+/** A claimed job as the buffer sees it. */
+class FakeJob {
+  whileBuffered: (() => void) | undefined;
+  constructor(
+    readonly name: string,
+    readonly claimedAt: number,
+  ) {}
+}
+
+/** A clock the test moves by hand; its timers fire as it passes them. */
+class FakeClock implements BufferClock {
+  time = 1_000;
+  private timers: { at: number; fn: () => void }[] = [];
+
+  now(): number {
+    return this.time;
+  }
+  after(ms: number, fn: () => void): unknown {
+    const timer = { at: this.time + ms, fn };
+    this.timers.push(timer);
+    return timer;
+  }
+  cancel(timer: unknown): void {
+    this.timers = this.timers.filter((t) => t !== timer);
+  }
+  get pending(): number {
+    return this.timers.length;
+  }
+  advance(ms: number): void {
+    this.time += ms;
+    const due = this.timers.filter((t) => t.at <= this.time);
+    this.timers = this.timers.filter((t) => t.at > this.time);
+    for (const timer of due) timer.fn();
+  }
+}
+
+const PLAIN: BufferLimits = {
+  concurrency: 2,
+  prefetch: 4,
+  rateLimit: null,
+  deadlineDuration: 60_000,
+  pollInterval: 1_000,
+};
+const RATED: BufferLimits = { ...PLAIN, rateLimit: { period: 1_000 } };
+
+function setUp(limits: BufferLimits) {
+  const clock = new FakeClock();
+  const givenBack: string[][] = [];
+  const dropped: string[] = [];
+  const owner = {
+    pumps: 0,
+    giveBack: (jobs: FakeJob[]) => givenBack.push(jobs.map((j) => j.name)),
+    dropped: (job: FakeJob) => dropped.push(job.name),
+    pump: () => {
+      owner.pumps++;
+      buffer.expire();
+      buffer.pumped();
+    },
+  };
+  const buffer = new PrefetchBuffer<FakeJob>(limits, owner, clock);
+  const claim = (...names: string[]) => names.map((name) => addJob(name));
+  const addJob = (name: string) => {
+    const job = new FakeJob(name, clock.time);
+    buffer.add(job);
+    return job;
+  };
+  /** What a pump of `free` slots starts. */
+  const pump = (free: number) => {
+    buffer.expire();
+    const started: string[] = [];
+    for (let job; started.length < free && (job = buffer.take()) !== undefined;) started.push(job.name);
+    buffer.pumped();
+    return started;
+  };
+  return { clock, buffer, owner, givenBack, dropped, claim, pump };
+}
+
+describe('PrefetchBuffer', () => {
+  it('hands out claimed jobs oldest first, each without its buffered hook once taken', () => {
+    const { buffer, claim, pump } = setUp(PLAIN);
+    const jobs = claim('a', 'b', 'c');
+    expect(jobs.every((j) => j.whileBuffered !== undefined)).toBe(true);
+    expect(pump(2)).toEqual(['a', 'b']);
+    expect([jobs[0]!.whileBuffered, jobs[1]!.whileBuffered]).toEqual([undefined, undefined]);
+    expect(jobs[2]!.whileBuffered).toBeDefined();
+    expect(buffer.size).toBe(1);
+  });
+
+  it('claims the free slots plus prefetch, less what it holds, and nothing while over half the prefetch is buffered', () => {
+    const { buffer, claim } = setUp(PLAIN);
+    expect(buffer.claimSize(0, 0)).toBe(6);
+    expect(buffer.claimSize(2, 0)).toBe(4);
+    claim('a', 'b');
+    expect(buffer.claimSize(2, 0)).toBe(2);
+    claim('c');
+    expect(buffer.claimSize(1, 0)).toBe(0);
+  });
+
+  it('claims no more while unwritten results fill an allowance the size of the slots and buffer', () => {
+    const { buffer } = setUp(PLAIN);
+    expect(buffer.claimSize(0, 6)).toBe(6);
+    expect(buffer.claimSize(0, 9)).toBe(3);
+    expect(buffer.claimSize(0, 12)).toBe(0);
+  });
+
+  it('gives back, oldest first, the jobs that waited past the wait limit, then claims only free slots until a slot frees', () => {
+    const { clock, buffer, givenBack, claim, pump } = setUp(PLAIN);
+    const [a, b] = claim('a', 'b');
+    clock.advance(1_000);
+    claim('c');
+    clock.advance(bufferWaitLimit(PLAIN.deadlineDuration) - 999);
+    expect(pump(1)).toEqual(['c']);
+    expect(givenBack).toEqual([['a', 'b']]);
+    expect([a!.whileBuffered, b!.whileBuffered]).toEqual([undefined, undefined]);
+    expect(buffer.claimSize(1, 0)).toBe(1);
+    buffer.slotFreed();
+    expect(buffer.claimSize(1, 0)).toBe(5);
+  });
+
+  it('moves the lease deadline of a job that waited more than 1% of the deadline, and keeps it after a short wait', () => {
+    const { clock, buffer, claim } = setUp(PLAIN);
+    claim('long');
+    clock.advance(601);
+    claim('short');
+    buffer.expire();
+    const long = buffer.take()!;
+    const short = buffer.take()!;
+    expect([buffer.movesDeadline(long), buffer.movesDeadline(short)]).toEqual([true, false]);
+  });
+
+  it('never moves the lease deadline of a queue without a deadline', () => {
+    const { clock, buffer, claim } = setUp({ ...PLAIN, deadlineDuration: 0 });
+    claim('a');
+    clock.advance(30_000);
+    buffer.expire();
+    expect(buffer.movesDeadline(buffer.take()!)).toBe(false);
+  });
+
+  it('lets a buffered job that was cancelled or lost out to its owner, and ignores the hook once it left', () => {
+    const { dropped, claim, pump } = setUp(PLAIN);
+    const [a, b] = claim('a', 'b', 'c');
+    const hookOfB = b!.whileBuffered!;
+    hookOfB();
+    hookOfB();
+    expect(dropped).toEqual(['b']);
+    expect(pump(1)).toEqual(['a']);
+    a!.whileBuffered?.();
+    expect(dropped).toEqual(['b']);
+    expect(pump(5)).toEqual(['c']);
+  });
+
+  it('drains every unstarted job on stop, its hook cleared, and stops the give-back timer', () => {
+    const { clock, buffer, owner, claim, pump } = setUp(RATED);
+    const jobs = claim('a', 'b', 'c');
+    expect(pump(1)).toEqual(['a']);
+    expect(clock.pending).toBe(1);
+    expect(buffer.drain().map((j) => j.name)).toEqual(['b', 'c']);
+    expect(jobs.map((j) => j.whileBuffered)).toEqual([undefined, undefined, undefined]);
+    expect([buffer.size, clock.pending]).toEqual([0, 0]);
+    clock.advance(60_000);
+    expect(owner.pumps).toBe(0);
+  });
+
+  describe('a rate-limited queue', () => {
+    const entryWait = rateEntryWait(RATED.rateLimit, RATED.deadlineDuration);
+
+    it('waits its entry wait D at most, not the deadline: the oldest job left goes back once D is over', () => {
+      const { clock, buffer, owner, givenBack, claim, pump } = setUp(RATED);
+      expect(buffer.waitLimit).toBe(entryWait);
+      claim('a', 'b', 'c');
+      expect(pump(2)).toEqual(['a', 'b']);
+      clock.advance(entryWait - 1);
+      expect(givenBack).toEqual([]);
+      clock.advance(2);
+      expect(owner.pumps).toBe(1);
+      expect(givenBack).toEqual([['c']]);
+      expect(clock.pending).toBe(0);
+    });
+
+    it('checks each job on the clock as it is taken: one whose D ran out while others started goes back, not out', () => {
+      const { clock, buffer, givenBack, claim } = setUp(RATED);
+      claim('a', 'b');
+      buffer.expire();
+      expect(buffer.take()?.name).toBe('a');
+      clock.time += entryWait + 1; // the handler of a kept the event loop
+      expect(buffer.take()).toBeUndefined();
+      expect(givenBack).toEqual([['b']]);
+    });
+
+    it('refuses a handler entry past D; a queue without a rate limit never does', () => {
+      const rated = setUp(RATED);
+      const [a] = rated.claim('a');
+      rated.pump(1);
+      expect(rated.buffer.lateToEnter(a!)).toBe(false);
+      rated.clock.time += entryWait + 1;
+      expect(rated.buffer.lateToEnter(a!)).toBe(true);
+      const plain = setUp(PLAIN);
+      const [b] = plain.claim('b');
+      plain.pump(1);
+      plain.clock.time += 50_000;
+      expect(plain.buffer.lateToEnter(b!)).toBe(false);
+    });
+
+    it('halves what it buffers after a give-back, and grows again when an emptied buffer had all started in time', () => {
+      const { clock, buffer, claim, pump } = setUp(RATED);
+      expect(buffer.claimSize(0, 0)).toBe(6);
+      claim('a', 'b', 'c', 'd', 'e', 'f');
+      expect(pump(2)).toEqual(['a', 'b']);
+      buffer.claimed(true);
+      clock.advance(entryWait + 1);
+      buffer.slotFreed();
+      expect(buffer.claimSize(0, 0)).toBe(4); // prefetch 4 → 2
+      claim('g', 'h');
+      expect(pump(2)).toEqual(['g', 'h']);
+      buffer.claimed(false);
+      claim('i');
+      pump(0);
+      buffer.claimed(false);
+      expect(pump(1)).toEqual(['i']);
+      expect(buffer.claimSize(0, 0)).toBe(5); // the emptied buffer grew prefetch 2 → 3
+    });
+
+    it('grows after a full claim whose jobs all started at once, not after one whose job went back', () => {
+      const { clock, buffer, claim, pump } = setUp({ ...RATED, prefetch: 0 });
+      const [a] = claim('a', 'b');
+      pump(2);
+      clock.time += entryWait + 1;
+      expect(buffer.lateToEnter(a!)).toBe(true);
+      buffer.gaveBackLate([a!]);
+      buffer.claimed(true);
+      buffer.slotFreed();
+      expect(buffer.claimSize(0, 0)).toBe(1); // the slot allowance 2 → 1
+      claim('c');
+      expect(pump(1)).toEqual(['c']);
+      buffer.claimed(true);
+      expect(buffer.claimSize(0, 0)).toBe(2);
+    });
+
+    it('pauses its claims once even single-job claims go back', () => {
+      const { buffer } = setUp({ ...RATED, concurrency: 1, prefetch: 0 });
+      expect(buffer.claimPause()).toBeLessThanOrEqual(0);
+      buffer.gaveBackLate([new FakeJob('a', 0)]);
+      expect(buffer.claimPause()).toBe(entryWait);
+      buffer.gaveBackLate([new FakeJob('b', 0)]);
+      expect(buffer.claimPause()).toBe(2 * entryWait);
+    });
+  });
+});
