@@ -15,4 +15,7 @@ export default {
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   testTimeout: 60_000,
   maxWorkers: 2,
+  // A cache per checkout: a machine-wide one (/tmp/jest_*) shared with other checkouts and Node builds
+  // once served a CommonJS transform of an ESM test ("exports is not defined").
+  cacheDirectory: '<rootDir>/node_modules/.cache/jest',
 };
