@@ -44,6 +44,8 @@ const KEY_MAX = 200;
 const KEY_LIMIT_MAX = 2_147_483_647;
 const PAGE_KEYS = ['after', 'limit'];
 
+/** How many times a batch that hit a unique violation runs in all. */
+const BATCH_ROUNDS = 3;
 /** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -193,16 +195,15 @@ export class QueueAdmin {
 
   /**
    * Retries every finished job matching `filter` (as retryJob), in batches of BULK_BATCH_SIZE,
-   * each its own short transaction; jobs locked meanwhile by another transaction are skipped.
+   * each its own short transaction; jobs locked meanwhile by another transaction are skipped, and
+   * so are unique jobs whose key another job holds (as retryJob's 'duplicate'), in the same statement.
    */
   async retryJobs(filter: JobFilter): Promise<BulkResult> {
     const compiled = compileFilter(filter);
     let count = 0;
-    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], async (row) => {
+    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], (row) => {
       count += row.changed;
       row.queues.forEach((queue) => this.workers.wake(queue));
-      // Unique jobs go one by one, so that one whose key is held now is skipped, not an error.
-      for (const id of row.guarded) if ((await this.retryJob(id)).outcome === 'retried') count++;
     });
     return { count, batches };
   }
@@ -245,10 +246,25 @@ export class QueueAdmin {
     const sql = build(filter);
     let cursor = FIRST_CURSOR;
     for (let batches = 1; ; batches++) {
-      const [row] = await this.db.query(sql, [cursor, BULK_BATCH_SIZE, ...own, ...filter.values]);
+      const [row] = await this.batchOnce(sql, [cursor, BULK_BATCH_SIZE, ...own, ...filter.values]);
       if (row) await each(row);
       if (!row || row.picked < BULK_BATCH_SIZE || row.last_id === null) return batches;
       cursor = String(BigInt(row.last_id) - 1n);
+    }
+  }
+
+  /**
+   * One batch statement. A retry batch checks the unique keys it takes against its snapshot; a job
+   * of such a key committed since then makes it fail with a unique violation, rolled back whole:
+   * run again, it sees that job and skips the key.
+   */
+  private async batchOnce<R>(sql: SqlStatement<unknown[], R>, values: unknown[]): Promise<R[]> {
+    for (let round = 1; ; round++) {
+      try {
+        return await this.db.query(sql, values);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION || round >= BATCH_ROUNDS) throw error;
+      }
     }
   }
 }

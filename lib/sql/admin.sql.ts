@@ -158,8 +158,11 @@ const PICKED = `(SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FR
 
 /**
  * One batch of retryJobs: up to $2 finished jobs matching the filter (from $3) with id <= $1, newest
- * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job whose key could
- * block a retried one is not retried here: its id comes back in `guarded`, to be retried on its own.
+ * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job (one that would hold
+ * its key once available) is retried only if no other job holds its key now (jobs_unique_idx), and
+ * only the newest of the batch's jobs of one key: the others are skipped, counted in `skipped`, so
+ * the UPDATE raises no unique violation. (A job of that key committed by another transaction between
+ * this statement's snapshot and its UPDATE still can: QueueAdmin runs the batch again.)
  */
 export const retryBatch = (filter: FilterSql) =>
   filtered<[cursor: string, size: number, ...filter: unknown[]], BatchRow & RetryBatchRow>(
@@ -167,21 +170,30 @@ export const retryBatch = (filter: FilterSql) =>
     filter,
     () => `
   WITH picked AS (
-    SELECT id, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded FROM awa.jobs
+    SELECT id, unique_key, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded FROM awa.jobs
      WHERE id <= $1::bigint AND state IN ${RETRYABLE_STATES} AND ${filter.where(3)}
      ORDER BY id DESC LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), free AS (
+    SELECT DISTINCT ON (p.unique_key) p.id FROM picked p
+     WHERE p.guarded
+       AND NOT EXISTS (SELECT FROM awa.jobs o
+                        WHERE o.unique_key = p.unique_key AND o.state = ANY (o.unique_states) AND o.id <> p.id)
+     ORDER BY p.unique_key, p.id DESC
   ), retried AS (
-    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p WHERE j.id = p.id AND NOT p.guarded RETURNING j.queue
+    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p
+     WHERE j.id = p.id AND (NOT p.guarded OR p.id IN (SELECT id FROM free))
+    RETURNING j.queue
   )
   SELECT ${PICKED}, (SELECT count(*) FROM retried)::int AS changed,
-         ARRAY(SELECT id::text FROM picked WHERE guarded) AS guarded,
+         (SELECT count(*) FROM picked WHERE guarded)::int - (SELECT count(*) FROM free)::int AS skipped,
          ARRAY(SELECT DISTINCT queue FROM retried) AS queues,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', r.queue)) FROM (SELECT DISTINCT queue FROM retried) r)::int
            AS notified`,
   );
 export interface RetryBatchRow {
   changed: number;
-  guarded: string[];
+  /** Unique jobs not retried: their key is held by another job, or by a newer job of the batch. */
+  skipped: number;
   queues: string[];
 }
 

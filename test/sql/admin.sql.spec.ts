@@ -101,24 +101,29 @@ describe('admin.sql', () => {
       expect(await f.run(adminSql.countJobs(even), [2, ...even.values])).toEqual([{ count: 2 }]);
     });
 
-    it('retryBatch retries finished matches below the cursor, sets unique ones aside, NOTIFYs queues', async () => {
-      const client = await f.client();
-      const jobs = await listen(client, 'awa_jobs');
+    it('retryBatch retries finished matches below the cursor, NOTIFYs queues, and skips held unique keys', async () => {
+      const unique = (id: string, key: string) =>
+        f.sql(`UPDATE awa.jobs SET unique_key = $2, unique_states = '{available}' WHERE id = $1`, [id, key]);
+      const holder = await seedJob(f.sql, { queue: 'q1', state: 'available' });
       const a = await seedJob(f.sql, { queue: 'q1', state: 'failed', finalizedAtMs: 0 });
       const b = await seedJob(f.sql, { queue: 'q2', state: 'completed', finalizedAtMs: 0 });
-      const unique = await seedJob(f.sql, { queue: 'q2', state: 'failed', finalizedAtMs: 0 });
+      const free = await seedJob(f.sql, { queue: 'q2', state: 'failed', finalizedAtMs: 0 });
+      const held = await seedJob(f.sql, { queue: 'q2', state: 'failed', finalizedAtMs: 0 });
+      const older = await seedJob(f.sql, { queue: 'q2', state: 'cancelled', finalizedAtMs: 0 });
+      const newer = await seedJob(f.sql, { queue: 'q2', state: 'failed', finalizedAtMs: 0 });
       const running = (await seedRunning(f.sql, { queue: 'q1' })).id;
-      await f.sql(`UPDATE awa.jobs SET unique_key = 'u', unique_states = '{available}' WHERE id = $1`, [unique]);
+      await unique(holder, 'held');
+      await unique(held, 'held');
+      await unique(free, 'free');
+      await unique(older, 'twice');
+      await unique(newer, 'twice');
+      const jobs = await listen(await f.client(), 'awa_jobs');
       const all = filtered({});
       const [batch] = await f.run(adminSql.retryBatch(all), [FIRST_CURSOR, 10, ...all.values]);
-      expect(batch).toMatchObject({ picked: 3, last_id: a, changed: 2, guarded: [unique] });
+      expect(batch).toMatchObject({ picked: 6, last_id: a, changed: 4, skipped: 2 });
       expect([...batch!.queues].sort()).toEqual(['q1', 'q2']);
-      expect([await stateOf(a), await stateOf(b), await stateOf(unique), await stateOf(running)]).toEqual([
-        'available',
-        'available',
-        'failed',
-        'running',
-      ]);
+      const states = await Promise.all([a, b, free, held, older, newer, running].map(stateOf));
+      expect(states).toEqual(['available', 'available', 'available', 'failed', 'cancelled', 'available', 'running']);
       expect((await jobs.take(f.sql)).sort()).toEqual(['q1', 'q2']);
     });
 
