@@ -8,6 +8,7 @@ import { AwaSchedules1764600000001 } from './1764600000001-AwaSchedules.js';
 import { AwaAdminIndexes1764600000005 } from './1764600000005-AwaAdminIndexes.js';
 import { AwaFlowControl1764600000002 } from './1764600000002-AwaFlowControl.js';
 import { AwaTraceContext1764600000003 } from './1764600000003-AwaTraceContext.js';
+import { AwaQueueCountEstimates1764700000004 } from './1764700000004-AwaQueueCountEstimates.js';
 
 export {
   AwaInit1764400000000,
@@ -20,6 +21,7 @@ export {
   AwaFlowControl1764600000002,
   AwaAdminIndexes1764600000005,
   AwaTraceContext1764600000003,
+  AwaQueueCountEstimates1764700000004,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -34,4 +36,5 @@ export const AwaMigrations = [
   AwaFlowControl1764600000002,
   AwaTraceContext1764600000003,
   AwaAdminIndexes1764600000005,
+  AwaQueueCountEstimates1764700000004,
 ];

@@ -3,7 +3,7 @@ import { AwaExplorer } from '../awa.explorer.js';
 import { AdminMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
-import { JOB_STATES, type CancelResult, type JobRecord, type JobState } from '../interfaces/job.interface.js';
+import type { CancelResult, JobRecord } from '../interfaces/job.interface.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
 import { adminSql, flowKeysSql } from '../sql/index.js';
 import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
@@ -17,6 +17,7 @@ import {
   type CompiledFilter,
   type JobFilter,
 } from './job-filter.js';
+import { readQueueCounts } from './queue-counts.js';
 import type {
   BulkDeleteResult,
   BulkResult,
@@ -79,15 +80,21 @@ export class QueueAdmin {
     this.workers.wake(name);
   }
 
-  /** Every queue that has jobs, was ever paused, or has a handler in this app, by name. Counts every job. */
+  /**
+   * Every queue that has jobs, was ever paused, or has a handler in this app, by name. The
+   * unfinished states are counted exactly; the finished ones too while there are fewer than
+   * FINISHED_EXACT_CAP (10,000) of them, and estimated past that (listed in `estimated`), so that
+   * the call costs the same however many finished jobs are kept.
+   */
   async queueStates(): Promise<QueueState[]> {
-    const rows = await this.db.query(adminSql.queueStates, [[...this.explorer.kindsByQueue().keys()]]);
-    return rows.map((row) => ({
-      name: row.name,
-      paused: row.paused_at !== null,
-      pausedAt: row.paused_at,
-      counts: Object.fromEntries(JOB_STATES.map((s) => [s, Number(row.counts[s] ?? 0)])) as Record<JobState, number>,
-      oldestAvailableAt: row.oldest_available_at,
+    const queues = await readQueueCounts(this.db, [...this.explorer.kindsByQueue().keys()]);
+    return queues.map((q) => ({
+      name: q.name,
+      paused: q.pausedAt !== null,
+      pausedAt: q.pausedAt,
+      counts: q.counts,
+      estimated: q.estimated,
+      oldestAvailableAt: q.oldestAvailableAt,
     }));
   }
 
