@@ -4,10 +4,15 @@ import { adminSql } from '../sql/index.js';
 import type { FinishedSample } from '../sql/admin.sql.js';
 
 /**
- * The finished states are counted exactly while there are fewer than this many of them (each of
- * the three samples of adminSql.finishedSample reads at most this many jobs); beyond, estimated.
+ * The finished states are counted exactly while there are fewer than this many finished jobs
+ * (adminSql.finishedSample reads at most this many, in table order); beyond, `completed` is estimated.
  */
 export const FINISHED_EXACT_CAP = 10_000;
+/**
+ * Past FINISHED_EXACT_CAP, `failed` and `cancelled` are still counted exactly while there are fewer
+ * than this many of each (read through jobs_admin_state_idx, a heap page per job); beyond, estimated.
+ */
+export const RARE_EXACT_CAP = 1_000;
 
 /** A queue's counts as the dashboard and QueueAdmin.queueStates read them. */
 export interface QueueCounts {
@@ -15,7 +20,7 @@ export interface QueueCounts {
   pausedAt: Date | null;
   /** Every state is present (0 when none). */
   counts: Record<JobState, number>;
-  /** The states whose count is the planner's estimate, not a count: finished states past FINISHED_EXACT_CAP. */
+  /** The states whose count is the planner's estimate, not a count: finished states past their cap. */
   estimated: JobState[];
   oldestAvailableAt: Date | null;
   oldestAvailableAgeMs: number | null;
@@ -31,7 +36,7 @@ const FINISHED: Array<FinishedSample & JobState> = ['failed', 'cancelled'];
 export async function readQueueCounts(db: AwaDatabase, handlerQueues: string[]): Promise<QueueCounts[]> {
   const [waiting, samples] = await Promise.all([
     db.query(adminSql.queueWaitingCounts, [handlerQueues]),
-    db.query(adminSql.finishedSample, [FINISHED_EXACT_CAP]),
+    db.query(adminSql.finishedSample, [FINISHED_EXACT_CAP, RARE_EXACT_CAP]),
   ]);
   const byName = new Map<string, QueueCounts>();
   const queue = (name: string): QueueCounts => {
@@ -52,7 +57,9 @@ export async function readQueueCounts(db: AwaDatabase, handlerQueues: string[]):
       q.oldestAvailableAgeMs = Math.max(0, row.oldest_available_ms ?? 0);
     }
   }
-  const whole = (sample: FinishedSample) => (samples.find((r) => r.sample === sample)?.total ?? 0) < FINISHED_EXACT_CAP;
+  const whole = (sample: FinishedSample) =>
+    (samples.find((r) => r.sample === sample)?.total ?? 0) <
+    (sample === 'finished' ? FINISHED_EXACT_CAP : RARE_EXACT_CAP);
   // Which finished states each sample counts exactly.
   const exact = whole('finished')
     ? { finished: ['completed', 'failed', 'cancelled'], failed: [], cancelled: [] }

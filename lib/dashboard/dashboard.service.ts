@@ -19,9 +19,9 @@ export const CHART_MINUTES = 60;
 /** The count shown before a bulk action stops at this many jobs. */
 export const COUNT_CAP = 100_000;
 /** A page of the job list (a search) examines at most this many ids, from its cursor down. */
-export const SCAN_WINDOW = 100_000;
+export const SCAN_WINDOW = 25_000;
 /** The count shown before a bulk action examines at most this many ids, from the newest down. */
-export const COUNT_WINDOW = 250_000;
+export const COUNT_WINDOW = 100_000;
 
 /** The lowest id of a window of `size` ids below `before` (at least 1, the first id). */
 const windowFloor = (before: string, size: number): string => {

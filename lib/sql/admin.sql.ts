@@ -107,20 +107,21 @@ export interface FinishedSampleRow {
 }
 
 /**
- * Finished jobs per (queue, state) in three samples of at most $1 jobs each: any finished jobs
- * (finalized_at set), failed ones and cancelled ones (jobs_admin_state_idx). A sample whose total
- * is under $1 took every such job, so its counts are exact; one that reached $1 stopped there, and
- * its state is estimated instead. At most 3 × $1 rows read, however many jobs are kept.
+ * Finished jobs per (queue, state) in three samples: at most $1 finished jobs (finalized_at set,
+ * read in table order: pages read one after the other), and at most $2 failed and $2 cancelled ones
+ * (jobs_admin_state_idx, then one heap page per job: hence the smaller cap). A sample whose total is
+ * under its cap took every such job, so its counts are exact; one that reached it stopped there,
+ * and its state is estimated instead. At most $1 + 2 × $2 rows read, however many jobs are kept.
  */
-export const finishedSample = statement<[cap: number], FinishedSampleRow>(
+export const finishedSample = statement<[cap: number, rareCap: number], FinishedSampleRow>(
   'admin_finished_sample',
   `
   WITH finished AS (
     SELECT queue, state FROM awa.jobs WHERE finalized_at IS NOT NULL LIMIT $1
   ), failed AS (
-    SELECT queue, state FROM awa.jobs WHERE state = 'failed' LIMIT $1
+    SELECT queue, state FROM awa.jobs WHERE state = 'failed' LIMIT $2
   ), cancelled AS (
-    SELECT queue, state FROM awa.jobs WHERE state = 'cancelled' LIMIT $1
+    SELECT queue, state FROM awa.jobs WHERE state = 'cancelled' LIMIT $2
   ), samples AS (
     SELECT 'finished' AS sample, queue, state FROM finished
     UNION ALL SELECT 'failed', queue, state FROM failed
