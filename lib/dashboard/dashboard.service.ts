@@ -9,13 +9,12 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolver.js';
 import { toRecord } from '../producer/queue-producer.js';
 import { JobSchedules } from '../schedules/job-schedules.service.js';
 import { jobsSql } from '../sql/index.js';
+import { CHART_MINUTES, ThroughputReader } from './dashboard-throughput.js';
 import * as sql from './dashboard.sql.js';
 import { filterParams, type BulkRequest, type DashboardJobFilter } from './dashboard.input.js';
 import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 
-/** Minutes the overview's throughput chart covers. */
-export const CHART_MINUTES = 60;
 /** The count shown before a bulk action stops at this many jobs. */
 export const COUNT_CAP = 100_000;
 /** A page of the job list (a search) examines at most this many ids, from its cursor down. */
@@ -63,13 +62,17 @@ export class DashboardService {
     private readonly jobSchedules: JobSchedules,
     @Inject(AWA_OPTIONS) private readonly awaOptions: ResolvedAwaOptions,
     @Inject(DASHBOARD_OPTIONS) readonly options: ResolvedDashboardOptions,
-  ) {}
+  ) {
+    this.chart = new ThroughputReader(db);
+  }
+
+  private readonly chart: ThroughputReader;
 
   /** Every queue with its counts (finished states estimated past FINISHED_EXACT_CAP) and its rates. */
   async queues(): Promise<QueueSummary[]> {
     const [counted, buckets] = await Promise.all([
       readQueueCounts(this.db, [...this.awaOptions.queues.keys()]),
-      this.db.query(sql.throughput, [CHART_MINUTES]),
+      this.chart.read(),
     ]);
     const byName = new Map<string, QueueSummary>();
     const queue = (name: string) => {
@@ -109,7 +112,7 @@ export class DashboardService {
 
   /** Completed and failed jobs per minute over the last hour (every queue, or one), oldest first. */
   async throughput(queue?: string): Promise<ThroughputBucket[]> {
-    const rows = await this.db.query(sql.throughput, [CHART_MINUTES]);
+    const rows = await this.chart.read();
     const buckets = new Map<number, ThroughputBucket>();
     for (const row of rows) {
       const t = row.minute.getTime();

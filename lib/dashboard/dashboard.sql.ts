@@ -16,10 +16,12 @@ export interface ThroughputRow {
 }
 
 /**
- * Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx).
- * Every minute has a row, so the minutes are those of the database clock, not the app's.
+ * Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx),
+ * reading only the jobs finalized from $2 on (NULL: the whole window; ThroughputReader keeps the
+ * settled minutes). Every minute has a row, so the minutes are those of the database clock, not the
+ * app's; those before $2 come with no queue and zeros.
  */
-export const throughput = statement<[minutes: number], ThroughputRow>(
+export const throughput = statement<[minutes: number, since: Date | null], ThroughputRow>(
   'dashboard_throughput',
   `
   WITH finished AS (
@@ -29,6 +31,7 @@ export const throughput = statement<[minutes: number], ThroughputRow>(
       FROM awa.jobs
      WHERE finalized_at IS NOT NULL
        AND finalized_at >= date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute'
+       AND finalized_at >= coalesce($2::timestamptz, '-infinity')
      GROUP BY 1, 2
   )
   SELECT f.queue, m.minute, coalesce(f.completed, 0) AS completed, coalesce(f.failed, 0) AS failed

@@ -3,6 +3,8 @@ import { FINISHED_EXACT_CAP, RARE_EXACT_CAP } from '../../lib/admin/queue-counts
 import * as dashboardSql from '../../lib/dashboard/dashboard.sql.js';
 import { COUNT_CAP, SCAN_WINDOW } from '../../lib/dashboard/dashboard.service.js';
 import { adminSql } from '../../lib/sql/index.js';
+import type { AwaDatabase } from '../../lib/database/awa-database.js';
+import { ThroughputReader } from '../../lib/dashboard/dashboard-throughput.js';
 import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.js';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
@@ -109,7 +111,7 @@ describe('dashboard query plans on 200k jobs', () => {
   });
 
   it('counts per-minute throughput of the last hour through jobs_finalized_idx', async () => {
-    const plan = await explain(dashboardSql.throughput, [60]);
+    const plan = await explain(dashboardSql.throughput, [60, null]);
     expect(scans(plan)).toEqual([expect.stringMatching(/^(Index|Bitmap Heap) Scan on jobs/)]);
     expect(planNodes(plan).some((n) => n['Index Name'] === 'jobs_finalized_idx')).toBe(true);
   });
@@ -146,5 +148,20 @@ describe('dashboard query plans on 200k jobs', () => {
     );
     expect(estimate!.estimate).toBeGreaterThan(n * 0.8);
     expect(estimate!.estimate).toBeLessThan(n * 1.2);
+  });
+
+  it('a refresh of the throughput chart reads only the minutes not settled yet, and shows what a full read does', async () => {
+    const since = new Date(Date.now() - 3 * 60_000);
+    const plan = await explain(dashboardSql.throughput, [60, since]);
+    expect(examined(plan)).toBeLessThanOrEqual(4 * 60);
+    const db = {
+      query: (statement: SqlStatement, values: unknown[]) => f.run(statement, values),
+    } as unknown as AwaDatabase;
+    const reader = new ThroughputReader(db);
+    const sum = (rows: dashboardSql.ThroughputRow[]) => rows.reduce((n, r) => n + r.completed + r.failed, 0);
+    const first = await reader.read();
+    const second = await reader.read();
+    expect(sum(second)).toBe(sum(first));
+    expect(new Set(second.map((r) => r.minute.getTime())).size).toBe(60);
   });
 });
