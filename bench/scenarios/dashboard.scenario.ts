@@ -46,7 +46,8 @@ async function seed(client: pg.Client, rows: number): Promise<void> {
  * BENCH_DASHBOARD_ROWS (default 10,000,000) finished jobs: the overview (queue counts and the
  * throughput chart, which the page reads side by side), a queue's job list, the job list, a search
  * that matches nothing (a page and the count before a bulk action), and queueStates. The statements
- * run as prepared statements on a pg pool, as AwaDatabase runs them.
+ * run as prepared statements on a pg pool, as AwaDatabase runs them. The figure is the median of
+ * CALLS refreshes; the first call (cold plans, and the chart's whole hour) is in `config.first_ms`.
  */
 export const dashboardScenario: Scenario = {
   id: 'dashboard',
@@ -94,7 +95,11 @@ export const dashboardScenario: Scenario = {
       ['QueueAdmin.queueStates', () => readQueueCounts(database, QUEUES)],
     ];
     for (const [name, read] of pages) {
-      await read(); // warm-up: plans the prepared statements, loads the pages a refresh finds cached
+      // The first call (untimed in the median): plans the prepared statements, loads the pages a
+      // refresh finds cached, and fills the throughput chart's settled minutes.
+      const t1 = now();
+      await read();
+      const first = now() - t1;
       const times: number[] = [];
       for (let i = 0; i < CALLS && !ctx.abandoned; i++) {
         const t = now();
@@ -108,9 +113,14 @@ export const dashboardScenario: Scenario = {
         value: r2(median),
         n: times.length,
         unit: 'ms (median)',
-        config: { label: `${name}, ${rows.toLocaleString('en-US')} finished rows`, rows, max_ms: r2(times.at(-1)!) },
+        config: {
+          label: `${name}, ${rows.toLocaleString('en-US')} finished rows`,
+          rows,
+          first_ms: r2(first),
+          max_ms: r2(times.at(-1)!),
+        },
       });
-      ctx.log(`  ${name}: median ${r2(median)} ms, max ${r2(times.at(-1)!)} ms`);
+      ctx.log(`  ${name}: median ${r2(median)} ms, max ${r2(times.at(-1)!)} ms, first call ${r2(first)} ms`);
     }
   },
 };
