@@ -5,23 +5,28 @@ import { AwaDatabase } from '../../lib/database/awa-database.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
 
-/** A bulk retry of 100,000 jobs runs as many short statements, and leaves every job available. */
-describe('retryJobs over 100,000 jobs', () => {
-  const JOBS = 100_000;
-  let db: TestDatabase;
-  let app: TestingModule;
-
+/** A database and an app with no handlers (nothing claims the retried jobs), for one describe block. */
+function useAppWithoutHandlers(): { app: () => TestingModule } {
+  let db: TestDatabase | undefined;
+  let app: TestingModule | undefined;
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startTestApp({ url: db.url }); // no handlers: nothing claims the retried jobs
+    app = await startTestApp({ url: db.url });
   });
   afterAll(async () => {
     await app?.close();
     await db?.drop();
   });
+  return { app: () => app! };
+}
+
+/** A bulk retry of 100,000 jobs runs as many short statements, and leaves every job available. */
+describe('retryJobs over 100,000 jobs', () => {
+  const JOBS = 100_000;
+  const { app } = useAppWithoutHandlers();
 
   it('retries them all, in batches', async () => {
-    const dataSource = app.get(DataSource);
+    const dataSource = app().get(DataSource);
     await dataSource.query(
       `INSERT INTO awa.jobs (kind, queue, state, attempt, max_attempts, finalized_at, errors, args)
        SELECT 'bulk.k' || (i % 3), 'default', 'failed', 3, 3, now(),
@@ -30,7 +35,7 @@ describe('retryJobs over 100,000 jobs', () => {
     );
     await dataSource.query(`INSERT INTO awa.jobs (kind, state, finalized_at) VALUES ('bulk.k0', 'completed', now())`);
 
-    const result = await app
+    const result = await app()
       .get(QueueAdmin)
       .retryJobs({ states: ['failed'], kinds: ['bulk.k0', 'bulk.k1', 'bulk.k2'] });
 
@@ -55,20 +60,10 @@ describe('retryJobs over 100,000 jobs', () => {
  */
 describe('retryJobs over unique jobs', () => {
   const KEYS = 3_000;
-  let db: TestDatabase;
-  let app: TestingModule;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startTestApp({ url: db.url }); // no handlers: nothing claims the retried jobs
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
+  const { app } = useAppWithoutHandlers();
 
   it('retries the unique jobs whose key is free, once per key, in one statement per batch and without an error', async () => {
-    const dataSource = app.get(DataSource);
+    const dataSource = app().get(DataSource);
     const states = '{scheduled,available,running,retryable}';
     // One failed job per key; keys divisible by 3 are held by a scheduled job; keys divisible by 5
     // have a second, newer failed job (only the newest of the two may be retried).
@@ -90,8 +85,8 @@ describe('retryJobs over unique jobs', () => {
          FROM generate_series(5, ${KEYS}, 5) i`,
       [states],
     );
-    // Every statement run (QueueAdmin's and the app's own sweeps), and every error PostgreSQL answers, seen at AwaDatabase.query.
-    const database = app.get(AwaDatabase);
+    // Every statement run (QueueAdmin's, the app's own sweeps) and every error, seen at AwaDatabase.query.
+    const database = app().get(AwaDatabase);
     const query = database.query.bind(database) as (sql: { name: string }, values?: unknown[]) => Promise<unknown[]>;
     const calls: string[] = [];
     const failures: string[] = [];
@@ -105,7 +100,9 @@ describe('retryJobs over unique jobs', () => {
       },
     });
 
-    const result = await app.get(QueueAdmin).retryJobs({ states: ['failed'], kinds: ['uniq'] });
+    const result = await app()
+      .get(QueueAdmin)
+      .retryJobs({ states: ['failed'], kinds: ['uniq'] });
 
     const held = Math.floor(KEYS / 3);
     expect(failures).toEqual([]);
