@@ -135,8 +135,8 @@ export class DashboardService {
     const rows = await this.db.query(sql.listJobs, [...filterParams(filter), before, page.limit, floor]);
     const jobs = rows.map((r) => toRecord(r));
     if (jobs.length === page.limit) return { jobs, next: jobs[jobs.length - 1]?.id ?? null, bounded: false };
-    const older = BigInt(floor) > 1n;
-    return { jobs, next: older ? floor : null, bounded: older, window: SCAN_WINDOW };
+    if (BigInt(floor) <= 1n) return { jobs, next: null, bounded: false };
+    return { jobs, next: floor, bounded: true, window: SCAN_WINDOW };
   }
 
   /**
