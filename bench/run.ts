@@ -4,6 +4,7 @@
 import 'reflect-metadata';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { bigTableScenario } from './scenarios/big-table.scenario.js';
+import { dashboardScenario } from './scenarios/dashboard.scenario.js';
 import { enqueueScenario } from './scenarios/enqueue.scenario.js';
 import { flowScenario } from './scenarios/flow.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
@@ -35,6 +36,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     latencyScenario('notify'),
     heartbeatScenario,
     bigTableScenario(headline),
+    dashboardScenario,
     flowScenario,
     otelScenario(headline),
   ];

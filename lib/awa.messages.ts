@@ -235,6 +235,8 @@ export const DashboardMessages = {
     'or `readOnly: true` at least, before this app is reachable from outside.',
   readOnly: () => 'the dashboard is read-only (option readOnly): actions are refused',
   notJson: () => 'actions need a JSON body (content-type: application/json)',
+  crossSite: (header: string) =>
+    `actions are refused from another site or origin (${header}): use the dashboard's own pages`,
   badParam: (name: string, problem: string) => `invalid \`${name}\`: ${problem}`,
   /** QueueAdmin's refusal of a filter field, as the problem of a dashboard parameter. */
   filterProblem: (adminMessage: string) => adminMessage.replace(/^nestjs-awa: /, ''),

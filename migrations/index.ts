@@ -10,6 +10,7 @@ import { AwaFlowControl1764600000002 } from './1764600000002-AwaFlowControl.js';
 import { AwaTraceContext1764600000003 } from './1764600000003-AwaTraceContext.js';
 import { AwaKeyedReady1764700000000 } from './1764700000000-AwaKeyedReady.js';
 import { AwaScheduleDeclarations1764700000001 } from './1764700000001-AwaScheduleDeclarations.js';
+import { AwaQueueCountEstimates1764700000004 } from './1764700000004-AwaQueueCountEstimates.js';
 
 export {
   AwaInit1764400000000,
@@ -24,6 +25,7 @@ export {
   AwaTraceContext1764600000003,
   AwaKeyedReady1764700000000,
   AwaScheduleDeclarations1764700000001,
+  AwaQueueCountEstimates1764700000004,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -40,4 +42,5 @@ export const AwaMigrations = [
   AwaAdminIndexes1764600000005,
   AwaKeyedReady1764700000000,
   AwaScheduleDeclarations1764700000001,
+  AwaQueueCountEstimates1764700000004,
 ];

@@ -3,7 +3,7 @@ import { AwaExplorer } from '../awa.explorer.js';
 import { AdminMessages, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
-import { JOB_STATES, type CancelResult, type JobRecord, type JobState } from '../interfaces/job.interface.js';
+import type { CancelResult, JobRecord } from '../interfaces/job.interface.js';
 import { QueueProducer, toRecord } from '../producer/queue-producer.js';
 import { adminSql, flowKeysSql } from '../sql/index.js';
 import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
@@ -17,6 +17,7 @@ import {
   type CompiledFilter,
   type JobFilter,
 } from './job-filter.js';
+import { readQueueCounts } from './queue-counts.js';
 import type {
   BulkDeleteResult,
   BulkResult,
@@ -44,6 +45,8 @@ const KEY_MAX = 200;
 const KEY_LIMIT_MAX = 2_147_483_647;
 const PAGE_KEYS = ['after', 'limit'];
 
+/** How many times a batch that hit a unique violation runs in all. */
+const BATCH_ROUNDS = 3;
 /** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
 const UNIQUE_VIOLATION = '23505';
 /**
@@ -84,15 +87,21 @@ export class QueueAdmin {
     this.workers.wake(name);
   }
 
-  /** Every queue that has jobs, was ever paused, or has a handler in this app, by name. Counts every job. */
+  /**
+   * Every queue that has jobs, was ever paused, or has a handler in this app, by name. The
+   * unfinished states are counted exactly; the finished ones too while there are fewer than
+   * FINISHED_EXACT_CAP (10,000) of them, and estimated past that (listed in `estimated`), so that
+   * the call costs the same however many finished jobs are kept.
+   */
   async queueStates(): Promise<QueueState[]> {
-    const rows = await this.db.query(adminSql.queueStates, [[...this.explorer.kindsByQueue().keys()]]);
-    return rows.map((row) => ({
-      name: row.name,
-      paused: row.paused_at !== null,
-      pausedAt: row.paused_at,
-      counts: Object.fromEntries(JOB_STATES.map((s) => [s, Number(row.counts[s] ?? 0)])) as Record<JobState, number>,
-      oldestAvailableAt: row.oldest_available_at,
+    const queues = await readQueueCounts(this.db, [...this.explorer.kindsByQueue().keys()]);
+    return queues.map((q) => ({
+      name: q.name,
+      paused: q.pausedAt !== null,
+      pausedAt: q.pausedAt,
+      counts: q.counts,
+      estimated: q.estimated,
+      oldestAvailableAt: q.oldestAvailableAt,
     }));
   }
 
@@ -200,16 +209,15 @@ export class QueueAdmin {
 
   /**
    * Retries every finished job matching `filter` (as retryJob), in batches of BULK_BATCH_SIZE,
-   * each its own short transaction; jobs locked meanwhile by another transaction are skipped.
+   * each its own short transaction; jobs locked meanwhile by another transaction are skipped, and
+   * so are unique jobs whose key another job holds (as retryJob's 'duplicate'), in the same statement.
    */
   async retryJobs(filter: JobFilter): Promise<BulkResult> {
     const compiled = compileFilter(filter);
     let count = 0;
-    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], async (row) => {
+    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], (row) => {
       count += row.changed;
       row.queues.forEach((queue) => this.workers.wake(queue));
-      // Unique jobs go one by one, so that one whose key is held now is skipped, not an error.
-      for (const id of row.guarded) if ((await this.retryJob(id)).outcome === 'retried') count++;
     });
     return { count, batches };
   }
@@ -259,13 +267,21 @@ export class QueueAdmin {
     }
   }
 
-  /** One batch statement, run again when it lost a deadlock (see DEADLOCK_DETECTED). */
+  /**
+   * One batch statement, rolled back whole and run again when it lost a deadlock (see
+   * DEADLOCK_DETECTED, up to BATCH_TRIES runs), or when a retry batch met a unique job of a key
+   * committed since its snapshot (see UNIQUE_VIOLATION, up to BATCH_ROUNDS runs): run again, it sees
+   * that job and skips the key.
+   */
   private async batch<R>(sql: SqlStatement<unknown[], R>, values: unknown[]): Promise<R[]> {
-    for (let tries = 1; ; tries++) {
+    for (let deadlocks = 0, violations = 0; ;) {
       try {
         return await this.db.query(sql, values);
       } catch (error) {
-        if ((error as { code?: unknown }).code !== DEADLOCK_DETECTED || tries >= BATCH_TRIES) throw error;
+        const code = (error as { code?: unknown }).code;
+        if (code === DEADLOCK_DETECTED && ++deadlocks < BATCH_TRIES) continue;
+        if (code === UNIQUE_VIOLATION && ++violations < BATCH_ROUNDS) continue;
+        throw error;
       }
     }
   }

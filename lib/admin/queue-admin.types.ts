@@ -8,6 +8,12 @@ export interface QueueState {
   pausedAt: Date | null;
   /** Its jobs per state; every state is present (0 when none). */
   counts: Record<JobState, number>;
+  /**
+   * The states whose count is the planner's estimate (from the statistics ANALYZE keeps), not an
+   * exact count: finished states (completed, failed, cancelled) once there are 10,000 or more
+   * finished jobs. Empty while every count is exact.
+   */
+  estimated: JobState[];
   /** The run_at of its oldest `available` job, else null: how long the queue has been waiting. */
   oldestAvailableAt: Date | null;
 }

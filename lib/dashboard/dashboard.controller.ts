@@ -19,6 +19,7 @@ import { DashboardMessages } from '../awa.messages.js';
 import { DASHBOARD_CSS } from './assets/dashboard.css.js';
 import { DASHBOARD_JS } from './assets/dashboard.js.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
+import { refuseCrossSite } from './dashboard.csrf.js';
 import { parseBulk, parseFilter, parseJobId, parsePage } from './dashboard.input.js';
 import { renderPage, type DashboardPage } from './dashboard.html.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
@@ -45,8 +46,12 @@ function baseOf(request: HttpRequest, depth: number): string {
   return segments.slice(0, segments.length - depth).join('/');
 }
 
-/** Actions need a JSON body: a cross-site form cannot send one without a CORS preflight. */
-function requireJson(request: HttpRequest): void {
+/**
+ * Actions come from the dashboard's own origin only (see refuseCrossSite), and need a JSON body: a
+ * cross-site form cannot send one without a CORS preflight.
+ */
+function checkAction(request: HttpRequest): void {
+  refuseCrossSite(request.headers);
   const type = String(request.headers['content-type'] ?? '');
   if (!type.toLowerCase().startsWith('application/json'))
     throw new UnsupportedMediaTypeException(DashboardMessages.notJson());
@@ -151,7 +156,7 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @Post('api/queues/:name/pause')
     @HttpCode(200)
     async pauseQueue(@Req() request: HttpRequest, @Param('name') name: string) {
-      requireJson(request);
+      checkAction(request);
       await this.dashboard.admin((a) => a.pauseQueue(name));
       return { queue: name, paused: true };
     }
@@ -159,7 +164,7 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @Post('api/queues/:name/resume')
     @HttpCode(200)
     async resumeQueue(@Req() request: HttpRequest, @Param('name') name: string) {
-      requireJson(request);
+      checkAction(request);
       await this.dashboard.admin((a) => a.resumeQueue(name));
       return { queue: name, paused: false };
     }
@@ -167,7 +172,7 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @Post('api/jobs/bulk')
     @HttpCode(200)
     bulk(@Req() request: HttpRequest, @Body() body: unknown) {
-      requireJson(request);
+      checkAction(request);
       this.dashboard.checkWritable();
       return this.dashboard.bulk(parseBulk(body));
     }
@@ -175,7 +180,7 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @Post('api/jobs/:id/retry')
     @HttpCode(200)
     retry(@Req() request: HttpRequest, @Param('id') id: string) {
-      requireJson(request);
+      checkAction(request);
       const jobId = parseJobId(id);
       return this.dashboard.admin((a) => a.retryJob(jobId));
     }
@@ -183,14 +188,15 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @Post('api/jobs/:id/cancel')
     @HttpCode(200)
     cancel(@Req() request: HttpRequest, @Param('id') id: string) {
-      requireJson(request);
+      checkAction(request);
       const jobId = parseJobId(id);
       return this.dashboard.admin((a) => a.cancelJob(jobId));
     }
 
     @Delete('api/jobs/:id')
     @HttpCode(200)
-    remove(@Param('id') id: string) {
+    remove(@Req() request: HttpRequest, @Param('id') id: string) {
+      refuseCrossSite(request.headers);
       const jobId = parseJobId(id);
       return this.dashboard.admin((a) => a.deleteJob(jobId));
     }
@@ -214,7 +220,7 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     }
 
     private async scheduleAction(request: HttpRequest, name: string, action: 'pause' | 'resume' | 'run') {
-      requireJson(request);
+      checkAction(request);
       await this.dashboard.schedule<unknown>((s) =>
         action === 'pause'
           ? s.pauseSchedule(name)

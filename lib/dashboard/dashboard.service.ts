@@ -1,5 +1,6 @@
 import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { QueueAdmin } from '../admin/queue-admin.service.js';
+import { readQueueCounts } from '../admin/queue-counts.js';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { DashboardMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
@@ -8,21 +9,32 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { toRecord } from '../producer/queue-producer.js';
 import { JobSchedules } from '../schedules/job-schedules.service.js';
 import { jobsSql } from '../sql/index.js';
+import { CHART_MINUTES, ThroughputReader } from './dashboard-throughput.js';
 import * as sql from './dashboard.sql.js';
 import { filterParams, type BulkRequest, type DashboardJobFilter } from './dashboard.input.js';
 import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 
-/** Minutes the overview's throughput chart covers. */
-export const CHART_MINUTES = 60;
 /** The count shown before a bulk action stops at this many jobs. */
 export const COUNT_CAP = 100_000;
+/** A page of the job list (a search) examines at most this many ids, from its cursor down. */
+export const SCAN_WINDOW = 25_000;
+/** The count shown before a bulk action examines at most this many ids, from the newest down. */
+export const COUNT_WINDOW = 100_000;
+
+/** The lowest id of a window of `size` ids below `before` (at least 1, the first id). */
+const windowFloor = (before: string, size: number): string => {
+  const floor = BigInt(before) - BigInt(size);
+  return String(floor > 1n ? floor : 1n);
+};
 
 export interface QueueSummary {
   name: string;
   paused: boolean;
   pausedAt: Date | null;
   counts: Record<JobState, number>;
+  /** States whose count is an estimate (shown with ≈): finished states past FINISHED_EXACT_CAP. */
+  estimated: JobState[];
   oldestAvailableAgeMs: number | null;
   /** Completed and failed jobs per second, over the chart's hour. */
   completedPerSecond: number;
@@ -50,12 +62,17 @@ export class DashboardService {
     private readonly jobSchedules: JobSchedules,
     @Inject(AWA_OPTIONS) private readonly awaOptions: ResolvedAwaOptions,
     @Inject(DASHBOARD_OPTIONS) readonly options: ResolvedDashboardOptions,
-  ) {}
+  ) {
+    this.chart = new ThroughputReader(db);
+  }
 
+  private readonly chart: ThroughputReader;
+
+  /** Every queue with its counts (finished states estimated past FINISHED_EXACT_CAP) and its rates. */
   async queues(): Promise<QueueSummary[]> {
-    const [rows, buckets] = await Promise.all([
-      this.db.query(sql.queueCounts),
-      this.db.query(sql.throughput, [CHART_MINUTES]),
+    const [counted, buckets] = await Promise.all([
+      readQueueCounts(this.db, [...this.awaOptions.queues.keys()]),
+      this.chart.read(),
     ]);
     const byName = new Map<string, QueueSummary>();
     const queue = (name: string) => {
@@ -66,6 +83,7 @@ export class DashboardService {
           paused: false,
           pausedAt: null,
           counts: zeroCounts(),
+          estimated: [],
           oldestAvailableAgeMs: null,
           completedPerSecond: 0,
           failedPerSecond: 0,
@@ -74,13 +92,14 @@ export class DashboardService {
       }
       return q;
     };
-    for (const name of this.awaOptions.queues.keys()) queue(name);
-    for (const row of rows) {
-      const q = queue(row.queue);
-      if (row.state) q.counts[row.state] = row.count;
-      if (row.paused_at) Object.assign(q, { paused: true, pausedAt: row.paused_at });
-      if (row.oldest_available_ms !== null) q.oldestAvailableAgeMs = Math.max(0, row.oldest_available_ms);
-    }
+    for (const c of counted)
+      Object.assign(queue(c.name), {
+        paused: c.pausedAt !== null,
+        pausedAt: c.pausedAt,
+        counts: c.counts,
+        estimated: c.estimated,
+        oldestAvailableAgeMs: c.oldestAvailableAgeMs,
+      });
     const seconds = CHART_MINUTES * 60;
     for (const b of buckets) {
       if (b.queue === null) continue;
@@ -93,7 +112,7 @@ export class DashboardService {
 
   /** Completed and failed jobs per minute over the last hour (every queue, or one), oldest first. */
   async throughput(queue?: string): Promise<ThroughputBucket[]> {
-    const rows = await this.db.query(sql.throughput, [CHART_MINUTES]);
+    const rows = await this.chart.read();
     const buckets = new Map<number, ThroughputBucket>();
     for (const row of rows) {
       const t = row.minute.getTime();
@@ -105,17 +124,35 @@ export class DashboardService {
     return [...buckets.values()];
   }
 
+  /**
+   * A page of jobs, newest first, below `after` (else from the newest). It examines at most
+   * SCAN_WINDOW ids: when fewer than `limit` jobs match there and older jobs remain, `bounded` is
+   * set and `next` is where the window stopped (the next page searches below it).
+   */
   async jobs(filter: DashboardJobFilter, page: { after: string | null; limit: number }) {
-    const after = page.after ?? sql.FIRST_PAGE;
-    const rows = await this.db.query(sql.listJobs, [...filterParams(filter), after, page.limit]);
+    const before = page.after ?? (await this.top());
+    const floor = windowFloor(before, SCAN_WINDOW);
+    const rows = await this.db.query(sql.listJobs, [...filterParams(filter), before, page.limit, floor]);
     const jobs = rows.map((r) => toRecord(r));
-    return { jobs, next: jobs.length === page.limit ? (jobs[jobs.length - 1]?.id ?? null) : null };
+    if (jobs.length === page.limit) return { jobs, next: jobs[jobs.length - 1]?.id ?? null, bounded: false };
+    if (BigInt(floor) <= 1n) return { jobs, next: null, bounded: false };
+    return { jobs, next: floor, bounded: true, window: SCAN_WINDOW };
   }
 
-  async count(filter: DashboardJobFilter): Promise<{ count: number; capped: boolean }> {
-    const [row] = await this.db.query(sql.countJobs, [...filterParams(filter), COUNT_CAP + 1]);
+  /**
+   * How many jobs match the filter, among the newest COUNT_WINDOW: `capped` when the count stopped at
+   * COUNT_CAP, `bounded` when older jobs were not looked at (the count is then a lower bound).
+   */
+  async count(filter: DashboardJobFilter): Promise<{ count: number; capped: boolean; bounded: boolean }> {
+    const floor = windowFloor(await this.top(), COUNT_WINDOW);
+    const [row] = await this.db.query(sql.countJobs, [...filterParams(filter), COUNT_CAP + 1, floor]);
     const count = row?.count ?? 0;
-    return { count: Math.min(count, COUNT_CAP), capped: count > COUNT_CAP };
+    return { count: Math.min(count, COUNT_CAP), capped: count > COUNT_CAP, bounded: BigInt(floor) > 1n };
+  }
+
+  private async top(): Promise<string> {
+    const [row] = await this.db.query(sql.jobsTop);
+    return row?.top ?? '1';
   }
 
   async job(id: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null }> {

@@ -1,5 +1,4 @@
 import { MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
-import type { JobState } from '../interfaces/job.interface.js';
 import { MAINTENANCE_LEASE } from '../maintenance/row-lease.leader.js';
 import { LIVENESS_LOCK_NAMESPACE } from '../sql/instances.sql.js';
 import { JOB_COLUMNS, type JobRow } from '../sql/jobs.sql.js';
@@ -7,33 +6,6 @@ import { statement } from '../sql/sql-statement.js';
 
 /** Milliseconds from timestamp expression `expr` to now, on the database clock. */
 const ageMs = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::float8`;
-
-/** One (queue, state) count, with the queue's pause and its oldest available job. */
-export interface QueueCountRow {
-  queue: string;
-  state: JobState | null;
-  count: number;
-  paused_at: Date | null;
-  oldest_available_ms: number | null;
-}
-
-/**
- * Job counts of every queue by state, plus every queue of awa.queues (paused or not) even when it
- * has no job (state NULL, count 0). oldest_available_ms: age of the queue's oldest available job.
- */
-export const queueCounts = statement<[], QueueCountRow>(
-  'dashboard_queue_counts',
-  `
-  WITH counts AS (
-    SELECT queue, state, count(*)::int AS count,
-           min(run_at) FILTER (WHERE state = 'available') AS oldest_available
-      FROM awa.jobs GROUP BY queue, state
-  )
-  SELECT coalesce(c.queue, q.name) AS queue, c.state, coalesce(c.count, 0) AS count, q.paused_at,
-         ${ageMs('c.oldest_available')} AS oldest_available_ms
-    FROM counts c FULL JOIN awa.queues q ON q.name = c.queue
-   ORDER BY 1, 2`,
-);
 
 /** Completed and failed jobs of one queue in one minute; queue NULL for a minute without any. */
 export interface ThroughputRow {
@@ -44,10 +16,12 @@ export interface ThroughputRow {
 }
 
 /**
- * Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx).
- * Every minute has a row, so the minutes are those of the database clock, not the app's.
+ * Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx),
+ * reading only the jobs finalized from $2 on (NULL: the whole window; ThroughputReader keeps the
+ * settled minutes). Every minute has a row, so the minutes are those of the database clock, not the
+ * app's; those before $2 come with no queue and zeros.
  */
-export const throughput = statement<[minutes: number], ThroughputRow>(
+export const throughput = statement<[minutes: number, since: Date | null], ThroughputRow>(
   'dashboard_throughput',
   `
   WITH finished AS (
@@ -57,6 +31,7 @@ export const throughput = statement<[minutes: number], ThroughputRow>(
       FROM awa.jobs
      WHERE finalized_at IS NOT NULL
        AND finalized_at >= date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute'
+       AND finalized_at >= coalesce($2::timestamptz, '-infinity')
      GROUP BY 1, 2
   )
   SELECT f.queue, m.minute, coalesce(f.completed, 0) AS completed, coalesce(f.failed, 0) AS failed
@@ -89,29 +64,38 @@ export type JobFilterParams = [
   ids: string[] | null,
 ];
 
-/** The cursor of the first page: every job id is below it. */
-export const FIRST_PAGE = '9223372036854775807';
+/** The id above every job (the newest id + 1): where a first page or a count starts. */
+export const jobsTop = statement<[], { top: string }>(
+  'dashboard_jobs_top',
+  `SELECT (coalesce(max(id), 0) + 1)::text AS top FROM awa.jobs`,
+);
 
 /**
  * One page of jobs matching the filter, newest first: those below cursor $8 (the last id of the
- * previous page, or FIRST_PAGE), at most $9 rows. Keyset pagination down the primary key, so a deep
- * page costs what the first does. The first page has a cursor too: with `$8 IS NULL OR j.id < $8`, or
- * a statement without the condition, the generic plan of the prepared statement reads the whole
- * table and sorts it. (Ordered by j.id: a bare `id` is the text column of JOB_COLUMNS.)
+ * previous page, or jobsTop) and at or above $10, at most $9 rows. Keyset pagination down the
+ * primary key, so a deep page costs what the first does; the floor $10 bounds the rows examined
+ * when few jobs match (a search), where the walk would otherwise go down the whole table. Both
+ * bounds are parameters, never `$8 IS NULL OR ...`: the generic plan of the prepared statement
+ * would then read the whole table and sort it. (Ordered by j.id: a bare `id` is the text column of
+ * JOB_COLUMNS.)
  */
-export const listJobs = statement<[...JobFilterParams, after: string, limit: number], JobRow>(
+export const listJobs = statement<[...JobFilterParams, before: string, limit: number, floor: string], JobRow>(
   'dashboard_list_jobs',
   `
   SELECT ${JOB_COLUMNS} FROM awa.jobs j
-   WHERE j.id < $8::bigint AND ${JOB_FILTER}
+   WHERE j.id < $8::bigint AND j.id >= $10::bigint AND ${JOB_FILTER}
    ORDER BY j.id DESC
    LIMIT $9::int`,
 );
 
-/** How many jobs match the filter, counting at most $8 (the count is capped, not estimated). */
-export const countJobs = statement<[...JobFilterParams, cap: number], { count: number }>(
+/**
+ * How many jobs match the filter among those with id >= $9, counting at most $8: both the count and
+ * the rows examined are bounded (the count is capped, not estimated).
+ */
+export const countJobs = statement<[...JobFilterParams, cap: number, floor: string], { count: number }>(
   'dashboard_count_jobs',
-  `SELECT count(*)::int AS count FROM (SELECT 1 FROM awa.jobs WHERE ${JOB_FILTER} LIMIT $8::int) matching`,
+  `SELECT count(*)::int AS count
+     FROM (SELECT 1 FROM awa.jobs WHERE id >= $9::bigint AND ${JOB_FILTER} LIMIT $8::int) matching`,
 );
 
 /** The lease of a running job. */

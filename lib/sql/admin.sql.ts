@@ -52,32 +52,100 @@ export const resumeQueue = statement<[name: string], { resumed: number; notified
          (SELECT count(pg_notify('${AWA_CONTROL_CHANNEL}', 'resume:' || $1::text)))::int AS notified`,
 );
 
-export interface QueueStateRow {
+/** One (queue, unfinished state) count of a queue, or its row alone (state NULL, count 0). */
+export interface QueueWaitingRow {
   name: string;
   paused_at: Date | null;
-  counts: Partial<Record<JobState, number>>;
+  state: JobState | null;
+  count: number;
   oldest_available_at: Date | null;
+  /** Age of the oldest available job on the database clock, in ms. */
+  oldest_available_ms: number | null;
 }
 
 /**
- * Every queue that has jobs, a row in awa.queues, or is in $1 (this app's handler queues): its
- * pause, its job count per state, and the run_at of its oldest available job. Counts every job.
+ * Every queue known without reading finished jobs: with a waiting or running job, a row in
+ * awa.queues, in $1 (this app's handler queues), or among the planner's most common queues; its
+ * pause, and its exact counts of the unfinished states with the run_at of its oldest available
+ * job. It reads only unfinished jobs, through jobs_claim_kind_idx (available), jobs_due_kind_idx
+ * (scheduled, retryable) and the leases (running): its cost follows the backlog, never the number
+ * of finished jobs kept (see finishedSample and estimateJobs for those).
  */
-export const queueStates = statement<[queues: string[]], QueueStateRow>(
-  'admin_queue_states',
+export const queueWaitingCounts = statement<[queues: string[]], QueueWaitingRow>(
+  'admin_queue_waiting_counts',
   `
-  WITH per_state AS (
-    SELECT queue, state, count(*) AS n, min(run_at) FILTER (WHERE state = 'available') AS oldest
-      FROM awa.jobs GROUP BY queue, state
-  ), per_queue AS (
-    SELECT queue, jsonb_object_agg(state, n) AS counts, min(oldest) AS oldest FROM per_state GROUP BY queue
+  WITH waiting AS (
+    SELECT queue, 'available'::text AS state, count(*)::int AS n, min(run_at) AS oldest
+      FROM awa.jobs WHERE state = 'available' GROUP BY queue
+    UNION ALL
+    SELECT queue, state, count(*)::int, NULL FROM awa.jobs
+     WHERE state IN ('scheduled', 'retryable') GROUP BY queue, state
+    UNION ALL
+    SELECT j.queue, 'running', count(DISTINCT j.id)::int, NULL
+      FROM awa.active_leases l JOIN awa.jobs j ON j.id = l.job_id
+     WHERE j.state = 'running' GROUP BY j.queue
   ), names AS (
-    SELECT queue AS name FROM per_queue UNION SELECT name FROM awa.queues UNION SELECT unnest($1::text[])
+    SELECT queue AS name FROM waiting UNION SELECT name FROM awa.queues UNION SELECT unnest($1::text[])
+    UNION SELECT unnest(most_common_vals::text::text[]) FROM pg_stats
+     WHERE schemaname = 'awa' AND tablename = 'jobs' AND attname = 'queue'
   )
-  SELECT n.name, q.paused_at, coalesce(c.counts, '{}'::jsonb) AS counts, c.oldest AS oldest_available_at
-    FROM names n LEFT JOIN per_queue c ON c.queue = n.name LEFT JOIN awa.queues q ON q.name = n.name
-   ORDER BY n.name`,
+  SELECT n.name, q.paused_at, w.state, coalesce(w.n, 0) AS count, w.oldest AS oldest_available_at,
+         (extract(epoch FROM now() - w.oldest) * 1000)::float8 AS oldest_available_ms
+    FROM names n LEFT JOIN waiting w ON w.queue = n.name LEFT JOIN awa.queues q ON q.name = n.name
+   ORDER BY n.name, w.state`,
 );
+
+/** The samples of finishedSample. */
+export type FinishedSample = 'finished' | 'failed' | 'cancelled';
+
+/** One (queue, state) count of one sample, and how many jobs that sample took in all. */
+export interface FinishedSampleRow {
+  sample: FinishedSample;
+  queue: string;
+  state: JobState;
+  count: number;
+  total: number;
+}
+
+/**
+ * Finished jobs per (queue, state) in three samples: at most $1 finished jobs (finalized_at set,
+ * read in table order: pages read one after the other), and at most $2 failed and $2 cancelled ones
+ * (jobs_admin_state_idx, then one heap page per job: hence the smaller cap). A sample whose total is
+ * under its cap took every such job, so its counts are exact; one that reached it stopped there,
+ * and its state is estimated instead. At most $1 + 2 × $2 rows read, however many jobs are kept.
+ */
+export const finishedSample = statement<[cap: number, rareCap: number], FinishedSampleRow>(
+  'admin_finished_sample',
+  `
+  WITH finished AS (
+    SELECT queue, state FROM awa.jobs WHERE finalized_at IS NOT NULL LIMIT $1
+  ), failed AS (
+    SELECT queue, state FROM awa.jobs WHERE state = 'failed' LIMIT $2
+  ), cancelled AS (
+    SELECT queue, state FROM awa.jobs WHERE state = 'cancelled' LIMIT $2
+  ), samples AS (
+    SELECT 'finished' AS sample, queue, state FROM finished
+    UNION ALL SELECT 'failed', queue, state FROM failed
+    UNION ALL SELECT 'cancelled', queue, state FROM cancelled
+  )
+  SELECT sample, queue, state, count(*)::int AS count, (sum(count(*)) OVER (PARTITION BY sample))::int AS total
+    FROM samples GROUP BY sample, queue, state
+   ORDER BY 1, 2, 3`,
+);
+
+/**
+ * The planner's estimate (awa.estimate_jobs: planned, never run) of the jobs of queue $1[i] in state
+ * $2[i]: what ANALYZE (autovacuum) last saw, scaled to the table's current size.
+ */
+export const estimateJobs = statement<[queues: string[], states: string[]], EstimateRow>(
+  'admin_estimate_jobs',
+  `SELECT q AS queue, s AS state, awa.estimate_jobs(q, s)::float8 AS estimate FROM unnest($1::text[], $2::text[]) t (q, s)`,
+);
+export interface EstimateRow {
+  queue: string;
+  state: JobState;
+  estimate: number;
+}
 
 /**
  * Retries job $1 if it is finished: back to available (see RETRY_ASSIGNMENTS), its queue NOTIFYed.
@@ -159,8 +227,11 @@ const PICKED = `(SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FR
 
 /**
  * One batch of retryJobs: up to $2 finished jobs matching the filter (from $3) with id <= $1, newest
- * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job whose key could
- * block a retried one is not retried here: its id comes back in `guarded`, to be retried on its own.
+ * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job (one that would hold
+ * its key once available) is retried only if no other job holds its key now (jobs_unique_idx), and
+ * only the newest of the batch's jobs of one key: the others are skipped, counted in `skipped`, so
+ * the UPDATE raises no unique violation. (A job of that key committed by another transaction between
+ * this statement's snapshot and its UPDATE still can: QueueAdmin runs the batch again.)
  * Key rows: see lockFlowKeys.
  */
 export const retryBatch = (filter: FilterSql) =>
@@ -169,23 +240,31 @@ export const retryBatch = (filter: FilterSql) =>
     filter,
     () => `
   WITH picked AS (
-    SELECT id, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded FROM awa.jobs
+    SELECT id, unique_key, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded FROM awa.jobs
      WHERE id <= $1::bigint AND state IN ${RETRYABLE_STATES} AND ${filter.where(3)}
      ORDER BY id DESC LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), free AS (
+    SELECT DISTINCT ON (p.unique_key) p.id FROM picked p
+     WHERE p.guarded
+       AND NOT EXISTS (SELECT FROM awa.jobs o
+                        WHERE o.unique_key = p.unique_key AND o.state = ANY (o.unique_states) AND o.id <> p.id)
+     ORDER BY p.unique_key, p.id DESC
   ), retried AS (
-    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p WHERE j.id = p.id AND NOT p.guarded
+    UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p
+     WHERE j.id = p.id AND (NOT p.guarded OR p.id IN (SELECT id FROM free))
     RETURNING j.queue, j.concurrency_key
   ), keys_locked AS (${lockFlowKeys('retried')}
   )
   SELECT ${PICKED}, (SELECT count(*) FROM retried)::int AS changed,
-         ARRAY(SELECT id::text FROM picked WHERE guarded) AS guarded,
+         (SELECT count(*) FROM picked WHERE guarded)::int - (SELECT count(*) FROM free)::int AS skipped,
          ARRAY(SELECT DISTINCT queue FROM retried) AS queues,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', r.queue)) FROM (SELECT DISTINCT queue FROM retried) r)::int
            AS notified`,
   );
 export interface RetryBatchRow {
   changed: number;
-  guarded: string[];
+  /** Unique jobs not retried: their key is held by another job, or by a newer job of the batch. */
+  skipped: number;
   queues: string[];
 }
 

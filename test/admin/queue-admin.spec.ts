@@ -261,7 +261,7 @@ describe('QueueAdmin', () => {
       expect((await job(running))?.state).toBe('running');
     });
 
-    it('retryJobs retries unique jobs one by one and skips one whose key is held', async () => {
+    it('retryJobs retries a unique job whose key is free and skips one whose key is held', async () => {
       const holder = await seedJob(exec, { state: 'available' });
       const blocked = await seedJob(exec, { state: 'failed', finalizedAtMs: 0 });
       const free = await seedJob(exec, { state: 'failed', finalizedAtMs: 0 });

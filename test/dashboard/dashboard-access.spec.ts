@@ -39,7 +39,7 @@ describe.each([
     expect([page.status, page.type]).toEqual([200, 'text/html; charset=utf-8']);
     expect(page.body).toContain('href="/ops/queue-ui/assets/dashboard.css"');
     expect(page.body).toContain('value="failed" checked');
-    expect((await call(`${dash.url}/api/jobs?state=failed`)).body).toEqual({ jobs: [], next: null });
+    expect((await call(`${dash.url}/api/jobs?state=failed`)).body).toEqual({ jobs: [], next: null, bounded: false });
     expect((await call(`${dash.url}/api/jobs?state=nope`)).status).toBe(400);
     expect((await call(`${dash.url}/assets/dashboard.js`)).type).toBe('text/javascript; charset=utf-8');
   });

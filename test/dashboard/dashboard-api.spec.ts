@@ -54,7 +54,11 @@ describe('dashboard JSON API (Express)', () => {
     expect(await ids('tag=vip&tag=eu')).toEqual([c]);
     expect(await ids(`args=${encodeURIComponent('{"userId": 42}')}`)).toEqual([c, a]);
     expect(await ids('search=ADA@example')).toEqual([a]);
-    expect((await call(`${dash.url}/api/jobs/count?kind=k.a`)).body).toEqual({ count: 2, capped: false });
+    expect((await call(`${dash.url}/api/jobs/count?kind=k.a`)).body).toEqual({
+      count: 2,
+      capped: false,
+      bounded: false,
+    });
   });
 
   it('pages with a keyset cursor: every job once, in order, and no next after the last page', async () => {

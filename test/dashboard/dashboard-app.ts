@@ -74,6 +74,8 @@ export interface DashboardAppOptions {
   providers?: unknown[];
   /** Where Nest logs go (default: nowhere). */
   logger?: LoggerService;
+  /** Credentialed CORS for every origin, as a host app may set it (`app.enableCors`). */
+  corsWideOpen?: boolean;
 }
 
 /** A real Nest HTTP app with AwaModule, real workers and the dashboard, listening on a free port. */
@@ -99,6 +101,7 @@ export async function startDashboardApp(options: DashboardAppOptions): Promise<D
   const app = options.fastify
     ? await NestFactory.create(DashboardTestModule, new FastifyAdapter(), { logger: options.logger ?? false })
     : await NestFactory.create(DashboardTestModule, { logger: options.logger ?? false });
+  if (options.corsWideOpen) app.enableCors({ origin: true, credentials: true });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const path = (options.dashboard?.path ?? '/awa').replace(/\/+$/, '');

@@ -1,5 +1,10 @@
 import type pg from 'pg';
+import { FINISHED_EXACT_CAP, RARE_EXACT_CAP } from '../../lib/admin/queue-counts.js';
 import * as dashboardSql from '../../lib/dashboard/dashboard.sql.js';
+import { COUNT_CAP, SCAN_WINDOW } from '../../lib/dashboard/dashboard.service.js';
+import { adminSql } from '../../lib/sql/index.js';
+import type { AwaDatabase } from '../../lib/database/awa-database.js';
+import { ThroughputReader } from '../../lib/dashboard/dashboard-throughput.js';
 import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.js';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
@@ -21,6 +26,7 @@ describe('dashboard query plans on 200k jobs', () => {
   const f = useSqlFixture({ reset: false });
   let client: pg.Client;
   let middleId: string;
+  let top: string;
 
   beforeAll(async () => {
     client = await f.client();
@@ -32,7 +38,7 @@ describe('dashboard query plans on 200k jobs', () => {
         CROSS JOIN LATERAL (SELECT CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 97 = 0 THEN 'available'
                                         ELSE 'completed' END AS state) s`);
     await f.sql('ANALYZE awa.jobs');
-    [{ id: middleId }] = await f.sql(`SELECT (max(id) / 2)::text AS id FROM awa.jobs`);
+    [{ id: middleId, top }] = await f.sql(`SELECT (max(id) / 2)::text AS id, (max(id) + 1)::text AS top FROM awa.jobs`);
   });
 
   async function explain(statement: SqlStatement, values: unknown[]): Promise<PlanNode> {
@@ -48,11 +54,22 @@ describe('dashboard query plans on 200k jobs', () => {
     }
   }
 
+  /** The lowest id a page below `before` may examine (as DashboardService computes it). */
+  const floorOf = (before: string, window = SCAN_WINDOW) => String(Math.max(1, Number(before) - window));
   /** The statement and values of the page after `after` (null: the first page) for this filter. */
   const list = (query: Record<string, unknown>, after: string | null): [SqlStatement, unknown[]] => [
     dashboardSql.listJobs,
-    [...filterParams(parseFilter(query)), after ?? dashboardSql.FIRST_PAGE, 50],
+    [...filterParams(parseFilter(query)), after ?? top, 50, floorOf(after ?? top)],
   ];
+  /** Rows a plan's scans of awa.jobs looked at: those returned and those its filters removed. */
+  const examined = (plan: PlanNode) =>
+    planNodes(plan)
+      .filter((n) => n['Relation Name'] === 'jobs')
+      .reduce(
+        (sum, n) =>
+          sum + ((n['Actual Rows'] ?? 0) + ((n['Rows Removed by Filter'] as number) ?? 0)) * (n['Actual Loops'] ?? 1),
+        0,
+      );
 
   it.each([
     ['no filter', {}],
@@ -94,8 +111,57 @@ describe('dashboard query plans on 200k jobs', () => {
   });
 
   it('counts per-minute throughput of the last hour through jobs_finalized_idx', async () => {
-    const plan = await explain(dashboardSql.throughput, [60]);
+    const plan = await explain(dashboardSql.throughput, [60, null]);
     expect(scans(plan)).toEqual([expect.stringMatching(/^(Index|Bitmap Heap) Scan on jobs/)]);
     expect(planNodes(plan).some((n) => n['Index Name'] === 'jobs_finalized_idx')).toBe(true);
+  });
+
+  it('a search that matches nothing examines one window of ids, not the table', async () => {
+    const plan = await explain(...list({ search: 'no such text anywhere' }, null));
+    expect(scans(plan)).toEqual(['Index Scan on jobs using jobs_pkey']);
+    expect(examined(plan)).toBeLessThanOrEqual(SCAN_WINDOW);
+  });
+
+  it('the count before a bulk action examines only the ids above its floor', async () => {
+    const floor = floorOf(top, 50_000);
+    const plan = await explain(dashboardSql.countJobs, [
+      ...filterParams(parseFilter({ search: 'no such text anywhere' })),
+      COUNT_CAP + 1,
+      floor,
+    ]);
+    expect(examined(plan)).toBeLessThanOrEqual(50_000);
+  });
+
+  it('counts the unfinished states of every queue through their indexes, reading no finished job', async () => {
+    const plan = await explain(adminSql.queueWaitingCounts, [['queue0']]);
+    expect(scans(plan).filter((s) => s.startsWith('Seq Scan on jobs'))).toEqual([]);
+    const available = Math.floor(ROWS / 97) - Math.floor(ROWS / (97 * 50));
+    expect(examined(plan)).toBeLessThanOrEqual(available);
+  });
+
+  it('samples finished jobs up to the cap, whatever their number, and estimates the rest', async () => {
+    const plan = await explain(adminSql.finishedSample, [FINISHED_EXACT_CAP, RARE_EXACT_CAP]);
+    expect(examined(plan)).toBeLessThanOrEqual(FINISHED_EXACT_CAP + 2 * RARE_EXACT_CAP + ROWS / 97);
+    const [estimate] = await f.run(adminSql.estimateJobs, [['queue1'], ['completed']]);
+    const [{ n }] = await f.sql(
+      `SELECT count(*)::int AS n FROM awa.jobs WHERE queue = 'queue1' AND state = 'completed'`,
+    );
+    expect(estimate!.estimate).toBeGreaterThan(n * 0.8);
+    expect(estimate!.estimate).toBeLessThan(n * 1.2);
+  });
+
+  it('a refresh of the throughput chart reads only the minutes not settled yet, and shows what a full read does', async () => {
+    const since = new Date(Date.now() - 3 * 60_000);
+    const plan = await explain(dashboardSql.throughput, [60, since]);
+    expect(examined(plan)).toBeLessThanOrEqual(4 * 60);
+    const db = {
+      query: (statement: SqlStatement, values: unknown[]) => f.run(statement, values),
+    } as unknown as AwaDatabase;
+    const reader = new ThroughputReader(db);
+    const sum = (rows: dashboardSql.ThroughputRow[]) => rows.reduce((n, r) => n + r.completed + r.failed, 0);
+    const first = await reader.read();
+    const second = await reader.read();
+    expect(sum(second)).toBe(sum(first));
+    expect(new Set(second.map((r) => r.minute.getTime())).size).toBe(60);
   });
 });

@@ -25,7 +25,7 @@ export const DASHBOARD_JOBS_JS = `
   function bulk(action) {
     var counted = allMatching
       ? api('/jobs/count?' + filterQuery().toString()).then(function (c) {
-          return c.count + (c.capped ? '+' : '');
+          return c.count + (c.capped || c.bounded ? '+' : '');
         })
       : Promise.resolve(String(selected.size));
     counted
@@ -176,7 +176,16 @@ export const DASHBOARD_JOBS_JS = `
         rows.length ? rows : [h('tr', {}, [h('td', { colspan: 9, cls: 'muted', text: 'No job matches.' })])],
       );
       if (canAct) t.querySelector('thead th').replaceChildren(pageBox);
-      return h('div', {}, [tools, t, pager]);
+      // The server looks at a bounded number of jobs per page: say so when it stopped there.
+      var bound = d.bounded
+        ? h('p', {
+            cls: 'muted',
+            id: 'scan-bound',
+            text:
+              'Searched the ' + d.window + ' jobs down to #' + d.next + ' only; "Older →" searches the ones before.',
+          })
+        : null;
+      return h('div', {}, [tools, t, bound, pager]);
     },
   };
 `;

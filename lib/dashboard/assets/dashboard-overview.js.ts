@@ -23,6 +23,10 @@ export const DASHBOARD_OVERVIEW_JS = `
   function td(v) {
     return h('td', {}, [v]);
   }
+  // A count the server estimated (finished states of a big table) is shown with ≈.
+  function about(q, s) {
+    return (q.estimated.indexOf(s) >= 0 ? '≈ ' : '') + q.counts[s];
+  }
 
   pages.overview = {
     load: function () {
@@ -32,12 +36,14 @@ export const DASHBOARD_OVERVIEW_JS = `
     },
     render: function (d) {
       var totals = {};
+      var estimated = {};
       STATES.forEach(function (s) {
         totals[s] = 0;
       });
       d.queues.forEach(function (q) {
         STATES.forEach(function (s) {
           totals[s] += q.counts[s];
+          if (q.estimated.indexOf(s) >= 0) estimated[s] = true;
         });
       });
       var done = d.minutes.reduce(function (a, m) {
@@ -50,7 +56,7 @@ export const DASHBOARD_OVERVIEW_JS = `
         ['Queues', d.queues.length],
         ['Available', totals.available],
         ['Running', totals.running],
-        ['Failed', totals.failed],
+        ['Failed', (estimated.failed ? '≈ ' : '') + totals.failed],
         ['Completed / s (1 h)', rate(done / 3600)],
         ['Failed / s (1 h)', rate(failed / 3600)],
       ];
@@ -69,7 +75,7 @@ export const DASHBOARD_OVERVIEW_JS = `
           ]
             .concat(
               STATES.map(function (s) {
-                return num(q.counts[s]);
+                return num(about(q, s));
               }),
             )
             .concat([

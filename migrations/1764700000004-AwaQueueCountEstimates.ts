@@ -1,0 +1,35 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { applyOnce, revertOnce } from './awa-migration.helpers.js';
+
+/**
+ * What the dashboard and QueueAdmin.queueStates read for the finished states once those are too
+ * many to count on each refresh: the planner's estimate of the jobs of one queue in one state.
+ * awa.estimate_jobs plans (never runs) that count (volatile: PostgreSQL allows EXPLAIN in no other); the statistics object gives the planner the
+ * joint frequencies of (queue, state), so that a queue with mostly failed jobs is not estimated with
+ * the table's mix. Both cost nothing on the hot path: ANALYZE (autovacuum) maintains them.
+ */
+export class AwaQueueCountEstimates1764700000004 implements MigrationInterface {
+  name = 'AwaQueueCountEstimates1764700000004';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await applyOnce(queryRunner, this.name, [
+      `CREATE STATISTICS awa.jobs_queue_state_stats (mcv) ON queue, state FROM awa.jobs`,
+      `CREATE OR REPLACE FUNCTION awa.estimate_jobs(p_queue text, p_state text) RETURNS bigint
+         LANGUAGE plpgsql AS $$
+       DECLARE
+         plan jsonb;
+       BEGIN
+         EXECUTE format('EXPLAIN (FORMAT JSON) SELECT FROM awa.jobs WHERE queue = %L AND state = %L', p_queue, p_state)
+           INTO plan;
+         RETURN (plan -> 0 -> 'Plan' ->> 'Plan Rows')::bigint;
+       END $$`,
+    ]);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await revertOnce(queryRunner, this.name, [
+      'DROP FUNCTION IF EXISTS awa.estimate_jobs(text, text)',
+      'DROP STATISTICS IF EXISTS awa.jobs_queue_state_stats',
+    ]);
+  }
+}
