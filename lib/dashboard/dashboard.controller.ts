@@ -15,7 +15,6 @@ import {
   UnsupportedMediaTypeException,
   type Type,
 } from '@nestjs/common';
-import { DashboardMessages } from '../awa.messages.js';
 import { DASHBOARD_CSS } from './assets/dashboard.css.js';
 import { DASHBOARD_JS } from './assets/dashboard.js.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
@@ -24,6 +23,7 @@ import { parseBulk, parseFilter, parseJobId, parsePage } from './dashboard.input
 import { renderPage, type DashboardPage } from './dashboard.html.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { DashboardService } from './dashboard.service.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** The parts of an Express or Fastify request the controller reads. */
 interface HttpRequest {
@@ -54,7 +54,7 @@ function checkAction(request: HttpRequest): void {
   refuseCrossSite(request.headers);
   const type = String(request.headers['content-type'] ?? '');
   if (!type.toLowerCase().startsWith('application/json'))
-    throw new UnsupportedMediaTypeException(DashboardMessages.notJson());
+    throw new UnsupportedMediaTypeException(AwaDashboardMessages.notJson());
 }
 
 /**
