@@ -15,8 +15,8 @@ import {
   UnsupportedMediaTypeException,
   type Type,
 } from '@nestjs/common';
-import { DASHBOARD_CSS } from './assets/dashboard.css.js';
-import { DASHBOARD_JS } from './assets/dashboard.js.js';
+// Bundled from dashboard-ui/ by dashboard-ui/build.mjs (npm run build), git-ignored.
+import { DASHBOARD_CSS, DASHBOARD_JS } from './dashboard.assets.generated.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
 import { refuseCrossSite } from './dashboard.csrf.js';
 import { parseBulk, parseFilter, parseJobId, parsePage } from './dashboard.input.js';
