@@ -37,14 +37,11 @@ const LAYERS = [
 const OPTIONAL = ['dashboard', 'telemetry', 'health', 'testing'];
 
 /**
- * TEMPORARY exceptions, one import each (a file, and the files it may import against a rule).
- * Each is being removed under issue 17; delete its line when the import is gone.
+ * TEMPORARY exceptions, one import each (a file, and the files it may import against a rule), each
+ * with a comment saying why and until when; delete its line when the import is gone. None now.
  */
-const EXCEPTIONS = [
-  // The root entry still exports AwaDashboardModule; it moves to the entry point nestjs-awa/dashboard
-  // (issue 17, item 2).
-  { from: 'lib/index.ts', to: '^lib/dashboard/' },
-];
+/** @type {Array<{ from: string, to: string }>} */
+const EXCEPTIONS = [];
 
 const matches = (path, file) => new RegExp(path).test(file);
 

@@ -5,7 +5,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'build/**', 'coverage/**', 'node_modules/**', '.tmp/**', 'test/pack/consumers/**'],
+    ignores: [
+      'dist/**',
+      'build/**',
+      'coverage/**',
+      'node_modules/**',
+      '.tmp/**',
+      'test/pack/consumers/**',
+      'lib/dashboard/dashboard.assets.generated.ts',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -20,6 +28,35 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
       eqeqeq: ['error', 'smart'],
+    },
+  },
+  {
+    // The dashboard's browser code (type-checked by dashboard-ui/tsconfig.json against the DOM): the
+    // browser's globals, and none of Node's.
+    files: ['dashboard-ui/**/*.ts'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'location',
+          'localStorage',
+          'fetch',
+          'setTimeout',
+          'clearTimeout',
+          'URLSearchParams',
+          'Node',
+          'Event',
+          'HTMLElement',
+          'HTMLInputElement',
+          'HTMLButtonElement',
+          'SVGSVGElement',
+          'console',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: {
+      'no-restricted-globals': ['error', 'process', 'require', 'module', 'Buffer', '__dirname', '__filename', 'global'],
     },
   },
   {

@@ -4,7 +4,7 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^nestjs-awa$': '<rootDir>/lib/index.ts',
-    '^nestjs-awa/(testing|health|telemetry)$': '<rootDir>/lib/$1/index.ts',
+    '^nestjs-awa/(testing|health|telemetry|dashboard)$': '<rootDir>/lib/$1/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -14,6 +14,8 @@ export const AWA_CONTROL_CHANNEL = 'awa_control';
 
 /** Advisory-lock key of maintenance leadership (a bigint; migrations use ...0002). */
 export const MAINTENANCE_LOCK_KEY = '6182721100001';
+/** The awa.leader row of maintenance leadership (connectionMode 'transaction-pooler'). */
+export const MAINTENANCE_LEASE = 'maintenance';
 
 export const DEFAULT_QUEUE = 'default';
 /** Priority bounds: a smallint, lower runs first (like graphile-worker). */

@@ -71,6 +71,4 @@ export type {
 } from './schedules/schedule.interface.js';
 export type { RateLimited } from './interfaces/job.interface.js';
 export type { RateLimitOptions } from './options/awa-options.interface.js';
-// AwaTelemetryModule lives in 'nestjs-awa/telemetry'.
-export { AwaDashboardModule } from './dashboard/dashboard.module.js';
-export type { AwaDashboardOptions } from './dashboard/dashboard.options.js';
+// AwaTelemetryModule lives in 'nestjs-awa/telemetry', AwaDashboardModule in 'nestjs-awa/dashboard'.

@@ -1,8 +1,8 @@
 import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { DashboardMessages } from '../awa.messages.js';
 import { AwaErrorCodes } from '../errors/awa-error-codes.js';
 import { AwaError } from '../errors/awa.error.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** AwaError codes that mean the request was wrong, not the server: bad options and every *_VALIDATION. */
 const isClientError = (code: string) => code === AwaErrorCodes.invalidOption || code.endsWith('_VALIDATION');
@@ -22,7 +22,7 @@ export class DashboardExceptionFilter implements ExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     const response: unknown = host.switchToHttp().getResponse();
     let status: number = HttpStatus.INTERNAL_SERVER_ERROR;
-    let message: string = DashboardMessages.internalError();
+    let message: string = AwaDashboardMessages.internalError();
     if (error instanceof HttpException) {
       status = error.getStatus();
       const body = error.getResponse();
@@ -31,7 +31,7 @@ export class DashboardExceptionFilter implements ExceptionFilter {
       status = HttpStatus.BAD_REQUEST;
       message = error.message;
     } else {
-      this.logger.error(DashboardMessages.actionFailed('request', String(error)));
+      this.logger.error(AwaDashboardMessages.actionFailed('request', String(error)));
     }
     this.adapterHost.httpAdapter.reply(response, { statusCode: status, message }, status);
   }

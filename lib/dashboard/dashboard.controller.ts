@@ -15,15 +15,15 @@ import {
   UnsupportedMediaTypeException,
   type Type,
 } from '@nestjs/common';
-import { DashboardMessages } from '../awa.messages.js';
-import { DASHBOARD_CSS } from './assets/dashboard.css.js';
-import { DASHBOARD_JS } from './assets/dashboard.js.js';
+// Bundled from dashboard-ui/ by dashboard-ui/build.mjs (npm run build), git-ignored.
+import { DASHBOARD_CSS, DASHBOARD_JS } from './dashboard.assets.generated.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
 import { refuseCrossSite } from './dashboard.csrf.js';
 import { parseBulk, parseFilter, parseJobId, parsePage } from './dashboard.input.js';
 import { renderPage, type DashboardPage } from './dashboard.html.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { DashboardService } from './dashboard.service.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** The parts of an Express or Fastify request the controller reads. */
 interface HttpRequest {
@@ -54,7 +54,7 @@ function checkAction(request: HttpRequest): void {
   refuseCrossSite(request.headers);
   const type = String(request.headers['content-type'] ?? '');
   if (!type.toLowerCase().startsWith('application/json'))
-    throw new UnsupportedMediaTypeException(DashboardMessages.notJson());
+    throw new UnsupportedMediaTypeException(AwaDashboardMessages.notJson());
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ForbiddenException } from '@nestjs/common';
-import { DashboardMessages } from '../awa.messages.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -18,7 +18,7 @@ const first = (value: string | string[] | undefined) => (Array.isArray(value) ? 
 export function refuseCrossSite(headers: Headers): void {
   const site = first(headers['sec-fetch-site']);
   if (site !== undefined) {
-    if (site !== 'same-origin') throw new ForbiddenException(DashboardMessages.crossSite(`sec-fetch-site: ${site}`));
+    if (site !== 'same-origin') throw new ForbiddenException(AwaDashboardMessages.crossSite(`sec-fetch-site: ${site}`));
     return;
   }
   const origin = first(headers['origin']);
@@ -30,5 +30,5 @@ export function refuseCrossSite(headers: Headers): void {
     // "null" (an opaque origin: a sandboxed frame, a file) is no URL: refused below.
   }
   if (host === null || host !== first(headers['host']))
-    throw new ForbiddenException(DashboardMessages.crossSite(`origin: ${origin}`));
+    throw new ForbiddenException(AwaDashboardMessages.crossSite(`origin: ${origin}`));
 }

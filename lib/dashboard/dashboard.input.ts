@@ -1,8 +1,8 @@
 import { BadRequestException } from '@nestjs/common';
 import { checkFilter, isJobId, type FilterLimits, type JobFilter } from '../admin/job-filter.js';
-import { DashboardMessages } from '../awa.messages.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
 import type { JobFilterParams } from './dashboard.sql.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** The job filter of the dashboard: the subset of QueueAdmin's JobFilter its pages offer. */
 export type DashboardJobFilter = Pick<JobFilter, 'ids' | 'states' | 'queues' | 'kinds' | 'tags' | 'args' | 'search'>;
@@ -32,7 +32,7 @@ const PARAMS: Record<keyof DashboardJobFilter, string> = {
 const absent = (value: unknown) => value === undefined || value === null || value === '';
 
 const bad = (name: string, problem: string): never => {
-  throw new BadRequestException(DashboardMessages.badParam(name, problem));
+  throw new BadRequestException(AwaDashboardMessages.badParam(name, problem));
 };
 
 /** A job id: the digits of a positive bigint. */
@@ -87,7 +87,7 @@ export function parseFilter(source: unknown): DashboardJobFilter {
     if (!(error instanceof AdminValidationError)) throw error;
     const key = error.field.split(/[.[]/)[1] ?? ''; // filter.states[0] -> states
     const param = key in PARAMS ? PARAMS[key as keyof DashboardJobFilter] : 'filter';
-    return bad(param, DashboardMessages.filterProblem(error.message));
+    return bad(param, AwaDashboardMessages.filterProblem(error.message));
   }
 }
 

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
-import { DashboardMessages } from '../awa.messages.js';
 import { createDashboardController } from './dashboard.controller.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
 import {
@@ -9,6 +8,7 @@ import {
 } from './dashboard.options.js';
 import { DashboardService } from './dashboard.service.js';
 import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** Says loudly, at boot, that a dashboard without a guard is open to anyone. */
 @Injectable()
@@ -16,7 +16,7 @@ class DashboardBootWarning implements OnApplicationBootstrap {
   constructor(@Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions) {}
 
   onApplicationBootstrap(): void {
-    if (!this.options.guard) new Logger('AwaDashboard').warn(DashboardMessages.openWarning(this.options.path));
+    if (!this.options.guard) new Logger('AwaDashboard').warn(AwaDashboardMessages.openWarning(this.options.path));
   }
 }
 

@@ -2,7 +2,6 @@ import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nest
 import { QueueAdmin } from '../admin/queue-admin.service.js';
 import { readQueueCounts } from '../admin/queue-counts.js';
 import { AWA_OPTIONS } from '../awa.constants.js';
-import { DashboardMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { JOB_STATES, type JobRecord, type JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
@@ -14,6 +13,7 @@ import * as sql from './dashboard.sql.js';
 import { filterParams, type BulkRequest, type DashboardJobFilter } from './dashboard.input.js';
 import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
+import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** The count shown before a bulk action stops at this many jobs. */
 export const COUNT_CAP = 100_000;
@@ -157,7 +157,7 @@ export class DashboardService {
 
   async job(id: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null }> {
     const [row] = await this.db.query(jobsSql.getJob, [id]);
-    if (!row) throw new NotFoundException(DashboardMessages.jobNotFound(id));
+    if (!row) throw new NotFoundException(AwaDashboardMessages.jobNotFound(id));
     const [lease] = await this.db.query(sql.jobLease, [id]);
     return { job: toRecord(row), lease: lease ?? null };
   }
@@ -192,6 +192,6 @@ export class DashboardService {
   }
 
   checkWritable(): void {
-    if (this.options.readOnly) throw new ForbiddenException(DashboardMessages.readOnly());
+    if (this.options.readOnly) throw new ForbiddenException(AwaDashboardMessages.readOnly());
   }
 }

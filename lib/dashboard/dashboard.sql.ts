@@ -1,5 +1,4 @@
-import { MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
-import { MAINTENANCE_LEASE } from '../maintenance/row-lease.leader.js';
+import { MAINTENANCE_LEASE, MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
 import { LIVENESS_LOCK_NAMESPACE } from '../sql/instances.sql.js';
 import { JOB_COLUMNS, type JobRow } from '../sql/jobs.sql.js';
 import { statement } from '../sql/sql-statement.js';

@@ -1,13 +1,11 @@
 import { Logger } from '@nestjs/common';
+import { MAINTENANCE_LEASE } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { InstanceSession } from '../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { leaderSql } from '../sql/index.js';
 import type { MaintenanceLeader } from './maintenance-leader.js';
-
-/** The awa.leader row of maintenance leadership. */
-export const MAINTENANCE_LEASE = 'maintenance';
 
 /**
  * How long a claim of the lease lasts: three ticks of the more frequent sweep. Every tick renews

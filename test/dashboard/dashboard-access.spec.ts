@@ -1,4 +1,5 @@
-import { AwaDashboardModule, AwaOptionError } from 'nestjs-awa';
+import { AwaOptionError } from 'nestjs-awa';
+import { AwaDashboardModule } from 'nestjs-awa/dashboard';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { caughtSync } from '../support/caught.js';
 import { AdminHeaderGuard, call, startDashboardApp, warningLogger, type DashboardApp } from './dashboard-app.js';

@@ -10,7 +10,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaDashboardModule, AwaModule, JobHandler, type AwaDashboardOptions, type Job } from 'nestjs-awa';
+import { AwaModule, JobHandler, type Job } from 'nestjs-awa';
+import { AwaDashboardModule, type AwaDashboardOptions } from 'nestjs-awa/dashboard';
 import { FAST_OPTIONS } from '../support/test-app.js';
 
 /** What the test handlers do: `flaky` jobs fail while `failing` is set; `slow` ones wait for `release`. */

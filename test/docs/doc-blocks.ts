@@ -6,9 +6,9 @@ import { ROOT, relativeName, type CodeBlock } from './markdown.js';
  * Type-checks markdown `ts` blocks against the package's public types, in-process: one Program for
  * all blocks, each block a module of its own (a virtual file in a folder of its page). A block whose
  * first line names its file (`// app.module.ts`, as the examples do) is that file, so the blocks of
- * one page may import each other (`import { ReportHandlers } from './reports.handlers.js'`). `nestjs-awa`,
- * `nestjs-awa/testing`, `nestjs-awa/health` and `nestjs-awa/telemetry` resolve to lib/ through tsconfig.json's `paths`,
- * as in the tests. Returns one line per error, `file.md:line: message`.
+ * one page may import each other (`import { ReportHandlers } from './reports.handlers.js'`). `nestjs-awa`
+ * and its entry points (`nestjs-awa/testing`, `/health`, `/telemetry`, `/dashboard`) resolve to lib/
+ * through tsconfig.json's `paths`, as in the tests. Returns one line per error, `file.md:line: message`.
  */
 export function typeCheckBlocks(blocks: CodeBlock[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), undefined, {

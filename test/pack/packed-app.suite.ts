@@ -188,9 +188,13 @@ export function describePackedApp(app: ConsumerApp): void {
   const dashboard = () =>
     (dashboardUrl ??= (async () => {
       const line = await start('dashboard.main').waitForLine(/^LISTENING /);
-      const [, url, loaded] = line.split(' ');
-      // Served by the tarball's build for the app's module system, not by this repo's lib/.
-      expect(loaded).toBe(join(consumer, 'node_modules/nestjs-awa', app.entry));
+      const [, url, ...loaded] = line.split(' ');
+      // Served by the tarball's build for the app's module system, not by this repo's lib/: the root
+      // entry and the entry point nestjs-awa/dashboard (AwaDashboardModule).
+      expect(loaded).toEqual([
+        join(consumer, 'node_modules/nestjs-awa', app.entry),
+        join(consumer, 'node_modules/nestjs-awa', app.entry.replace(/index\.js$/, 'dashboard/index.js')),
+      ]);
       return url!;
     })());
 

@@ -20,7 +20,6 @@ import {
   type JobRecord,
   type JobState,
   type SweepReport,
-  AwaDashboardModule,
   JobSchedules,
   JobSnoozedError,
   Periodic,
@@ -38,6 +37,7 @@ import {
 import { AwaHealthIndicator, AwaHealthModule } from 'nestjs-awa/health';
 import { AwaAssertionError, AwaTesting, AwaTestingModule, type DrainResult } from 'nestjs-awa/testing';
 import { AwaTelemetryModule, type AwaTelemetryOptions } from 'nestjs-awa/telemetry';
+import { AwaDashboardModule, type AwaDashboardOptions } from 'nestjs-awa/dashboard';
 import type * as Awa from 'nestjs-awa';
 import { AwaInit1764400000000, AwaMigrations } from 'nestjs-awa/migrations';
 
@@ -66,10 +66,14 @@ export const checks = [
   true satisfies NotExported<'AwaDatabase'>,
   true satisfies NotExported<'AWA_OPTIONS'>,
   true satisfies NotExported<'AwaInit1764400000000'>,
-  // Optional parts are entry points of their own: telemetry lives in 'nestjs-awa/telemetry'.
+  // Optional parts are entry points of their own: telemetry lives in 'nestjs-awa/telemetry', the
+  // dashboard in 'nestjs-awa/dashboard'.
   true satisfies NotExported<'AwaTelemetryModule'>,
   true satisfies NotAny<typeof AwaTelemetryModule>,
   true satisfies NotAny<AwaTelemetryOptions['metrics']>,
+  true satisfies NotExported<'AwaDashboardModule'>,
+  true satisfies NotAny<typeof AwaDashboardModule>,
+  true satisfies NotAny<AwaDashboardOptions['readOnly']>,
   true satisfies NotPublic<MaintenanceService, 'stop' | 'start'>,
   true satisfies NotPublic<HeartbeatService, 'stop' | 'start'>,
 ];

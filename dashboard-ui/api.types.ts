@@ -1,0 +1,103 @@
+// The shapes of the JSON API's answers, as the pages read them (dates are ISO strings, ids strings).
+
+export type JobState = 'scheduled' | 'available' | 'running' | 'retryable' | 'completed' | 'failed' | 'cancelled';
+
+export interface QueueSummary {
+  name: string;
+  paused: boolean;
+  counts: Record<JobState, number>;
+  estimated: JobState[];
+  oldestAvailableAgeMs: number | null;
+  completedPerSecond: number;
+  failedPerSecond: number;
+}
+
+export interface Minute {
+  minute: string;
+  completed: number;
+  failed: number;
+}
+
+export interface JobError {
+  attempt: number;
+  at: string;
+  error: string;
+}
+
+export interface JobRecord {
+  id: string;
+  state: JobState;
+  queue: string;
+  kind: string;
+  args: unknown;
+  tags: string[];
+  attempt: number;
+  maxAttempts: number;
+  priority: number;
+  uniqueKey: string | null;
+  snoozes: number;
+  errors: JobError[];
+  output: unknown;
+  progress: unknown;
+  createdAt: string;
+  runAt: string;
+  attemptedAt: string | null;
+  finalizedAt: string | null;
+}
+
+export interface JobPage {
+  jobs: JobRecord[];
+  next: string | null;
+  bounded: boolean;
+  window?: number;
+}
+
+export interface JobCount {
+  count: number;
+  capped: boolean;
+  bounded: boolean;
+}
+
+export interface Lease {
+  instance_id: string;
+  claimed_at: string;
+  heartbeat_age_ms: number;
+  deadline_at: string;
+}
+
+export interface JobDetail {
+  job: JobRecord;
+  lease: Lease | null;
+}
+
+export interface BulkAnswer {
+  count?: number;
+  deleted?: number;
+  cancelled?: number;
+}
+
+export interface Outcome {
+  outcome: string;
+}
+
+export interface Schedule {
+  name: string;
+  kind: string;
+  queue: string;
+  cron: string;
+  timeZone?: string | null;
+  paused: boolean;
+  nextFireAt: string | null;
+  lastFireAt: string | null;
+}
+
+export interface Instance {
+  id: string;
+  hostname: string;
+  pid: number;
+  queues: string[];
+  leader: boolean;
+  leases: number;
+  heartbeat_age_ms: number;
+  started_at: string;
+}
