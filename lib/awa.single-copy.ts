@@ -1,7 +1,7 @@
 import { AwaMessages } from './awa.messages.js';
 
 /**
- * The package ships an ESM and a CommonJS build (README, Module formats). A process that loads
+ * The package ships an ESM and a CommonJS build (docs/handlers-and-producer.md, "Module formats"). A process that loads
  * both holds two copies of every class and injection token, and Nest then fails to inject them
  * with a message that does not say why. So each build records itself on load, and the second
  * format to arrive warns once. Loading one build again (jest.resetModules) is not a second format.

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyOnce, revertOnce } from './awa-migration.helpers.js';
 import { CLAIM_FLOW_FUNCTION_V1 } from './flow-claim-v1.function.js';
-import { CLAIM_FLOW_FUNCTION } from './flow-claim.function.js';
+import { CLAIM_FLOW_FUNCTION_V2 } from './flow-claim-v2.function.js';
 
 /**
  * Keyed queues: a key leaves the claim's ready set only when it has no available job at all. The
@@ -16,7 +16,7 @@ export class AwaKeyedReady1764700000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await applyOnce(queryRunner, this.name, [
-      CLAIM_FLOW_FUNCTION,
+      CLAIM_FLOW_FUNCTION_V2,
       // In (queue, key) order, the order every statement locks key rows in.
       `INSERT INTO awa.flow_keys AS f (queue, key)
        SELECT DISTINCT j.queue, j.concurrency_key FROM awa.jobs j

@@ -1,6 +1,6 @@
 /**
  * awa.claim_flow as migration AwaFlowControl installed it, kept as shipped: that migration creates it, and
- * AwaKeyedReady's down() puts it back. The current text is flow-claim.function.ts.
+ * AwaKeyedReady's down() puts it back. AwaKeyedReady installs flow-claim-v2.function.ts.
  *
  * awa.claim_flow: the claim of a queue with flow control (a rate limit, a key concurrency limit, or a
  * hold set by job.rateLimit()). Claims up to p_want jobs of queue p_queue whose kind is in p_kinds for

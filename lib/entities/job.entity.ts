@@ -24,7 +24,7 @@ export class AwaJobEntity<TArgs = unknown> {
   @Column({ type: 'jsonb' }) errors!: JobError[];
   /** bigint, as a string. */
   @Column({ type: 'bigint', name: 'run_lease' }) runLease!: string;
-  /** Shutdown releases since the job last spent an attempt (see the README, Shutdown). */
+  /** Shutdown releases since the job last spent an attempt (see docs/recovery.md, "Shutdown"). */
   @Column({ type: 'integer', name: 'shutdown_releases' }) shutdownReleases!: number;
   @Column({ type: 'text', array: true }) tags!: string[];
   /** Set for unique jobs: the key a job blocks while its state is one of `uniqueStates`. */

@@ -6,7 +6,7 @@ import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
 
-describe('DeadlineRescueTask', () => {
+describe('RescueTask as the deadline rescue (DEADLINE_RESCUE)', () => {
   const ctx = useQuietApp({
     rescueBatchSize: 2,
     queues: {

@@ -6,7 +6,7 @@ import { useQuietApp } from './quiet-app.js';
 
 const HOUR = 3_600_000;
 
-describe('HeartbeatRescueTask', () => {
+describe('RescueTask as the heartbeat rescue (HEARTBEAT_RESCUE)', () => {
   const ctx = useQuietApp({
     rescueBatchSize: 3,
     queues: {

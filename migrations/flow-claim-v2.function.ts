@@ -1,4 +1,8 @@
 /**
+ * awa.claim_flow as migration AwaKeyedReady installs it, frozen as shipped: a later change of the claim
+ * is a new file (flow-claim-v3.function.ts) and a new migration, never an edit here (a migration that
+ * already ran must mean the same SQL on every database). The first version is flow-claim-v1.function.ts.
+ *
  * awa.claim_flow: the claim of a queue with flow control (a rate limit, a key concurrency limit, or a
  * hold set by job.rateLimit()). Claims up to p_want jobs of queue p_queue whose kind is in p_kinds for
  * instance p_instance, like the plain claim, and returns them; when it stopped for the rate limit or a
@@ -38,7 +42,7 @@ const CLAIMED_ROWS = `    SELECT c.id::text, c.kind, c.queue, c.args, c.attempt,
            c.traceparent, NULL::float8
       FROM claimed c;`;
 
-export const CLAIM_FLOW_FUNCTION = `
+export const CLAIM_FLOW_FUNCTION_V2 = `
 CREATE OR REPLACE FUNCTION awa.claim_flow(
   p_queue text, p_kinds text[], p_want integer, p_instance text, p_deadline_ms float8,
   p_rate_limit integer, p_period_ms float8, p_key_limit integer, p_buffer_ms float8)
