@@ -1,11 +1,11 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import { JOB_STATES, type JobState } from '../interfaces/job.interface.js';
-import { adminSql } from '../sql/index.js';
-import type { FinishedSample } from '../sql/admin.sql.js';
+import { queueCountsSql } from '../sql/index.js';
+import type { FinishedSample } from '../sql/queue-counts.sql.js';
 
 /**
  * The finished states are counted exactly while there are fewer than this many finished jobs
- * (adminSql.finishedSample reads at most this many, in table order); beyond, `completed` is estimated.
+ * (queueCountsSql.finishedSample reads at most this many, in table order); beyond, `completed` is estimated.
  */
 export const FINISHED_EXACT_CAP = 10_000;
 /**
@@ -35,8 +35,8 @@ const FINISHED: Array<FinishedSample & JobState> = ['failed', 'cancelled'];
  */
 export async function readQueueCounts(db: AwaDatabase, handlerQueues: string[]): Promise<QueueCounts[]> {
   const [waiting, samples] = await Promise.all([
-    db.query(adminSql.queueWaitingCounts, [handlerQueues]),
-    db.query(adminSql.finishedSample, [FINISHED_EXACT_CAP, RARE_EXACT_CAP]),
+    db.query(queueCountsSql.queueWaitingCounts, [handlerQueues]),
+    db.query(queueCountsSql.finishedSample, [FINISHED_EXACT_CAP, RARE_EXACT_CAP]),
   ]);
   const byName = new Map<string, QueueCounts>();
   const queue = (name: string): QueueCounts => {
@@ -70,7 +70,7 @@ export async function readQueueCounts(db: AwaDatabase, handlerQueues: string[]):
   if (guessed.length > 0) {
     for (const row of samples) queue(row.queue); // a queue seen only among finished jobs
     const pairs = [...byName.keys()].flatMap((name) => guessed.map((state) => [name, state] as const));
-    const estimates = await db.query(adminSql.estimateJobs, [pairs.map((p) => p[0]), pairs.map((p) => p[1])]);
+    const estimates = await db.query(queueCountsSql.estimateJobs, [pairs.map((p) => p[0]), pairs.map((p) => p[1])]);
     for (const row of estimates) queue(row.queue).counts[row.state] = Math.round(row.estimate);
     for (const q of byName.values()) q.estimated = guessed;
   }

@@ -5,8 +5,11 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { schedulesSql } from '../sql/index.js';
 import { runScheduleTick, type EnqueuedFire, type TickExec, type TickResult } from './schedule-tick.js';
 
-/** Schedules one tick of fireDueSchedules takes; it repeats the tick while one comes back full. */
-const FIRE_BATCH = 100;
+/**
+ * Schedules one tick takes at most: the leader's tick task and fireDueSchedules repeat the tick while
+ * one comes back full.
+ */
+export const SCHEDULE_TICK_BATCH = 100;
 
 /** The maxAttempts of a fire's job: its queue's. */
 export function maxAttemptsOf(options: Pick<ResolvedAwaOptions, 'queues'>): (queue: string) => number {
@@ -47,9 +50,9 @@ export async function fireDueSchedules(
     const result = await db.transaction(async (client) => {
       const exec = execOn(client);
       const [clock] = await exec(schedulesSql.databaseNow, []);
-      return runScheduleTick(exec, FIRE_BATCH, maxAttemptsOf(options), at && { at, latestRunAt: clock!.now });
+      return runScheduleTick(exec, SCHEDULE_TICK_BATCH, maxAttemptsOf(options), at && { at, latestRunAt: clock!.now });
     });
     fires.push(...result.fires);
-    if (result.schedules < FIRE_BATCH) return fires;
+    if (result.schedules < SCHEDULE_TICK_BATCH) return fires;
   }
 }

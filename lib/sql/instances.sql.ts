@@ -52,8 +52,14 @@ export const terminateStaleSession = statement<[pid: number, applicationName: st
    WHERE a.pid = $1 AND a.application_name = $2 AND a.pid <> pg_backend_pid()`,
 );
 
-/** The row's own heartbeatStaleAfter, or $2 ms for rows written before settings were stored. */
-const STALE_AFTER = millis(`coalesce((i.settings ->> 'heartbeatStaleAfter')::float8, $2::float8)`);
+/**
+ * The staleness limit of instance row `i`: its own heartbeatStaleAfter, or `fallback` (a parameter, in
+ * ms) for rows written before settings were stored.
+ */
+export const staleAfter = (fallback: string) =>
+  millis(`coalesce((i.settings ->> 'heartbeatStaleAfter')::float8, ${fallback}::float8)`);
+
+const STALE_AFTER = staleAfter('$2');
 
 /** An instance findDeadInstances suspects; `stale`: its row is past heartbeatStaleAfter. */
 export interface DeadInstanceRow {

@@ -1,4 +1,5 @@
-import { millis, statement } from './sql-statement.js';
+import { staleAfter } from './instances.sql.js';
+import { statement } from './sql-statement.js';
 
 export type ScheduleMissed = 'skip' | 'once' | 'all';
 export type ScheduleSource = 'decorator' | 'options' | 'runtime';
@@ -51,7 +52,7 @@ export const upsertSchedules = statement<[schedulesJson: string, source: string]
 );
 
 /** An instance row is live while its heartbeat is within its own heartbeatStaleAfter ($4 ms without settings). */
-const LIVE_INSTANCE = `i.heartbeat_at >= now() - ${millis(`coalesce((i.settings ->> 'heartbeatStaleAfter')::float8, $4::float8)`)}`;
+const LIVE_INSTANCE = `i.heartbeat_at >= now() - ${staleAfter('$4')}`;
 
 /**
  * Removes the schedules declared in code (source decorator or options) that no live instance

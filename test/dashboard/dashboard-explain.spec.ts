@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { FINISHED_EXACT_CAP, RARE_EXACT_CAP } from '../../lib/admin/queue-counts.js';
 import * as dashboardSql from '../../lib/dashboard/dashboard.sql.js';
 import { COUNT_CAP, SCAN_WINDOW } from '../../lib/dashboard/dashboard.service.js';
-import { adminSql } from '../../lib/sql/index.js';
+import { queueCountsSql } from '../../lib/sql/index.js';
 import type { AwaDatabase } from '../../lib/database/awa-database.js';
 import { ThroughputReader } from '../../lib/dashboard/dashboard-throughput.js';
 import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.js';
@@ -133,16 +133,16 @@ describe('dashboard query plans on 200k jobs', () => {
   });
 
   it('counts the unfinished states of every queue through their indexes, reading no finished job', async () => {
-    const plan = await explain(adminSql.queueWaitingCounts, [['queue0']]);
+    const plan = await explain(queueCountsSql.queueWaitingCounts, [['queue0']]);
     expect(scans(plan).filter((s) => s.startsWith('Seq Scan on jobs'))).toEqual([]);
     const available = Math.floor(ROWS / 97) - Math.floor(ROWS / (97 * 50));
     expect(examined(plan)).toBeLessThanOrEqual(available);
   });
 
   it('samples finished jobs up to the cap, whatever their number, and estimates the rest', async () => {
-    const plan = await explain(adminSql.finishedSample, [FINISHED_EXACT_CAP, RARE_EXACT_CAP]);
+    const plan = await explain(queueCountsSql.finishedSample, [FINISHED_EXACT_CAP, RARE_EXACT_CAP]);
     expect(examined(plan)).toBeLessThanOrEqual(FINISHED_EXACT_CAP + 2 * RARE_EXACT_CAP + ROWS / 97);
-    const [estimate] = await f.run(adminSql.estimateJobs, [['queue1'], ['completed']]);
+    const [estimate] = await f.run(queueCountsSql.estimateJobs, [['queue1'], ['completed']]);
     const [{ n }] = await f.sql(
       `SELECT count(*)::int AS n FROM awa.jobs WHERE queue = 'queue1' AND state = 'completed'`,
     );

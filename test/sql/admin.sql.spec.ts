@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { compileFilter, type JobFilter } from '../../lib/admin/job-filter.js';
-import { adminSql, workerSql } from '../../lib/sql/index.js';
+import { adminSql, queueCountsSql, workerSql } from '../../lib/sql/index.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
@@ -49,7 +49,7 @@ describe('admin.sql', () => {
     await seedRunning(f.sql, { queue: 'd' });
     await seedJob(f.sql, { queue: 'a', state: 'failed', finalizedAtMs: 0 });
     await f.run(adminSql.pauseQueue, ['b']);
-    const rows = await f.run(adminSql.queueWaitingCounts, [['c', 'a']]);
+    const rows = await f.run(queueCountsSql.queueWaitingCounts, [['c', 'a']]);
     expect(rows.map((r) => [r.name, r.state, r.count, r.paused_at !== null])).toEqual([
       ['a', 'available', 1, false],
       ['a', 'scheduled', 1, false],
@@ -69,7 +69,7 @@ describe('admin.sql', () => {
     ])
       await seedJob(f.sql, { queue, state, finalizedAtMs: 0 });
     await seedJob(f.sql, { queue: 'a', state: 'available' });
-    const rows = await f.run(adminSql.finishedSample, [10, 10]);
+    const rows = await f.run(queueCountsSql.finishedSample, [10, 10]);
     expect(rows).toEqual([
       { sample: 'cancelled', queue: 'b', state: 'cancelled', count: 1, total: 1 },
       { sample: 'failed', queue: 'a', state: 'failed', count: 1, total: 1 },
@@ -77,7 +77,7 @@ describe('admin.sql', () => {
       { sample: 'finished', queue: 'a', state: 'failed', count: 1, total: 4 },
       { sample: 'finished', queue: 'b', state: 'cancelled', count: 1, total: 4 },
     ]);
-    const capped = await f.run(adminSql.finishedSample, [2, 10]);
+    const capped = await f.run(queueCountsSql.finishedSample, [2, 10]);
     expect(new Set(capped.filter((r) => r.sample === 'finished').map((r) => r.total))).toEqual(new Set([2]));
     expect(capped.filter((r) => r.sample !== 'finished')).toEqual(rows.filter((r) => r.sample !== 'finished'));
   });
@@ -87,7 +87,7 @@ describe('admin.sql', () => {
                  SELECT 'k', CASE WHEN i % 4 = 0 THEN 'small' ELSE 'big' END, 'completed', now()
                    FROM generate_series(1, 20000) i`);
     await f.sql('ANALYZE awa.jobs');
-    const rows = await f.run(adminSql.estimateJobs, [
+    const rows = await f.run(queueCountsSql.estimateJobs, [
       ['big', 'small'],
       ['completed', 'completed'],
     ]);

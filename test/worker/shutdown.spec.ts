@@ -6,22 +6,27 @@ import { startTestApp, waitFor } from '../support/test-app.js';
 
 @Injectable()
 class SlowAndStuck {
+  /** The jobs whose handler was entered. A job is `running` in the table from its claim on, before its handler starts. */
+  readonly entered = new Set<string>();
   constructor(private readonly producer: QueueProducer) {}
 
   /** Enqueues its follow-up after the app has begun to close: the producer must still work. */
   @JobHandler('with.follow-up')
   async withFollowUp(job: Job) {
+    this.entered.add(job.id);
     await new Promise((r) => setTimeout(r, 300));
     await this.producer.enqueue('follow-up', { after: job.id }, { runAt: new Date(Date.now() + 3_600_000) });
   }
 
   @JobHandler('quick.finish')
-  async finish() {
+  async finish(job: Job) {
+    this.entered.add(job.id);
     await new Promise((r) => setTimeout(r, 300));
   }
 
   @JobHandler('stuck')
-  stuck(_job: Job) {
+  stuck(job: Job) {
+    this.entered.add(job.id);
     return new Promise(() => undefined);
   }
 }
@@ -43,11 +48,8 @@ describe('shutdown', () => {
       const producer = observer.get(QueueProducer);
       const quick = await producer.enqueue('quick.finish', {});
       const stuck = await producer.enqueue('stuck', {});
-      await waitFor(
-        async () =>
-          (await producer.getJob(quick.id))?.state === 'running' &&
-          (await producer.getJob(stuck.id))?.state === 'running',
-      );
+      const entered = app.get(SlowAndStuck).entered;
+      await waitFor(() => entered.has(quick.id) && entered.has(stuck.id));
       await app.close();
 
       expect(await producer.getJob(quick.id)).toMatchObject({ state: 'completed', attempt: 1 });
@@ -109,7 +111,7 @@ describe('shutdown', () => {
     try {
       const producer = observer.get(QueueProducer);
       const { id } = await producer.enqueue('with.follow-up', {});
-      await waitFor(async () => (await producer.getJob(id))?.state === 'running');
+      await waitFor(() => app.get(SlowAndStuck).entered.has(id));
       await app.close();
       expect((await producer.getJob(id))?.state).toBe('completed');
       const followUps = await observer.get(DataSource).query(`SELECT args FROM awa.jobs WHERE kind = 'follow-up'`);

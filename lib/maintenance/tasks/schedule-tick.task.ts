@@ -3,11 +3,10 @@ import { AWA_OPTIONS } from '../../awa.constants.js';
 import { ScheduleMessages } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
-import { tickSchedules } from '../../schedules/schedule-fire.js';
+import { SCHEDULE_TICK_BATCH, tickSchedules } from '../../schedules/schedule-fire.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 
-/** Schedules one tick takes at most; a sweep repeats the tick while it comes back full. */
-export const SCHEDULE_TICK_BATCH = 100;
+export { SCHEDULE_TICK_BATCH };
 
 /**
  * The leader's schedule tick, on its own cadence (scheduleInterval or scheduleCron): enqueues the
