@@ -1,6 +1,6 @@
 /**
- * awa.claim_flow as migration AwaKeyedReady installs it, frozen as shipped: a later change of the claim
- * is a new file (flow-claim-v3.function.ts) and a new migration, never an edit here (a migration that
+ * awa.claim_flow as migration AwaKeyedReady installs it, frozen as shipped: AwaRateLogEnds replaced it with
+ * flow-claim-v3.function.ts (and its down() puts this one back); never an edit here (a migration that
  * already ran must mean the same SQL on every database). The first version is flow-claim-v1.function.ts.
  *
  * awa.claim_flow: the claim of a queue with flow control (a rate limit, a key concurrency limit, or a

@@ -11,6 +11,7 @@ import { AwaTraceContext1764600000003 } from './1764600000003-AwaTraceContext.js
 import { AwaKeyedReady1764700000000 } from './1764700000000-AwaKeyedReady.js';
 import { AwaScheduleDeclarations1764700000001 } from './1764700000001-AwaScheduleDeclarations.js';
 import { AwaQueueCountEstimates1764700000004 } from './1764700000004-AwaQueueCountEstimates.js';
+import { AwaRateLogEnds1764700000005 } from './1764700000005-AwaRateLogEnds.js';
 
 export {
   AwaInit1764400000000,
@@ -26,6 +27,7 @@ export {
   AwaKeyedReady1764700000000,
   AwaScheduleDeclarations1764700000001,
   AwaQueueCountEstimates1764700000004,
+  AwaRateLogEnds1764700000005,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -43,4 +45,5 @@ export const AwaMigrations = [
   AwaKeyedReady1764700000000,
   AwaScheduleDeclarations1764700000001,
   AwaQueueCountEstimates1764700000004,
+  AwaRateLogEnds1764700000005,
 ];

@@ -58,6 +58,19 @@ describe('flow.sql', () => {
       expect(waitOf(second)).toBeGreaterThan(80_000);
     });
 
+    it('counts a claim until its own end, whatever buffer wait a later claim passes (instances with different entry waits)', async () => {
+      await seedKeyed(f.sql, null, 10);
+      // An instance whose jobs may start up to 30 s after its claim takes the whole limit...
+      expect(jobs(await claim(5, { rate: 5, periodMs: 1_000, bufferMs: 30_000 }))).toHaveLength(5);
+      // ...and, more than a period later, an instance with no buffer wait claims: the first claim's jobs
+      // may still start within a period of this one's, so it counts. (The sleep only has to pass one
+      // period; any longer stall up to the first claim's 30 s end proves the same.)
+      await sleep(1_100);
+      const second = await claim(5, { rate: 5, periodMs: 1_000, bufferMs: 0 });
+      expect(jobs(second)).toHaveLength(0);
+      expect(waitOf(second)).toBeGreaterThan(20_000);
+    });
+
     it('returns run_at and the trace parent of each claimed job, keyed or not', async () => {
       const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
       await f.sql(
