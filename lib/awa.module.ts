@@ -20,6 +20,7 @@ import { maintenanceLeaderProvider } from './maintenance/maintenance-leader.prov
 import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './maintenance/tasks/flow-keys-cleanup.task.js';
+import { HistoryRotationTask } from './maintenance/tasks/history-rotation.task.js';
 import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { DEADLINE_RESCUE, HEARTBEAT_RESCUE, rescueTaskProvider } from './maintenance/tasks/rescue.task.js';
@@ -55,6 +56,7 @@ const SERVICES: Provider[] = [
   OrphanRescueTask,
   PromotionTask,
   CleanupTask,
+  HistoryRotationTask,
   FlowKeysCleanupTask,
   UnhandledKindsTask,
   AwaStatus,

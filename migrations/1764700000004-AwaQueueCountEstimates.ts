@@ -1,5 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyOnce, revertOnce } from './awa-migration.helpers.js';
+import { estimateJobsFunction } from './estimate-jobs.function.js';
 
 /**
  * What the dashboard and QueueAdmin.queueStates read for the finished states once those are too
@@ -18,15 +19,7 @@ export class AwaQueueCountEstimates1764700000004 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await applyOnce(queryRunner, this.name, [
       `CREATE STATISTICS awa.jobs_queue_state_stats (mcv) ON (queue || ''), state FROM awa.jobs`,
-      `CREATE OR REPLACE FUNCTION awa.estimate_jobs(p_queue text, p_state text) RETURNS bigint
-         LANGUAGE plpgsql AS $$
-       DECLARE
-         plan jsonb;
-       BEGIN
-         EXECUTE format('EXPLAIN (FORMAT JSON) SELECT FROM awa.jobs WHERE (queue || '''') = %L AND state = %L', p_queue, p_state)
-           INTO plan;
-         RETURN (plan -> 0 -> 'Plan' ->> 'Plan Rows')::bigint;
-       END $$`,
+      estimateJobsFunction('awa.jobs'),
     ]);
   }
 

@@ -12,6 +12,7 @@ import { AwaKeyedReady1764700000000 } from './1764700000000-AwaKeyedReady.js';
 import { AwaScheduleDeclarations1764700000001 } from './1764700000001-AwaScheduleDeclarations.js';
 import { AwaQueueCountEstimates1764700000004 } from './1764700000004-AwaQueueCountEstimates.js';
 import { AwaRateLogEnds1764700000005 } from './1764700000005-AwaRateLogEnds.js';
+import { AwaJobHistory1764800000000 } from './1764800000000-AwaJobHistory.js';
 
 export {
   AwaInit1764400000000,
@@ -28,6 +29,7 @@ export {
   AwaScheduleDeclarations1764700000001,
   AwaQueueCountEstimates1764700000004,
   AwaRateLogEnds1764700000005,
+  AwaJobHistory1764800000000,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -46,4 +48,5 @@ export const AwaMigrations = [
   AwaScheduleDeclarations1764700000001,
   AwaQueueCountEstimates1764700000004,
   AwaRateLogEnds1764700000005,
+  AwaJobHistory1764800000000,
 ];

@@ -27,7 +27,7 @@ export const throughput = statement<[minutes: number, since: Date | null], Throu
     SELECT queue, date_trunc('minute', finalized_at) AS minute,
            count(*) FILTER (WHERE state = 'completed')::int AS completed,
            count(*) FILTER (WHERE state = 'failed')::int AS failed
-      FROM awa.jobs
+      FROM awa.all_jobs
      WHERE finalized_at IS NOT NULL
        AND finalized_at >= date_trunc('minute', now()) - ($1::int - 1) * interval '1 minute'
        AND finalized_at >= coalesce($2::timestamptz, '-infinity')
@@ -66,7 +66,7 @@ export type JobFilterParams = [
 /** The id above every job (the newest id + 1): where a first page or a count starts. */
 export const jobsTop = statement<[], { top: string }>(
   'dashboard_jobs_top',
-  `SELECT (coalesce(max(id), 0) + 1)::text AS top FROM awa.jobs`,
+  `SELECT (coalesce(max(id), 0) + 1)::text AS top FROM awa.all_jobs`,
 );
 
 /**
@@ -81,7 +81,7 @@ export const jobsTop = statement<[], { top: string }>(
 export const listJobs = statement<[...JobFilterParams, before: string, limit: number, floor: string], JobRow>(
   'dashboard_list_jobs',
   `
-  SELECT ${JOB_COLUMNS} FROM awa.jobs j
+  SELECT ${JOB_COLUMNS} FROM awa.all_jobs j
    WHERE j.id < $8::bigint AND j.id >= $10::bigint AND ${JOB_FILTER}
    ORDER BY j.id DESC
    LIMIT $9::int`,
@@ -94,7 +94,7 @@ export const listJobs = statement<[...JobFilterParams, before: string, limit: nu
 export const countJobs = statement<[...JobFilterParams, cap: number, floor: string], { count: number }>(
   'dashboard_count_jobs',
   `SELECT count(*)::int AS count
-     FROM (SELECT 1 FROM awa.jobs WHERE id >= $9::bigint AND ${JOB_FILTER} LIMIT $8::int) matching`,
+     FROM (SELECT 1 FROM awa.all_jobs WHERE id >= $9::bigint AND ${JOB_FILTER} LIMIT $8::int) matching`,
 );
 
 /** The lease of a running job. */

@@ -7,6 +7,7 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';
+import { HistoryRotationTask } from './tasks/history-rotation.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
@@ -55,8 +56,9 @@ export class MaintenanceService {
     private readonly unhandledKinds: UnhandledKindsTask,
     private readonly schedules: ScheduleTickTask,
     private readonly schedulePrune: SchedulePruneTask,
+    historyRotation: HistoryRotationTask,
   ) {
-    this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, flowKeysCleanup];
+    this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, historyRotation, flowKeysCleanup];
   }
 
   /** Whether this instance leads maintenance (holds the leader lock, or the leader row lease behind a pooler). */

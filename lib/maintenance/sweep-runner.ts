@@ -12,8 +12,10 @@ export interface SweepReport {
   'deadline rescue': number;
   /** Scheduled and retryable jobs whose time came, made available. */
   promotion: number;
-  /** Finished jobs past their retention, deleted. */
+  /** Finished unique jobs still holding their key in awa.jobs, past their retention, deleted. */
   cleanup: number;
+  /** Rings of awa.job_history moved on to their next segment (emptied: jobs past their retention). */
+  'history rotation': number;
   /** Rows of idle concurrency keys (awa.flow_keys), deleted. */
   'flow keys cleanup': number;
 }

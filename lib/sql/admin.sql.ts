@@ -2,6 +2,7 @@ import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL } from '../aw
 import type { JobState } from '../interfaces/job.interface.js';
 import { JOB_COLUMNS, type JobRow } from './jobs.sql.js';
 import { appendError, statement, type SqlStatement } from './sql-statement.js';
+import { changeJobs, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
 /** What the admin service's statements over a filter are built from (see lib/admin/job-filter.ts). */
@@ -19,8 +20,41 @@ export const FIRST_CURSOR = '9223372036854775807';
  * A finished job back to `available` with a fresh attempt budget (attempt 0, max_attempts kept):
  * its errors stay, its lifecycle fields restart.
  */
-const RETRY_ASSIGNMENTS = `state = 'available', attempt = 0, run_at = now(), finalized_at = NULL, snoozes = 0,
-  progress = NULL, output = NULL, shutdown_releases = 0`;
+const RETRY_CHANGES = {
+  state: `'available'`,
+  attempt: '0',
+  run_at: 'now()',
+  finalized_at: 'NULL::timestamptz',
+  snoozes: '0',
+  progress: 'NULL::jsonb',
+  output: 'NULL::jsonb',
+  shutdown_releases: '0',
+};
+const RETRY_ASSIGNMENTS = Object.entries(RETRY_CHANGES)
+  .map(([column, expr]) => `${column} = ${expr}`)
+  .join(', ');
+
+/**
+ * CTEs `unarchived` and `restored`: the jobs of awa.job_history among `picked` (rows with id and
+ * archived) for which `also` holds go back into awa.jobs, same id, retried; `restored` returns their
+ * queue and concurrency_key. awa.jobs' insert triggers NOTIFY their queues and mark their keys.
+ */
+const restoreArchived = (picked: string, also = 'true') => `unarchived AS (
+    DELETE FROM awa.job_history j USING ${picked} p WHERE j.id = p.id AND p.archived AND ${also}
+    RETURNING ${jobRowAfter(RETRY_CHANGES)}
+  ), restored AS (
+    INSERT INTO awa.jobs (${JOB_TABLE_COLUMNS.join(', ')}) SELECT * FROM unarchived
+    RETURNING queue, concurrency_key
+  )`;
+
+/** Job $1 (one row at most), locked, from either table; `archived`: it is in awa.job_history. */
+const LOCK_TARGET = `live_target AS (
+    SELECT id, state, false AS archived FROM awa.jobs WHERE id = $1::bigint FOR UPDATE
+  ), archived_target AS (
+    SELECT id, state, true AS archived FROM awa.job_history WHERE id = $1::bigint FOR UPDATE
+  ), target AS (
+    SELECT * FROM live_target UNION ALL SELECT * FROM archived_target
+  )`;
 
 const RETRYABLE_STATES = `('completed', 'failed', 'cancelled')`;
 const WAITING_STATES = `('scheduled', 'available', 'retryable')`;
@@ -53,19 +87,20 @@ export const resumeQueue = statement<[name: string], { resumed: number; notified
 );
 
 /**
- * Retries job $1 if it is finished: back to available (see RETRY_ASSIGNMENTS), its queue NOTIFYed.
- * Returns its state before, and its queue if it was retried; nothing for an unknown id. A unique
- * job whose key another job holds now fails with a unique violation on jobs_unique_idx.
+ * Retries job $1 if it is finished: back to available (see RETRY_CHANGES), its queue NOTIFYed; a job
+ * in awa.job_history moves back into awa.jobs with its id. Returns its state before, and its queue
+ * if it was retried; nothing for an unknown id. A unique job whose key another job holds now fails
+ * with a unique violation on jobs_unique_idx.
  */
 export const retryJob = statement<[id: string], { state: JobState; queue: string | null; notified: number }>(
   'admin_retry_job',
   `
-  WITH target AS (
-    SELECT id, state FROM awa.jobs WHERE id = $1::bigint FOR UPDATE
-  ), retried AS (
+  WITH ${LOCK_TARGET}, updated AS (
     UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS}
-      FROM target t WHERE j.id = t.id AND t.state IN ${RETRYABLE_STATES}
+      FROM target t WHERE j.id = t.id AND NOT t.archived AND t.state IN ${RETRYABLE_STATES}
     RETURNING j.queue
+  ), ${restoreArchived('target')}, retried AS (
+    SELECT queue FROM updated UNION ALL SELECT queue FROM restored
   )
   SELECT t.state, (SELECT queue FROM retried) AS queue,
          (SELECT count(pg_notify('${AWA_JOBS_CHANNEL}', queue)) FROM retried)::int AS notified
@@ -76,22 +111,26 @@ export const retryJob = statement<[id: string], { state: JobState; queue: string
 export const uniqueHolder = statement<[id: string], { id: string }>(
   'admin_unique_holder',
   `
-  SELECT o.id::text FROM awa.jobs j
+  SELECT o.id::text FROM awa.all_jobs j
     JOIN awa.jobs o ON o.unique_key = j.unique_key AND o.state = ANY (o.unique_states) AND o.id <> j.id
    WHERE j.id = $1::bigint
    LIMIT 1`,
 );
 
-/** Deletes job $1 unless it is running. Returns its state and whether it was deleted; nothing if unknown. */
+/**
+ * Deletes job $1 unless it is running, from whichever table holds it. Returns its state and whether
+ * it was deleted; nothing if unknown.
+ */
 export const deleteJob = statement<[id: string], { state: JobState; deleted: boolean }>(
   'admin_delete_job',
   `
-  WITH target AS (
-    SELECT id, state FROM awa.jobs WHERE id = $1::bigint FOR UPDATE
-  ), deleted AS (
-    DELETE FROM awa.jobs j USING target t WHERE j.id = t.id AND t.state <> 'running' RETURNING j.id
+  WITH ${LOCK_TARGET}, deleted AS (
+    DELETE FROM awa.jobs j USING target t WHERE j.id = t.id AND NOT t.archived AND t.state <> 'running'
+    RETURNING j.id
+  ), erased AS (
+    DELETE FROM awa.job_history j USING target t WHERE j.id = t.id AND t.archived RETURNING j.id
   )
-  SELECT t.state, EXISTS (SELECT FROM deleted) AS deleted FROM target t`,
+  SELECT t.state, EXISTS (SELECT FROM deleted) OR EXISTS (SELECT FROM erased) AS deleted FROM target t`,
 );
 
 /** Statements over a filter: one text per filter shape, named after it, built once. */
@@ -109,7 +148,7 @@ export const listJobs = (filter: FilterSql) =>
     'list',
     filter,
     // `j.id`: a bare `id` in ORDER BY would be the output column id::text, and sort as text.
-    () => `SELECT ${JOB_COLUMNS} FROM awa.jobs j WHERE j.id <= $2::bigint AND ${filter.where(3)}
+    () => `SELECT ${JOB_COLUMNS} FROM awa.all_jobs j WHERE j.id <= $2::bigint AND ${filter.where(3)}
            ORDER BY j.id DESC LIMIT $1`,
   );
 
@@ -118,7 +157,7 @@ export const countJobs = (filter: FilterSql) =>
   filtered<[cap: number, ...filter: unknown[]], { count: number }>(
     'count',
     filter,
-    () => `SELECT count(*)::int AS count FROM (SELECT FROM awa.jobs WHERE ${filter.where(2)} LIMIT $1) s`,
+    () => `SELECT count(*)::int AS count FROM (SELECT FROM awa.all_jobs WHERE ${filter.where(2)} LIMIT $1) s`,
   );
 
 /** One batch's result: how many rows it looked at (fewer than the batch size: the last batch) and the lowest id. */
@@ -132,7 +171,8 @@ const PICKED = `(SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FR
 
 /**
  * One batch of retryJobs: up to $2 finished jobs matching the filter (from $3) with id <= $1, newest
- * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. A unique job (one that would hold
+ * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. Each table gives its newest $2,
+ * the batch is the newest $2 of those; jobs of awa.job_history move back into awa.jobs. A unique job (one that would hold
  * its key once available) is retried only if no other job holds its key now (jobs_unique_idx), and
  * only the newest of the batch's jobs of one key: the others are skipped, counted in `skipped`, so
  * the UPDATE raises no unique violation. (A job of that key committed by another transaction between
@@ -144,20 +184,30 @@ export const retryBatch = (filter: FilterSql) =>
     'retry_batch',
     filter,
     () => `
-  WITH picked AS (
-    SELECT id, unique_key, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded FROM awa.jobs
+  WITH live AS (
+    SELECT id, unique_key, unique_states, false AS archived FROM awa.jobs
      WHERE id <= $1::bigint AND state IN ${RETRYABLE_STATES} AND ${filter.where(3)}
      ORDER BY id DESC LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), archive AS (
+    SELECT id, unique_key, unique_states, true AS archived FROM awa.job_history
+     WHERE id <= $1::bigint AND ${filter.where(3)}
+     ORDER BY id DESC LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), picked AS (
+    SELECT id, unique_key, archived, (unique_key IS NOT NULL AND 'available' = ANY (unique_states)) AS guarded
+      FROM (SELECT * FROM live UNION ALL SELECT * FROM archive) c
+     ORDER BY id DESC LIMIT $2
   ), free AS (
     SELECT DISTINCT ON (p.unique_key) p.id FROM picked p
      WHERE p.guarded
        AND NOT EXISTS (SELECT FROM awa.jobs o
                         WHERE o.unique_key = p.unique_key AND o.state = ANY (o.unique_states) AND o.id <> p.id)
      ORDER BY p.unique_key, p.id DESC
-  ), retried AS (
+  ), updated AS (
     UPDATE awa.jobs j SET ${RETRY_ASSIGNMENTS} FROM picked p
-     WHERE j.id = p.id AND (NOT p.guarded OR p.id IN (SELECT id FROM free))
+     WHERE j.id = p.id AND NOT p.archived AND (NOT p.guarded OR p.id IN (SELECT id FROM free))
     RETURNING j.queue, j.concurrency_key
+  ), ${restoreArchived('picked', '(NOT p.guarded OR p.id IN (SELECT id FROM free))')}, retried AS (
+    SELECT * FROM updated UNION ALL SELECT * FROM restored
   ), keys_locked AS (${lockFlowKeys('retried')}
   )
   SELECT ${PICKED}, (SELECT count(*) FROM retried)::int AS changed,
@@ -204,9 +254,12 @@ export const cancelBatch = (filter: FilterSql) =>
     SELECT id FROM awa.jobs
      WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running')) AND state IN ${WAITING_STATES}
      FOR UPDATE SKIP LOCKED
-  ), cancelled AS (
-    UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$3::text')}
-      FROM waiting w WHERE j.id = w.id RETURNING j.id
+  ), ${changeJobs({
+    from: 'waiting w',
+    where: 'j.id = w.id',
+    set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$3::text') },
+  })}, cancelled AS (
+    SELECT id FROM finished
   ), ${SIGNAL_RUNNING}
   SELECT ${PICKED}, (SELECT count(*) FROM cancelled)::int AS cancelled, ${SIGNALLED}`,
   );
@@ -225,15 +278,20 @@ export const deleteBatch = (filter: FilterSql) =>
     filter,
     () => `
   WITH picked AS (
-    SELECT id, state FROM awa.jobs WHERE id <= $1::bigint AND ${filter.where(3)} ORDER BY id DESC LIMIT $2
+    SELECT id, state FROM awa.all_jobs WHERE id <= $1::bigint AND ${filter.where(3)} ORDER BY id DESC LIMIT $2
   ), doomed AS (
     SELECT id FROM awa.jobs
      WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running')) AND state <> 'running'
      FOR UPDATE SKIP LOCKED
+  ), doomed_archive AS (
+    SELECT id FROM awa.job_history WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running'))
+     FOR UPDATE SKIP LOCKED
   ), deleted AS (
     DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING j.id
+  ), erased AS (
+    DELETE FROM awa.job_history j USING doomed_archive d WHERE j.id = d.id RETURNING j.id
   ), ${SIGNAL_RUNNING}
-  SELECT ${PICKED}, (SELECT count(*) FROM deleted)::int AS deleted, ${SIGNALLED}`,
+  SELECT ${PICKED}, ((SELECT count(*) FROM deleted) + (SELECT count(*) FROM erased))::int AS deleted, ${SIGNALLED}`,
   );
 export interface DeleteBatchRow {
   deleted: number;

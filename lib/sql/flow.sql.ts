@@ -1,3 +1,4 @@
+import { changeJobs } from './job-history.sql.js';
 import { millis, statement } from './sql-statement.js';
 import type { ClaimedJobRow } from './worker.sql.js';
 
@@ -42,15 +43,17 @@ export const rateLimitJob = statement<
   WITH released AS (
     DELETE FROM awa.active_leases l WHERE l.job_id = $1::bigint AND l.run_lease = $2::bigint
     RETURNING l.job_id, l.run_lease, l.cancel_requested
-  ), requeued AS (
-    UPDATE awa.jobs j
-       SET state = CASE WHEN r.cancel_requested THEN 'cancelled' WHEN $4 THEN 'available' ELSE 'scheduled' END,
-           attempt = CASE WHEN r.cancel_requested THEN j.attempt ELSE j.attempt - 1 END,
-           run_at = CASE WHEN r.cancel_requested OR $4 THEN j.run_at ELSE now() + ${millis('$3')} END,
-           finalized_at = CASE WHEN r.cancel_requested THEN now() END
-      FROM released r
-     WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-    RETURNING j.id, j.queue, j.concurrency_key, j.state
+  ), ${changeJobs({
+    from: 'released r',
+    where: `j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'`,
+    set: {
+      state: `CASE WHEN r.cancel_requested THEN 'cancelled' WHEN $4 THEN 'available' ELSE 'scheduled' END`,
+      attempt: 'CASE WHEN r.cancel_requested THEN j.attempt ELSE j.attempt - 1 END',
+      run_at: `CASE WHEN r.cancel_requested OR $4 THEN j.run_at ELSE now() + ${millis('$3')} END`,
+      finalized_at: 'CASE WHEN r.cancel_requested THEN now() END',
+    },
+  })}, requeued AS (
+    SELECT id, queue, concurrency_key, state FROM finished
   ), held_queue AS (
     INSERT INTO awa.queues AS q (name, held_until)
     SELECT r.queue, now() + ${millis('$3')} FROM requeued r

@@ -11,3 +11,4 @@ export * as queueCountsSql from './queue-counts.sql.js';
 export * as schedulesSql from './schedules.sql.js';
 export * as flowSql from './flow.sql.js';
 export * as flowKeysSql from './flow-keys.sql.js';
+export * as historySql from './job-history.sql.js';

@@ -1,6 +1,7 @@
 import { AWA_CANCEL_CHANNEL, AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import type { JobError, JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
+import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
 /** A job row as getJob returns it (JOB_COLUMNS). */
@@ -155,7 +156,7 @@ export const resolveUniqueJobs = statement<[duplicatesJson: string], UniqueHolde
 
 export const getJob = statement<[id: string], JobRow>(
   'get_job',
-  `SELECT ${JOB_COLUMNS} FROM awa.jobs WHERE id = $1::bigint`,
+  `SELECT ${JOB_COLUMNS} FROM awa.all_jobs WHERE id = $1::bigint`,
 );
 
 /**
@@ -172,10 +173,12 @@ export const cancelWaitingJob = statement<
     SELECT id, state FROM awa.jobs
      WHERE id = $1::bigint AND state IN ('scheduled', 'available', 'retryable')
      FOR UPDATE
-  )
-  UPDATE awa.jobs j SET state = 'cancelled', finalized_at = now(), ${appendError('$2::text')}
-    FROM target WHERE j.id = target.id
-  RETURNING target.state AS previous_state, j.queue, j.kind`,
+  ), ${changeJobs({
+    from: 'target t',
+    where: 'j.id = t.id',
+    set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$2::text') },
+  })}
+  SELECT t.state AS previous_state, f.queue, f.kind FROM finished f JOIN target t ON t.id = f.id`,
 );
 
 /**
@@ -194,5 +197,5 @@ export const requestCancel = statement<[id: string], { state: JobState; signalle
   )
   SELECT j.state, EXISTS (SELECT FROM flagged) AS signalled,
          (SELECT count(pg_notify('${AWA_CANCEL_CHANNEL}', f.job_id::text)) FROM flagged f) AS notified
-    FROM awa.jobs j WHERE j.id = $1::bigint`,
+    FROM awa.all_jobs j WHERE j.id = $1::bigint`,
 );

@@ -1,6 +1,7 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { failAssignments, millis, statement, type SqlStatement } from './sql-statement.js';
+import { failChanges, millis, statement, type SqlStatement } from './sql-statement.js';
+import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
 /**
@@ -59,11 +60,12 @@ function rescue<P extends unknown[]>(
         JOIN awa.jobs j0 ON j0.id = r.job_id
         LEFT JOIN awa.instances i ON i.id = r.instance_id
         LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS c(queue, base_ms, cap_ms) ON c.queue = j0.queue
-    )
-    UPDATE awa.jobs j SET ${failAssignments(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested')}
-      FROM targets t
-     WHERE j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'
-    RETURNING j.id::text, j.state, j.queue, j.kind`,
+    ), ${changeJobs({
+      from: 'targets t',
+      where: `j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'`,
+      set: failChanges(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested'),
+    })}
+    SELECT id::text, state, queue, kind FROM finished`,
   );
 }
 
@@ -126,7 +128,8 @@ export const promoteDueJobs = statement<[limit: number], { promoted: number; que
 );
 
 /**
- * Deletes up to $3 finished jobs: completed ones finalized more than $1 ms ago and failed or
+ * Deletes up to $3 finished jobs still in awa.jobs (unique jobs holding their key; the others are in
+ * awa.job_history, see HistoryRotationTask): completed ones finalized more than $1 ms ago and failed or
  * cancelled ones finalized more than $2 ms ago. A NULL retention keeps that kind forever.
  */
 export const deleteFinishedJobs = statement<

@@ -42,7 +42,7 @@ export const queueWaitingCounts = statement<[queues: string[]], QueueWaitingRow>
   ), names AS (
     SELECT queue AS name FROM waiting UNION SELECT name FROM awa.queues UNION SELECT unnest($1::text[])
     UNION SELECT unnest(most_common_vals::text::text[]) FROM pg_stats
-     WHERE schemaname = 'awa' AND tablename = 'jobs' AND attname = 'queue'
+     WHERE schemaname = 'awa' AND (tablename = 'jobs' OR tablename LIKE 'job\\_history\\_%') AND attname = 'queue'
   )
   SELECT n.name, q.paused_at, w.state, coalesce(w.n, 0) AS count, w.oldest AS oldest_available_at,
          (extract(epoch FROM now() - w.oldest) * 1000)::float8 AS oldest_available_ms
@@ -73,11 +73,11 @@ export const finishedSample = statement<[cap: number, rareCap: number], Finished
   'admin_finished_sample',
   `
   WITH finished AS (
-    SELECT queue, state FROM awa.jobs WHERE finalized_at IS NOT NULL LIMIT $1
+    SELECT queue, state FROM awa.all_jobs WHERE finalized_at IS NOT NULL LIMIT $1
   ), failed AS (
-    SELECT queue, state FROM awa.jobs WHERE state = 'failed' LIMIT $2
+    SELECT queue, state FROM awa.all_jobs WHERE state = 'failed' LIMIT $2
   ), cancelled AS (
-    SELECT queue, state FROM awa.jobs WHERE state = 'cancelled' LIMIT $2
+    SELECT queue, state FROM awa.all_jobs WHERE state = 'cancelled' LIMIT $2
   ), samples AS (
     SELECT 'finished' AS sample, queue, state FROM finished
     UNION ALL SELECT 'failed', queue, state FROM failed

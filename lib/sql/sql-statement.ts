@@ -39,20 +39,22 @@ export const millis = (expr: string) => `(${expr})::float8 * interval '1 millise
 export const retryAt = (attempt: string, baseMs: string, capMs: string) =>
   `now() + ${millis(`least(${baseMs} * power(2, least(${attempt} - 1, 60)) * (1 + random() * 0.25), ${capMs})`)}`;
 
-/** Appends an `{at, attempt, error}` entry to the errors of job row `j`. */
+/** Job row `j`'s errors with an `{at, attempt, error}` entry appended (an expression). */
 export const appendError = (errorText: string) =>
-  `errors = j.errors || jsonb_build_array(jsonb_build_object('at', ` +
-  `now(), 'attempt', j.attempt, 'error', ${errorText}))`;
+  `j.errors || jsonb_build_array(jsonb_build_object('at', ` + `now(), 'attempt', j.attempt, 'error', ${errorText}))`;
+
+/** The changed columns of a job row, each an expression over the old row `j` (see finishJobs). */
+export type JobChanges = Record<string, string> & { state: string };
 
 /**
- * The job-row assignments of a failed attempt: retry with backoff, or fail for good; `cancelled`
+ * The job-row changes of a failed attempt: retry with backoff, or fail for good; `cancelled`
  * (a boolean expression, e.g. the deleted lease's cancel_requested) ends it cancelled instead.
  */
-export const failAssignments = (errorText: string, baseMs: string, capMs: string, cancelled = 'false') => `
-  state        = CASE WHEN ${cancelled} THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed'
-                      ELSE 'retryable' END,
-  run_at       = CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN j.run_at
-                      ELSE ${retryAt('j.attempt', baseMs, capMs)} END,
-  finalized_at = CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN now() END,
-  shutdown_releases = 0,
-  ${appendError(errorText)}`;
+export const failChanges = (errorText: string, baseMs: string, capMs: string, cancelled = 'false'): JobChanges => ({
+  state: `CASE WHEN ${cancelled} THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'retryable' END`,
+  run_at: `CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN j.run_at
+                ELSE ${retryAt('j.attempt', baseMs, capMs)} END`,
+  finalized_at: `CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN now() END`,
+  shutdown_releases: '0',
+  errors: appendError(errorText),
+});

@@ -1,7 +1,8 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { appendError, failAssignments, millis, retryAt, statement } from './sql-statement.js';
+import { appendError, failChanges, millis, retryAt, statement } from './sql-statement.js';
+import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
 /**
@@ -112,10 +113,9 @@ const RELEASE_HELD_LEASES = releaseHeldLeases('unnest($1::bigint[], $2::bigint[]
 /** The same fence over the statement's `input` rows. */
 const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
 
-/** Appends an error entry to job row `j` when `when` holds (a boolean expression), else keeps the errors. */
+/** Job row `j`'s errors with an entry appended when `when` holds (a boolean expression), else as they are. */
 const appendErrorWhen = (when: string, errorText: string) =>
-  `errors = CASE WHEN ${when} THEN j.errors || jsonb_build_array(jsonb_build_object('at', now(), ` +
-  `'attempt', j.attempt, 'error', ${errorText})) ELSE j.errors END`;
+  `CASE WHEN ${when} THEN ${appendError(errorText)} ELSE j.errors END`;
 /** The cancel entry, else `note` (a text expression, null: none). */
 const cancelledOr = (cancelled: string, note: string) =>
   appendErrorWhen(
@@ -131,13 +131,16 @@ const cancelledOr = (cancelled: string, note: string) =>
 export const completeJobs = statement<Attempts, AttemptRow>(
   'complete_jobs',
   `
-  WITH ${RELEASE_HELD_LEASES}
-  UPDATE awa.jobs j
-     SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
-         ${appendErrorWhen('r.cancel_requested', CANCELLED_TEXT)}
-    FROM released r
-   WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text`,
+  WITH ${RELEASE_HELD_LEASES}, ${changeJobs({
+    from: 'released r',
+    where: `j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'`,
+    set: {
+      state: `CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
+      finalized_at: 'now()',
+      errors: appendErrorWhen('r.cancel_requested', CANCELLED_TEXT),
+    },
+  })}
+  SELECT id::text, run_lease::text FROM finished`,
 );
 
 /**
@@ -154,11 +157,12 @@ export const failJobs = statement<
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::float8[], $5::float8[])
       AS f(job_id, run_lease, error, base_ms, cap_ms)
-  ), ${RELEASE_INPUT_LEASES}
-  UPDATE awa.jobs j SET ${failAssignments('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested')}
-    FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
-   WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text, j.state`,
+  ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
+    from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
+    where: `j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'`,
+    set: failChanges('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested'),
+  })}
+  SELECT id::text, run_lease::text, state FROM finished`,
 );
 
 /**
@@ -186,20 +190,22 @@ export const releaseJobs = statement<
       FROM input f
       JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
       JOIN awa.jobs j0 ON j0.id = f.job_id
-  ), requeued AS (
-    UPDATE awa.jobs j
-       SET state = CASE WHEN v.cancel THEN 'cancelled' WHEN v.spend AND v.last THEN 'failed'
-                        WHEN v.spend THEN 'retryable' ELSE 'available' END,
-           attempt = CASE WHEN v.cancel OR v.spend THEN j.attempt ELSE j.attempt - 1 END,
-           run_at = CASE WHEN v.cancel OR (v.spend AND v.last) THEN j.run_at
-                         WHEN v.spend THEN ${retryAt('j.attempt', 'v.base_ms', 'v.cap_ms')} ELSE now() END,
-           finalized_at = CASE WHEN v.cancel OR (v.spend AND v.last) THEN now() END,
-           shutdown_releases = CASE WHEN v.cancel OR v.spend THEN 0
-                                    WHEN v.started THEN j.shutdown_releases + 1 ELSE j.shutdown_releases END,
-           ${appendError('$3::text')}
-      FROM verdict v
-     WHERE j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'
-    RETURNING j.id, j.queue, j.state
+  ), ${changeJobs({
+    from: 'verdict v',
+    where: `j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'`,
+    set: {
+      state: `CASE WHEN v.cancel THEN 'cancelled' WHEN v.spend AND v.last THEN 'failed'
+                   WHEN v.spend THEN 'retryable' ELSE 'available' END`,
+      attempt: 'CASE WHEN v.cancel OR v.spend THEN j.attempt ELSE j.attempt - 1 END',
+      run_at: `CASE WHEN v.cancel OR (v.spend AND v.last) THEN j.run_at
+                    WHEN v.spend THEN ${retryAt('j.attempt', 'v.base_ms', 'v.cap_ms')} ELSE now() END`,
+      finalized_at: 'CASE WHEN v.cancel OR (v.spend AND v.last) THEN now() END',
+      shutdown_releases: `CASE WHEN v.cancel OR v.spend THEN 0
+                               WHEN v.started THEN j.shutdown_releases + 1 ELSE j.shutdown_releases END`,
+      errors: appendError('$3::text'),
+    },
+  })}, requeued AS (
+    SELECT id, queue, state FROM finished
   ), keys_locked AS (${lockFlowKeys('released')}
   )
   SELECT r.id::text, r.state,
@@ -257,13 +263,12 @@ export const heartbeatPlanMode = statement<[]>('heartbeat_plan_mode', `SET LOCAL
 export const cancelRunningJobs = statement<[...Attempts, error: string], AttemptRow>(
   'cancel_running_jobs',
   `
-  WITH ${RELEASE_HELD_LEASES}
-  UPDATE awa.jobs j
-     SET state = 'cancelled', finalized_at = now(),
-         ${appendError('$3::text')}
-    FROM released r
-   WHERE j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text`,
+  WITH ${RELEASE_HELD_LEASES}, ${changeJobs({
+    from: 'released r',
+    where: `j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'`,
+    set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$3::text') },
+  })}
+  SELECT id::text, run_lease::text FROM finished`,
 );
 
 /**
@@ -280,14 +285,17 @@ export const completeJobsWithOutput = statement<
   `
   WITH input AS (
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS f(job_id, run_lease, output, note)
-  ), ${RELEASE_INPUT_LEASES}
-  UPDATE awa.jobs j
-     SET state = CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END, finalized_at = now(),
-         output = CASE WHEN r.cancel_requested THEN j.output ELSE f.output::jsonb END,
-         ${cancelledOr('r.cancel_requested', 'f.note')}
-    FROM input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
-   WHERE j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text`,
+  ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
+    from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
+    where: `j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'`,
+    set: {
+      state: `CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
+      finalized_at: 'now()',
+      output: 'CASE WHEN r.cancel_requested THEN j.output ELSE f.output::jsonb END',
+      errors: cancelledOr('r.cancel_requested', 'f.note'),
+    },
+  })}
+  SELECT id::text, run_lease::text FROM finished`,
 );
 
 /**
@@ -311,18 +319,20 @@ export const snoozeJobs = statement<
       FROM input f
       JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
       JOIN awa.jobs j0 ON j0.id = f.job_id
-  )
-  UPDATE awa.jobs j
-     SET state = CASE WHEN v.cancel THEN 'cancelled' WHEN v.capped THEN 'failed' ELSE 'scheduled' END,
-         attempt = CASE WHEN v.cancel OR v.capped THEN j.attempt ELSE j.attempt - 1 END,
-         snoozes = CASE WHEN v.cancel OR v.capped THEN j.snoozes ELSE j.snoozes + 1 END,
-         run_at = CASE WHEN v.cancel OR v.capped THEN j.run_at ELSE now() + ${millis('v.delay_ms')} END,
-         finalized_at = CASE WHEN v.cancel OR v.capped THEN now() END,
-         shutdown_releases = 0,
-         ${appendErrorWhen('v.cancel OR v.capped', `CASE WHEN v.cancel THEN ${CANCELLED_TEXT} ELSE v.cap_error END`)}
-    FROM verdict v
-   WHERE j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'
-  RETURNING j.id::text, j.run_lease::text, j.state`,
+  ), ${changeJobs({
+    from: 'verdict v',
+    where: `j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'`,
+    set: {
+      state: `CASE WHEN v.cancel THEN 'cancelled' WHEN v.capped THEN 'failed' ELSE 'scheduled' END`,
+      attempt: 'CASE WHEN v.cancel OR v.capped THEN j.attempt ELSE j.attempt - 1 END',
+      snoozes: 'CASE WHEN v.cancel OR v.capped THEN j.snoozes ELSE j.snoozes + 1 END',
+      run_at: `CASE WHEN v.cancel OR v.capped THEN j.run_at ELSE now() + ${millis('v.delay_ms')} END`,
+      finalized_at: 'CASE WHEN v.cancel OR v.capped THEN now() END',
+      shutdown_releases: '0',
+      errors: appendErrorWhen('v.cancel OR v.capped', `CASE WHEN v.cancel THEN ${CANCELLED_TEXT} ELSE v.cap_error END`),
+    },
+  })}
+  SELECT id::text, run_lease::text, state FROM finished`,
 );
 
 /**

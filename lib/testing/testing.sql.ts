@@ -30,7 +30,7 @@ export const findJobs = statement<
 >(
   'testing_find_jobs',
   `
-  SELECT ${JOB_COLUMNS} FROM awa.jobs
+  SELECT ${JOB_COLUMNS} FROM awa.all_jobs
    WHERE state = ANY($1::text[]) AND ($2::text IS NULL OR kind = $2) AND ($3::text IS NULL OR queue = $3)
      AND ($4::jsonb IS NULL OR args @> $4::jsonb)
    ORDER BY id

@@ -52,12 +52,12 @@ describe('deleteJobs while workers claim the same jobs', () => {
     const result = await app.get(QueueAdmin).deleteJobs({ kinds: ['race.k'] });
     await waitFor(async () => {
       const [row] = await dataSource.query(
-        `SELECT count(*)::int AS n FROM awa.jobs WHERE state IN ('available', 'running')`,
+        `SELECT count(*)::int AS n FROM awa.all_jobs WHERE state IN ('available', 'running')`,
       );
       return row.n === 0;
     });
     const states: Array<{ state: string; n: number }> = await dataSource.query(
-      'SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state',
+      'SELECT state, count(*)::int AS n FROM awa.all_jobs GROUP BY state',
     );
     const count = (state: string) => states.find((s) => s.state === state)?.n ?? 0;
     const completed = count('completed');

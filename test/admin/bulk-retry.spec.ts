@@ -44,7 +44,7 @@ describe('retryJobs over 100,000 jobs', () => {
     expect(result.batches).toBeGreaterThanOrEqual(JOBS / BULK_BATCH_SIZE);
     const rows: Array<{ state: string; attempt: number; errors: number; n: string }> = await dataSource.query(
       `SELECT state, attempt, jsonb_array_length(errors) AS errors, count(*) AS n
-         FROM awa.jobs GROUP BY state, attempt, errors ORDER BY state`,
+         FROM awa.all_jobs GROUP BY state, attempt, errors ORDER BY state`,
     );
     expect(rows.map((r) => ({ ...r, n: Number(r.n) }))).toEqual([
       { state: 'available', attempt: 0, errors: 1, n: JOBS },
@@ -114,7 +114,7 @@ describe('retryJobs over unique jobs', () => {
     const rows: Array<{ state: string; holder: boolean; copy: number | null; n: number }> = await dataSource.query(
       `SELECT state, (args ? 'holder') AS holder, (args->>'copy')::int AS copy,
               count(*)::int AS n, count(*) FILTER (WHERE (args->>'i')::int % 3 = 0)::int AS of_held_keys
-         FROM awa.jobs GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+         FROM awa.all_jobs GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     );
     const twice = Math.floor(KEYS / 5);
     const twiceHeld = Math.floor(KEYS / 15);

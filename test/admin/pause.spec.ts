@@ -20,7 +20,7 @@ describe('pause and resume across instances', () => {
   let claims: ClaimObserver;
 
   const stateOf = async (id: string) =>
-    (await queryOnce<{ state: string }>(db.url, 'SELECT state FROM awa.jobs WHERE id = $1', [id]))[0]?.state;
+    (await queryOnce<{ state: string }>(db.url, 'SELECT state FROM awa.all_jobs WHERE id = $1', [id]))[0]?.state;
 
   beforeAll(async () => {
     db = await createTestDatabase();

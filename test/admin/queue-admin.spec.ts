@@ -21,7 +21,7 @@ describe('QueueAdmin', () => {
   let admin: QueueAdmin;
   let exec: Exec;
   const job = async (id: string) =>
-    (await exec('SELECT *, id::text AS id FROM awa.jobs WHERE id = $1::bigint', [id]))[0] as
+    (await exec('SELECT *, id::text AS id FROM awa.all_jobs WHERE id = $1::bigint', [id]))[0] as
       Record<string, unknown> | undefined;
 
   beforeAll(async () => {
@@ -78,7 +78,7 @@ describe('QueueAdmin', () => {
         failed: 1,
         cancelled: 0,
       });
-      const [oldest] = await exec(`SELECT min(run_at) AS at FROM awa.jobs WHERE state = 'available'`);
+      const [oldest] = await exec(`SELECT min(run_at) AS at FROM awa.all_jobs WHERE state = 'available'`);
       expect(byName.get('default')?.oldestAvailableAt).toEqual(oldest.at);
       expect(byName.get('bulk')).toMatchObject({ paused: false, oldestAvailableAt: null });
       expect(byName.get('bulk')?.counts.completed).toBe(1);

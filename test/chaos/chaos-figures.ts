@@ -63,7 +63,7 @@ export async function errorCounts(query: Query, killedPids: number[]): Promise<R
     `SELECT kind, count(*)::int AS n FROM (
        SELECT CASE WHEN k = 'instance died' AND NOT coalesce(p.pid = ANY($7::int[]), false)
                    THEN 'instance died (a live instance)' ELSE k END AS kind
-         FROM (SELECT e->>'error' AS e FROM awa.jobs j, jsonb_array_elements(j.errors) e) x
+         FROM (SELECT e->>'error' AS e FROM awa.all_jobs j, jsonb_array_elements(j.errors) e) x
          CROSS JOIN LATERAL (SELECT ${errorKind('x.e')} AS k) kk
          LEFT JOIN chaos.instance_pids p ON x.e = $3 || p.instance_id) y
       GROUP BY kind ORDER BY kind`,
@@ -76,13 +76,13 @@ export async function errorCounts(query: Query, killedPids: number[]): Promise<R
 export async function recoveryFigures(query: Query, kills: KillRecord[]): Promise<RecoveryFigures> {
   const perKill: KillRecovery[] = [];
   const freedBy: Record<string, number> = {};
-  const [{ t0 }] = await query('SELECT min(created_at) AS t0 FROM awa.jobs');
+  const [{ t0 }] = await query('SELECT min(created_at) AS t0 FROM awa.all_jobs');
   for (const kill of kills.filter((k) => k.jobIds.length > 0)) {
     const rows = await query(
       `SELECT l.job_id::text,
-              (SELECT state FROM awa.jobs WHERE id = l.job_id) AS state,
+              (SELECT state FROM awa.all_jobs WHERE id = l.job_id) AS state,
               (SELECT ${errorKind(`(j.errors -> (l.run_lease::int - 1) ->> 'error')`)}
-                 FROM awa.jobs j WHERE j.id = l.job_id) AS freed_by,
+                 FROM awa.all_jobs j WHERE j.id = l.job_id) AS freed_by,
               (SELECT min(at) FROM chaos.claims c WHERE c.job_id = l.job_id AND c.run_lease > l.run_lease) AS
                 reclaimed_at,
               (SELECT min(at) FROM chaos.transitions t WHERE t.job_id = l.job_id AND t.run_lease = l.run_lease
@@ -127,7 +127,7 @@ export async function throughput(
 ): Promise<{ startedAt: Date | null; seconds: number; jobsPerSecond: number; peakPerSecond: number }> {
   const [span] = await query(
     `SELECT count(*)::int AS jobs, min(created_at) AS started_at,
-            extract(epoch FROM max(finalized_at) - min(created_at))::float8 AS seconds FROM awa.jobs`,
+            extract(epoch FROM max(finalized_at) - min(created_at))::float8 AS seconds FROM awa.all_jobs`,
   );
   const [peak] = await query(
     `SELECT coalesce(max(n), 0)::int AS n FROM (

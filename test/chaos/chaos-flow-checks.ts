@@ -33,10 +33,10 @@ export interface FlowFigures {
  */
 const KEY_LEASES = `
   WITH ev AS (
-    SELECT j.concurrency_key AS key, c.at, 1 AS d FROM chaos.claims c JOIN awa.jobs j ON j.id = c.job_id
+    SELECT j.concurrency_key AS key, c.at, 1 AS d FROM chaos.claims c JOIN awa.all_jobs j ON j.id = c.job_id
      WHERE j.queue = $1
     UNION ALL
-    SELECT j.concurrency_key, e.at, -1 FROM chaos.lease_ends e JOIN awa.jobs j ON j.id = e.job_id
+    SELECT j.concurrency_key, e.at, -1 FROM chaos.lease_ends e JOIN awa.all_jobs j ON j.id = e.job_id
      WHERE j.queue = $1
   ), held AS (
     SELECT key, at, sum(d) OVER (PARTITION BY key ORDER BY at, d ROWS UNBOUNDED PRECEDING)::int AS n FROM ev
@@ -123,15 +123,15 @@ export async function strandedJobs(query: Query, idle: IdleWindow, minMs: number
             f.key IS NOT NULL AS key_row, f.has_waiting, f.saturated, f.running,
             (SELECT count(*) FROM awa.instances i
               WHERE i.pid = ANY($2::int[]) AND i.handlers ->> j.kind = j.queue)::int AS idle_handlers
-       FROM awa.jobs j
+       FROM awa.all_jobs j
        LEFT JOIN awa.flow_keys f ON f.queue = j.queue AND f.key = j.concurrency_key
       WHERE j.state IN ('available', 'scheduled', 'retryable') AND j.run_at <= $1
         AND NOT EXISTS (SELECT FROM chaos.transitions t WHERE t.job_id = j.id AND t.at > $1)
         AND j.created_at <= $1
-        AND NOT EXISTS (SELECT FROM awa.active_leases l JOIN awa.jobs q ON q.id = l.job_id WHERE q.queue = j.queue)
-        AND NOT EXISTS (SELECT FROM chaos.claims c JOIN awa.jobs q ON q.id = c.job_id
+        AND NOT EXISTS (SELECT FROM awa.active_leases l JOIN awa.all_jobs q ON q.id = l.job_id WHERE q.queue = j.queue)
+        AND NOT EXISTS (SELECT FROM chaos.claims c JOIN awa.all_jobs q ON q.id = c.job_id
                          WHERE q.queue = j.queue AND c.at > $1)
-        AND NOT EXISTS (SELECT FROM chaos.lease_ends e JOIN awa.jobs q ON q.id = e.job_id
+        AND NOT EXISTS (SELECT FROM chaos.lease_ends e JOIN awa.all_jobs q ON q.id = e.job_id
                          WHERE q.queue = j.queue AND e.at > $1)
         AND EXISTS (SELECT FROM awa.instances i WHERE i.pid = ANY($2::int[]) AND i.handlers ->> j.kind = j.queue)
       ORDER BY j.id`,
@@ -158,7 +158,7 @@ export async function flowFigures(query: Query, startsDir: string, rateLimit: Ra
   const starts = readStarts(startsDir);
   const claims = await query(
     `SELECT c.job_id::text, c.run_lease::text, (extract(epoch FROM c.claimed_at) * 1000)::float8 AS ms
-       FROM chaos.claims c JOIN awa.jobs j ON j.id = c.job_id WHERE j.queue = $1 ORDER BY c.claimed_at`,
+       FROM chaos.claims c JOIN awa.all_jobs j ON j.id = c.job_id WHERE j.queue = $1 ORDER BY c.claimed_at`,
     [RATED],
   );
   const claimedAt = new Map(claims.map((c) => [`${c.job_id}/${c.run_lease}`, c.ms as number]));

@@ -42,7 +42,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
     name: 'every produced job exists, once',
     async run(query) {
       const [r] = await query(`SELECT count(*)::int AS jobs, count(DISTINCT (args->>'seq')::int)::int AS seqs,
-        min((args->>'seq')::int) AS lo, max((args->>'seq')::int) AS hi FROM awa.jobs`);
+        min((args->>'seq')::int) AS lo, max((args->>'seq')::int) AS hi FROM awa.all_jobs`);
       return r.jobs === jobs && r.seqs === jobs && r.lo === 0 && r.hi === jobs - 1
         ? []
         : [`expected ${jobs} jobs with seq 0..${jobs - 1}, found ${JSON.stringify(r)}`];
@@ -50,7 +50,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
   }),
   rowsCheck(
     'every job is completed or failed (none left running or waiting)',
-    `SELECT state, count(*)::int AS n FROM awa.jobs WHERE state NOT IN ('completed', 'failed') GROUP BY state`,
+    `SELECT state, count(*)::int AS n FROM awa.all_jobs WHERE state NOT IN ('completed', 'failed') GROUP BY state`,
   ),
   () => ({
     name: 'no lease is left',
@@ -61,19 +61,19 @@ const CHECKS: Array<(jobs: number) => Check> = [
   }),
   rowsCheck(
     'every error entry is a documented one (the three rescues, the two releases, the flaky handler)',
-    `SELECT j.id::text, e->>'error' AS error FROM awa.jobs j, jsonb_array_elements(j.errors) e
+    `SELECT j.id::text, e->>'error' AS error FROM awa.all_jobs j, jsonb_array_elements(j.errors) e
       WHERE NOT (e->>'error' = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM chaos.instance_pids p WHERE e->>'error' = $2 || p.instance_id))`,
     () => [DOCUMENTED_ERRORS, INSTANCE_DIED_PREFIX],
   ),
   rowsCheck(
     'a failed job spent all its attempts',
-    `SELECT id::text, kind, attempt, max_attempts FROM awa.jobs WHERE state = 'failed' AND attempt < max_attempts`,
+    `SELECT id::text, kind, attempt, max_attempts FROM awa.all_jobs WHERE state = 'failed' AND attempt < max_attempts`,
   ),
   // Only hanging jobs may fail: every other handler succeeds by its second attempt at the latest.
   rowsCheck(
     'only hanging jobs fail, and every hanging job fails',
-    `SELECT id::text, kind, state, errors FROM awa.jobs
+    `SELECT id::text, kind, state, errors FROM awa.all_jobs
       WHERE (state = 'failed' AND kind <> $1) OR (state = 'completed' AND kind = $1)`,
     () => [CHAOS_KINDS.hang.kind],
   ),
@@ -81,13 +81,13 @@ const CHECKS: Array<(jobs: number) => Check> = [
   // release). So a finished job has one entry per claim but the completed one.
   rowsCheck(
     'one error entry per claim that did not complete',
-    `SELECT id::text, state, run_lease::int, jsonb_array_length(errors) AS entries FROM awa.jobs
+    `SELECT id::text, state, run_lease::int, jsonb_array_length(errors) AS entries FROM awa.all_jobs
       WHERE state IN ('completed', 'failed')
         AND jsonb_array_length(errors) <> run_lease - CASE WHEN state = 'completed' THEN 1 ELSE 0 END`,
   ),
   rowsCheck(
     'claims of a job carry run leases 1..run_lease, each once',
-    `SELECT j.id::text, j.run_lease::int, c.n, c.distinct_n, c.lo, c.hi FROM awa.jobs j
+    `SELECT j.id::text, j.run_lease::int, c.n, c.distinct_n, c.lo, c.hi FROM awa.all_jobs j
        LEFT JOIN (SELECT job_id, count(*)::int AS n, count(DISTINCT run_lease)::int AS distinct_n,
                          min(run_lease)::int AS lo, max(run_lease)::int AS hi
                     FROM chaos.claims GROUP BY job_id) c ON c.job_id = j.id
@@ -100,7 +100,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
                        count(*) FILTER (WHERE old_state IN ('completed', 'failed', 'cancelled'))::int AS after_final
                   FROM chaos.transitions GROUP BY job_id)
      SELECT j.id::text, j.state, coalesce(t.completions, 0) AS completions, coalesce(t.after_final, 0) AS after_final
-       FROM awa.jobs j LEFT JOIN t ON t.job_id = j.id
+       FROM awa.all_jobs j LEFT JOIN t ON t.job_id = j.id
       WHERE coalesce(t.completions, 0) <> CASE WHEN j.state = 'completed' THEN 1 ELSE 0 END
          OR coalesce(t.after_final, 0) > 0`,
   ),
@@ -110,7 +110,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
     'every completion landed from the last claim, after a recorded run of that very claim',
     `SELECT j.id::text, j.run_lease::text AS final_lease, t.run_lease::text AS completed_lease,
             c.instance_id, p.pid AS claimer_pid, r.pids AS recorded_by
-       FROM awa.jobs j
+       FROM awa.all_jobs j
        JOIN chaos.transitions t ON t.job_id = j.id AND t.new_state = 'completed'
        LEFT JOIN chaos.claims c ON c.job_id = j.id AND c.run_lease = t.run_lease
        LEFT JOIN chaos.instance_pids p ON p.instance_id = c.instance_id

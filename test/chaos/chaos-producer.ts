@@ -88,7 +88,7 @@ async function enqueueOnce(producer: QueueProducer, sql: Sql, batch: string, ite
       return;
     } catch {
       const [{ n }] = await untilAnswered(
-        () => sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE args->>'batch' = $1`, [batch]),
+        () => sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1`, [batch]),
         'checking a batch',
       );
       if (n === items.length) return;

@@ -332,7 +332,7 @@ class ChaosRun {
   }
 
   private async status(): Promise<{ states: Record<string, number>; finished: number; leases: number }> {
-    const rows = await this.query('SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state');
+    const rows = await this.query('SELECT state, count(*)::int AS n FROM awa.all_jobs GROUP BY state');
     const [{ n: leases }] = await this.query('SELECT count(*)::int AS n FROM awa.active_leases');
     const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
     return { states, finished: (states.completed ?? 0) + (states.failed ?? 0), leases };

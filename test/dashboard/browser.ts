@@ -56,7 +56,7 @@ export function useDashboardInBrowser(): DashboardBrowserFixture {
       return ready(dash).app.get(QueueProducer);
     },
     sql: (text, values) => queryOnce<any>(ready(db).url, text, values),
-    state: async (id) => (await fixture.sql('SELECT state FROM awa.jobs WHERE id = $1', [id]))[0]?.state,
+    state: async (id) => (await fixture.sql('SELECT state FROM awa.all_jobs WHERE id = $1', [id]))[0]?.state,
   };
   return fixture;
 }

@@ -12,7 +12,7 @@ if (!hasQueueAdmin) console.warn('skipping the dashboard action tests: nestjs-aw
   const f = useDashboardInBrowser();
   const { sql, state } = f;
   const states = async (ids: string[]) =>
-    (await sql('SELECT state FROM awa.jobs WHERE id = ANY ($1::bigint[]) ORDER BY id', [ids])).map((r) => r.state);
+    (await sql('SELECT state FROM awa.all_jobs WHERE id = ANY ($1::bigint[]) ORDER BY id', [ids])).map((r) => r.state);
   const later = () => ({ runAt: new Date(Date.now() + 3_600_000) });
 
   it('retries a failed job from its page, and the job then completes', async () => {

@@ -78,7 +78,7 @@ describeInBrowser('dashboard in headless Chromium', () => {
   });
 
   it('job detail: args as collapsible JSON, the attempts with their errors, no lease once finished', async () => {
-    const [report] = await sql(`SELECT id::text FROM awa.jobs WHERE kind = 'report.flaky' ORDER BY id LIMIT 1`);
+    const [report] = await sql(`SELECT id::text FROM awa.all_jobs WHERE kind = 'report.flaky' ORDER BY id LIMIT 1`);
     await f.page.goto(`${f.dash.url}/jobs?kind=report.flaky`);
     await f.page.getByRole('link', { name: `#${report.id}` }).click();
     await f.page.waitForURL(new RegExp(`/jobs/${report.id}$`));

@@ -73,7 +73,7 @@ describeInBrowser('dashboard actions from another origin in headless Chromium', 
     ];
 
     expect(outcomes).toEqual([{ status: 403 }, { status: 403 }, { status: 403 }, { status: 403 }]);
-    const jobs = await sql('SELECT id::text, state FROM awa.jobs ORDER BY id');
+    const jobs = await sql('SELECT id::text, state FROM awa.all_jobs ORDER BY id');
     expect(jobs).toEqual([
       { id: doomed, state: 'scheduled' },
       { id: failed, state: 'failed' },
@@ -94,7 +94,7 @@ describeInBrowser('dashboard actions from another origin in headless Chromium', 
     ];
 
     expect(outcomes).toEqual([{ status: 200 }, { status: 200 }, { status: 200 }]);
-    expect(await sql('SELECT state FROM awa.jobs WHERE id = ANY ($1::bigint[])', [[doomed, failed]])).toEqual([
+    expect(await sql('SELECT state FROM awa.all_jobs WHERE id = ANY ($1::bigint[])', [[doomed, failed]])).toEqual([
       { state: 'available' },
     ]);
     expect(await sql('SELECT name FROM awa.queues WHERE paused_at IS NOT NULL')).toEqual([{ name: 'default' }]);

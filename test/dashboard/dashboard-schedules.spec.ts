@@ -23,7 +23,7 @@ describeInBrowser('dashboard schedules page in headless Chromium', () => {
     at ? f.page.evaluate((iso) => new Date(iso).toLocaleString(), at.toISOString()) : Promise.resolve('–');
   const fires = async (name: string) =>
     (
-      await sql(`SELECT run_at FROM awa.jobs WHERE $1 = ANY (tags) AND unique_key IS NOT NULL ORDER BY run_at`, [
+      await sql(`SELECT run_at FROM awa.all_jobs WHERE $1 = ANY (tags) AND unique_key IS NOT NULL ORDER BY run_at`, [
         `awa:schedule:${name}`,
       ])
     ).map((r) => r.run_at as Date);
@@ -125,7 +125,7 @@ describeInBrowser('dashboard schedules page in headless Chromium', () => {
     await f.page.goto(`${f.dash.url}/schedules`);
     await row(NIGHTLY).getByRole('button', { name: 'Run now' }).click();
     await f.page.getByText(`${NIGHTLY}: enqueued`).waitFor();
-    const jobs = await sql(`SELECT id::text, kind, queue, args, unique_key FROM awa.jobs WHERE $1 = ANY (tags)`, [
+    const jobs = await sql(`SELECT id::text, kind, queue, args, unique_key FROM awa.all_jobs WHERE $1 = ANY (tags)`, [
       `awa:schedule:${NIGHTLY}`,
     ]);
     expect(jobs.map(({ id: _id, ...job }) => job)).toEqual([

@@ -77,7 +77,7 @@ describe('a per-key limit set at run time', () => {
     );
   const completed = async (keys: string[]) =>
     (
-      await sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed' AND concurrency_key = ANY($1)`, [
+      await sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'completed' AND concurrency_key = ANY($1)`, [
         keys,
       ])
     )[0].n as number;

@@ -53,9 +53,10 @@ const PATHS: AvailablePath[] = [
       await seedKeyed(f.sql, 'a');
       const { ids, leases } = await claimRunning(f, 2, 2);
       // The released attempts in the order b, a.
-      const keys = await f.sql(`SELECT id::text, concurrency_key AS key FROM awa.jobs WHERE id = ANY ($1::bigint[])`, [
-        ids,
-      ]);
+      const keys = await f.sql(
+        `SELECT id::text, concurrency_key AS key FROM awa.all_jobs WHERE id = ANY ($1::bigint[])`,
+        [ids],
+      );
       const keyOf = (id: string) => keys.find((k) => k.id === id)!.key as string;
       const order = [0, 1].sort((x, y) => -keyOf(ids[x]!).localeCompare(keyOf(ids[y]!)));
       return (on) =>

@@ -57,7 +57,7 @@ describe('a keyed queue shared by two apps with different kinds', () => {
     await appB.ready();
     await appB.waitForLine(new RegExp(`^DONE ${id}$`), 15_000);
     await waitFor(
-      async () => (await sql(`SELECT state FROM awa.jobs WHERE id = $1`, [id]))[0].state === 'completed',
+      async () => (await sql(`SELECT state FROM awa.all_jobs WHERE id = $1`, [id]))[0].state === 'completed',
       10_000,
       'the job completed',
     );

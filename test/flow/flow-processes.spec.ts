@@ -57,8 +57,9 @@ function useFleet(queue: QueueOptions) {
 const completed = (fleet: { app: TestingModule }, count: number) =>
   waitFor(
     async () =>
-      (await fleet.app.get(DataSource).query(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`))[0]
-        .n === count,
+      (
+        await fleet.app.get(DataSource).query(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'completed'`)
+      )[0].n === count,
     60_000,
     `${count} completed jobs`,
   );

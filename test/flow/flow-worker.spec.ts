@@ -105,7 +105,7 @@ describe('flow control in a worker', () => {
     const runs = await sql(
       `SELECT j.concurrency_key AS "group", extract(epoch FROM r.started)::float8 * 1000 AS start,
               extract(epoch FROM r.ended)::float8 * 1000 AS "end"
-         FROM flow_runs r JOIN awa.jobs j ON j.id = r.job_id`,
+         FROM flow_runs r JOIN awa.all_jobs j ON j.id = r.job_id`,
     );
     expect(maxOverlap(runs)).toBe(2);
   });
@@ -139,7 +139,7 @@ describe('flow control in a worker', () => {
     // The poll interval is 5 s: only the wake-up at the refill can drain this within the wait.
     const stamps = await waitFor(async () => {
       const rows = await sql(
-        `SELECT extract(epoch FROM attempted_at)::float8 * 1000 AS at FROM awa.jobs
+        `SELECT extract(epoch FROM attempted_at)::float8 * 1000 AS at FROM awa.all_jobs
           WHERE kind = 'flow.rated' AND state = 'completed'`,
       );
       return rows.length === 17 ? rows : null;
@@ -156,7 +156,7 @@ describe('flow control in a worker', () => {
     await producer.enqueueMany(Array.from({ length: 17 }, () => ({ kind: 'flow.prefetched', args: {} })));
     const done = await waitFor(async () => {
       const rows = await sql(
-        `SELECT attempt, errors FROM awa.jobs WHERE kind = 'flow.prefetched' AND state = 'completed'`,
+        `SELECT attempt, errors FROM awa.all_jobs WHERE kind = 'flow.prefetched' AND state = 'completed'`,
       );
       return rows.length === 17 ? rows : null;
     }, 20_000);

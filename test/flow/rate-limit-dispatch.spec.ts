@@ -33,7 +33,7 @@ describe('a rate-limited queue without prefetch, its event loop stalled between 
     const done = await waitFor(async () => {
       const rows = await block.app
         .get(DataSource)
-        .query(`SELECT attempt, errors FROM awa.jobs WHERE kind = 'flow.stall' AND state = 'completed'`);
+        .query(`SELECT attempt, errors FROM awa.all_jobs WHERE kind = 'flow.stall' AND state = 'completed'`);
       return rows.length === 3 ? rows : null;
     }, 20_000);
     // The first claim took 3 jobs for 3 slots; the first handler's spin outlasted the others' entry wait.

@@ -49,8 +49,8 @@ describe.each([0, 20])('a rate limit at handler entry across 3 worker processes,
     await app.get(QueueProducer).enqueueMany(Array.from({ length: JOBS }, () => ({ kind: 'fixture.enter', args: {} })));
     await waitFor(
       async () =>
-        (await app.get(DataSource).query(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`))[0].n ===
-        JOBS,
+        (await app.get(DataSource).query(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'completed'`))[0]
+          .n === JOBS,
       60_000,
       `${JOBS} completed jobs`,
     );

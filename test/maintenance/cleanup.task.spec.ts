@@ -26,7 +26,7 @@ describe('CleanupTask', () => {
     return jobs;
   }
   async function remaining(exec: Exec, jobs: Record<string, string>): Promise<string[]> {
-    const ids = new Set((await exec('SELECT id::text FROM awa.jobs')).map((r) => r.id as string));
+    const ids = new Set((await exec('SELECT id::text FROM awa.all_jobs')).map((r) => r.id as string));
     return Object.keys(jobs)
       .filter((name) => ids.has(jobs[name]!))
       .sort();
@@ -46,7 +46,7 @@ describe('CleanupTask', () => {
                     SELECT 'k', 'completed', 1, now() - i * interval '1 hour' FROM generate_series(1, 12) i`);
         expect(await task().run()).toBe(10);
         const left = await exec(
-          `SELECT round(extract(epoch FROM now() - finalized_at) / 3600)::int AS hours FROM awa.jobs ORDER BY 1`,
+          `SELECT round(extract(epoch FROM now() - finalized_at) / 3600)::int AS hours FROM awa.all_jobs ORDER BY 1`,
         );
         expect(left).toEqual([{ hours: 1 }, { hours: 2 }]);
         expect(await task().run()).toBe(2);

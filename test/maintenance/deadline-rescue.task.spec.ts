@@ -63,7 +63,7 @@ describe('RescueTask as the deadline rescue (DEADLINE_RESCUE)', () => {
     for (const minutes of [1, 30, 10, 20])
       jobs.push({ minutes, ...(await seedRunning(exec, { deadlineInMs: -minutes * 60_000 })) });
     expect(await task.run()).toBe(2);
-    const rescued = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'retryable' ORDER BY jobs.id`);
+    const rescued = await exec(`SELECT id::text FROM awa.all_jobs WHERE state = 'retryable' ORDER BY all_jobs.id`);
     expect(rescued.map((r) => r.id)).toEqual(jobs.filter((j) => j.minutes >= 20).map((j) => j.id));
     expect(await task.run()).toBe(2);
     expect(await task.run()).toBe(0);

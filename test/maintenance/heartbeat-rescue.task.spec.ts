@@ -73,7 +73,7 @@ describe('RescueTask as the heartbeat rescue (HEARTBEAT_RESCUE)', () => {
     for (const hours of [2, 5, 1, 4, 3])
       jobs.push({ hours, ...(await seedRunning(exec, { heartbeatAgeMs: hours * HOUR })) });
     expect(await task.run()).toBe(3);
-    const rescued = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'retryable' ORDER BY jobs.id`);
+    const rescued = await exec(`SELECT id::text FROM awa.all_jobs WHERE state = 'retryable' ORDER BY all_jobs.id`);
     expect(rescued.map((r) => r.id)).toEqual(jobs.filter((j) => j.hours >= 3).map((j) => j.id));
     expect(await task.run()).toBe(2);
     expect(await task.run()).toBe(0);

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 const HOUR = 3_600_000;
-const TASKS = ['cleanup', 'deadline rescue', 'flow keys cleanup', 'heartbeat rescue', 'promotion'];
+const TASKS = ['cleanup', 'deadline rescue', 'flow keys cleanup', 'heartbeat rescue', 'history rotation', 'promotion'];
 
 /** Leader-guarded sweeps: two apps on one database, one leader at a time. */
 describe('MaintenanceService', () => {

@@ -118,7 +118,7 @@ describe('OrphanRescueTask', () => {
         expect(await instanceIds()).toEqual(['dead']);
         expect(await task.run()).toBe(1);
         expect(await instanceIds()).toEqual([]);
-        expect(await exec(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'retryable'`)).toEqual([{ n: 3 }]);
+        expect(await exec(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'retryable'`)).toEqual([{ n: 3 }]);
         expect(await task.run()).toBe(0);
       },
     );

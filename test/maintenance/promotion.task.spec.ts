@@ -47,7 +47,7 @@ describe('PromotionTask', () => {
         id: await seedJob(exec, { state: 'retryable', attempt: 1, runLease: 1, runAtMs: -minutes * 60_000 }),
       });
     expect(await task.run()).toBe(3);
-    const promoted = await exec(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY jobs.id`);
+    const promoted = await exec(`SELECT id::text FROM awa.all_jobs WHERE state = 'available' ORDER BY all_jobs.id`);
     expect(promoted.map((r) => r.id)).toEqual(jobs.filter((j) => j.minutes >= 3).map((j) => j.id));
     expect(await task.run()).toBe(2);
     expect(await task.run()).toBe(0);

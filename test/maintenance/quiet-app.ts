@@ -112,7 +112,7 @@ export function useQuietApp(awa: AwaModuleOptions = {}, options: QuietAppOptions
     await own?.drop();
   });
   beforeEach(async () => {
-    await ctx.exec('TRUNCATE awa.jobs, awa.active_leases');
+    await ctx.exec('TRUNCATE awa.jobs, awa.job_history, awa.active_leases');
     await options.reset?.(ctx.exec);
   });
   return ctx;

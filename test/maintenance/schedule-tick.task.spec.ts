@@ -30,7 +30,7 @@ describe('ScheduleTickTask', () => {
 
     expect(await task.run()).toBe(2);
 
-    const jobs = await exec(`SELECT queue, max_attempts, unique_key, tags FROM awa.jobs ORDER BY queue`);
+    const jobs = await exec(`SELECT queue, max_attempts, unique_key, tags FROM awa.all_jobs ORDER BY queue`);
     expect(jobs).toEqual([
       {
         queue: 'legacy',
@@ -51,7 +51,7 @@ describe('ScheduleTickTask', () => {
     expect(moved.map((r) => r.name)).toEqual(['legacy-1', 'nightly-1']);
 
     expect(await task.run()).toBe(0);
-    expect(await exec('SELECT id FROM awa.jobs')).toHaveLength(2);
+    expect(await exec('SELECT id FROM awa.all_jobs')).toHaveLength(2);
   });
 
   it('takes at most SCHEDULE_TICK_BATCH schedules per run', async () => {
@@ -59,6 +59,6 @@ describe('ScheduleTickTask', () => {
     expect(await task.run()).toBe(SCHEDULE_TICK_BATCH);
     expect(await task.run()).toBe(3);
     expect(await task.run()).toBe(0);
-    expect(await exec('SELECT id FROM awa.jobs')).toHaveLength(SCHEDULE_TICK_BATCH + 3);
+    expect(await exec('SELECT id FROM awa.all_jobs')).toHaveLength(SCHEDULE_TICK_BATCH + 3);
   });
 });

@@ -49,8 +49,8 @@ describe('MaintenanceService sweeps in batches', () => {
     (
       await exec(`
     SELECT (SELECT count(*) FROM awa.active_leases)::int AS leases,
-           (SELECT count(*) FROM awa.jobs WHERE state = 'scheduled')::int AS scheduled,
-           (SELECT count(*) FROM awa.jobs WHERE state = 'completed')::int AS completed,
+           (SELECT count(*) FROM awa.all_jobs WHERE state = 'scheduled')::int AS scheduled,
+           (SELECT count(*) FROM awa.all_jobs WHERE state = 'completed')::int AS completed,
            (SELECT count(*) FROM awa.flow_keys)::int AS keys`)
     )[0];
 

@@ -157,7 +157,7 @@ export function describePackedApp(app: ConsumerApp): void {
       const rows = await waitFor(
         async () => {
           const jobs = await query<{ id: string; state: string; attempt: number; errors: Array<{ error: string }> }>(
-            'SELECT id::text, state, attempt, errors FROM awa.jobs ORDER BY id',
+            'SELECT id::text, state, attempt, errors FROM awa.all_jobs ORDER BY id',
           );
           return jobs.every((j) => j.state === 'completed') ? jobs : null;
         },

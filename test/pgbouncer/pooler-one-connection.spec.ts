@@ -60,7 +60,7 @@ describe.each([
       (
         await queryOnce<{ n: number }>(
           db.url,
-          `SELECT count(*)::int AS n FROM awa.jobs WHERE unique_key LIKE 'awa:schedule:every-second:%'`,
+          `SELECT count(*)::int AS n FROM awa.all_jobs WHERE unique_key LIKE 'awa:schedule:every-second:%'`,
         )
       )[0]!.n;
     await waitFor(async () => (await fires()) >= 2 && app!.get(Ticks).ran >= 2, 20_000, 'fires that ran');

@@ -25,7 +25,7 @@ describe('QueueProducer', () => {
   let app: TestingModule;
   let producer: QueueProducer;
   let dataSource: DataSource;
-  const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
+  const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.all_jobs'))[0].n);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -193,7 +193,7 @@ describe('QueueProducer', () => {
   it("sends a kind with a local handler to that handler's queue by default", async () => {
     const job = await producer.enqueue('report.other', {});
     expect(job.queue).toBe('default');
-    const local = await dataSource.query('SELECT queue FROM awa.jobs WHERE kind = $1 LIMIT 1', ['x.read']);
+    const local = await dataSource.query('SELECT queue FROM awa.all_jobs WHERE kind = $1 LIMIT 1', ['x.read']);
     expect(local[0].queue).toBe('default');
     // report.render is handled here on 'reports'; without `queue` it must go there.
     await dataSource.query("UPDATE awa.jobs SET state = 'cancelled' WHERE kind = 'report.render'");

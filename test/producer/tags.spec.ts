@@ -40,7 +40,7 @@ describe('QueueProducer tags', () => {
   it('tagged jobs can be found through the tags index', async () => {
     await producer.enqueue('t.find', {}, { tags: ['needle', 'other'] });
     await producer.enqueue('t.find', {}, { tags: ['other'] });
-    const rows = await dataSource.query(`SELECT count(*)::int AS n FROM awa.jobs WHERE tags @> ARRAY['needle']`);
+    const rows = await dataSource.query(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE tags @> ARRAY['needle']`);
     expect(rows[0].n).toBe(1);
   });
 });

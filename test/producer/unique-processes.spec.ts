@@ -82,7 +82,9 @@ describe('unique jobs across processes', () => {
       );
       await starter.query('SELECT pg_advisory_unlock($1)', [START_LOCK]);
       const results = await Promise.all(enqueuers.map((e) => e.result));
-      const rows = await app.get(DataSource).query(`SELECT id::text, state FROM awa.jobs WHERE kind = 'race.unique'`);
+      const rows = await app
+        .get(DataSource)
+        .query(`SELECT id::text, state FROM awa.all_jobs WHERE kind = 'race.unique'`);
       expect(rows).toHaveLength(1);
       expect(results.flatMap((r) => r.errors)).toEqual([]);
       expect(results.reduce((n, r) => n + r.inserted, 0)).toBe(1);

@@ -15,7 +15,7 @@ describe('QueueProducer unique and tags validation', () => {
   const block = useTestApp({});
   let producer: QueueProducer;
   let dataSource: DataSource;
-  const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
+  const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.all_jobs'))[0].n);
 
   beforeAll(() => {
     producer = block.app.get(QueueProducer);
@@ -89,7 +89,7 @@ describe('QueueProducer unique and tags validation', () => {
     const tags = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(100, 't'));
     const states = ['cancelled', 'scheduled', 'available', 'running', 'retryable', 'completed', 'failed'] as const;
     const job = await producer.enqueue('x.ok', {}, { tags, unique: { key: 'k'.repeat(200), states: [...states] } });
-    const [row] = await dataSource.query('SELECT tags, unique_states FROM awa.jobs WHERE id = $1', [job.id]);
+    const [row] = await dataSource.query('SELECT tags, unique_states FROM awa.all_jobs WHERE id = $1', [job.id]);
     expect(row.tags).toEqual(tags);
     expect(row.unique_states).toEqual([...JOB_STATES]); // stored in JOB_STATES order
   });

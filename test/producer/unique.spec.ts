@@ -27,7 +27,7 @@ describe('QueueProducer unique jobs', () => {
   let producer: QueueProducer;
   let dataSource: DataSource;
   const countKind = async (kind: string) =>
-    Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs WHERE kind = $1', [kind]))[0].n);
+    Number((await dataSource.query('SELECT count(*) AS n FROM awa.all_jobs WHERE kind = $1', [kind]))[0].n);
   const unique = (kind: string, args: unknown, options: EnqueueOptions['unique'] = {}, rest: EnqueueOptions = {}) =>
     producer.enqueue(kind, args, { unique: options, ...rest });
 
@@ -109,7 +109,7 @@ describe('QueueProducer unique jobs', () => {
     const job = await unique('u.period', {}, { period });
     const [row] = await dataSource.query(
       `SELECT unique_key, floor(extract(epoch FROM created_at) * 1000 / $2)::bigint::text AS bucket
-         FROM awa.jobs WHERE id = $1`,
+         FROM awa.all_jobs WHERE id = $1`,
       [job.id, period],
     );
     expect(row.unique_key).toMatch(new RegExp(`^u\\.period:[0-9a-f]{64}:${row.bucket}$`));

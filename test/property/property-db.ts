@@ -61,7 +61,7 @@ export async function createPropertyDb(): Promise<PropertyDb> {
       const jobs =
         await sql(`SELECT id::text, state, attempt, max_attempts, run_lease::int, jsonb_array_length(errors) AS errors,
                                      errors -> -1 ->> 'error' AS last_error, run_at <= now() AS due
-                                FROM awa.jobs ORDER BY id`);
+                                FROM awa.all_jobs ORDER BY id`);
       const leases = await sql(
         `SELECT job_id::text, run_lease::int, instance_id,
                                        heartbeat_at < now() - $1::float8 * interval '1 millisecond' AS stale,
@@ -72,7 +72,7 @@ export async function createPropertyDb(): Promise<PropertyDb> {
       return { jobs: new Map(jobs.map((j: JobRow) => [j.id, j])), leases };
     },
     async reset() {
-      await sql('TRUNCATE awa.jobs, awa.active_leases, awa.instances RESTART IDENTITY');
+      await sql('TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances RESTART IDENTITY');
     },
     async close() {
       await endPool(pool);

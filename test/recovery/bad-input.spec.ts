@@ -79,7 +79,7 @@ describe('bad input catalogue', () => {
   let app: TestingModule;
   let producer: QueueProducer;
   let dataSource: DataSource;
-  const jobCount = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.jobs'))[0].n);
+  const jobCount = async () => Number((await dataSource.query('SELECT count(*) AS n FROM awa.all_jobs'))[0].n);
   const finished = (id: string) => finishedJob(producer, id);
 
   beforeAll(async () => {

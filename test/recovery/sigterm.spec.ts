@@ -83,7 +83,7 @@ describe('a worker process sent SIGTERM', () => {
         expect(gated.lines.filter((l) => l.startsWith('START '))).toEqual([]);
         const dataSource = app.get(DataSource);
         expect(await dataSource.query('SELECT * FROM awa.active_leases')).toEqual([]);
-        const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1) ORDER BY id', [
+        const rows = await dataSource.query('SELECT state, attempt FROM awa.all_jobs WHERE id = ANY($1) ORDER BY id', [
           jobs.map((j) => j.id),
         ]);
         expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));

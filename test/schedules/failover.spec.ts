@@ -39,7 +39,7 @@ describe('a periodic schedule across a leader failover (SIGKILL)', () => {
     const ds = observer.get(DataSource);
     const fireTimes = async () =>
       (
-        (await ds.query(`SELECT unique_key FROM awa.jobs WHERE unique_key LIKE $1 ORDER BY unique_key`, [
+        (await ds.query(`SELECT unique_key FROM awa.all_jobs WHERE unique_key LIKE $1 ORDER BY unique_key`, [
           `${PREFIX}%`,
         ])) as Array<{ unique_key: string }>
       ).map((r) => Date.parse(r.unique_key.slice(PREFIX.length)));
@@ -64,7 +64,7 @@ describe('a periodic schedule across a leader failover (SIGKILL)', () => {
 
     const times = await fireTimes();
     expect(times.length).toBeGreaterThanOrEqual(10);
-    const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM awa.jobs WHERE unique_key LIKE $1`, [
+    const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE unique_key LIKE $1`, [
       `${PREFIX}%`,
     ])) as [{ n: number }];
     expect(n).toBe(times.length);

@@ -32,7 +32,7 @@ class ReportHandlers {
 /** Fire times of a schedule's jobs, in ms, sorted. */
 async function fireTimes(ds: DataSource, name: string): Promise<number[]> {
   const prefix = `awa:schedule:${name}:`;
-  const rows = (await ds.query(`SELECT unique_key FROM awa.jobs WHERE unique_key LIKE $1 ORDER BY 1`, [
+  const rows = (await ds.query(`SELECT unique_key FROM awa.all_jobs WHERE unique_key LIKE $1 ORDER BY 1`, [
     `${prefix}%`,
   ])) as Array<{ unique_key: string }>;
   return rows.map((r) => Date.parse(r.unique_key.slice(prefix.length)));
@@ -76,7 +76,7 @@ describe('JobSchedules and declared schedules', () => {
       .get(QueueProducer)
       .getJob(
         (
-          (await app.get(DataSource).query(`SELECT id::text FROM awa.jobs WHERE kind = 'report.tick' LIMIT 1`)) as [
+          (await app.get(DataSource).query(`SELECT id::text FROM awa.all_jobs WHERE kind = 'report.tick' LIMIT 1`)) as [
             { id: string },
           ]
         )[0].id,

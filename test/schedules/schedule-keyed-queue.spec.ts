@@ -39,7 +39,9 @@ const EVERY_SECOND = { name: 'reports.every-second', cron: '* * * * * *', kind: 
 
 const completedKeys = async (ds: DataSource, kind: string) =>
   (
-    (await ds.query(`SELECT concurrency_key FROM awa.jobs WHERE kind = $1 AND state = 'completed'`, [kind])) as Array<{
+    (await ds.query(`SELECT concurrency_key FROM awa.all_jobs WHERE kind = $1 AND state = 'completed'`, [
+      kind,
+    ])) as Array<{
       concurrency_key: string | null;
     }>
   ).map((r) => r.concurrency_key);
@@ -126,7 +128,7 @@ describe('schedules into a keyed queue', () => {
     expect(new Set(await completedKeys(ds, 'report.build'))).toEqual(new Set(['tenant-1', 'tenant-2']));
     expect(new Set(await completedKeys(ds, 'report.periodic'))).toEqual(new Set(['tenant-1']));
     const { id } = await schedules.triggerSchedule('reports.every-second');
-    const [row] = (await ds.query(`SELECT concurrency_key FROM awa.jobs WHERE id = $1`, [id])) as [
+    const [row] = (await ds.query(`SELECT concurrency_key FROM awa.all_jobs WHERE id = $1`, [id])) as [
       { concurrency_key: string },
     ];
     expect(row.concurrency_key).toBe('tenant-1');

@@ -12,7 +12,7 @@ describe('admin.sql', () => {
   beforeEach(async () => {
     await f.sql('TRUNCATE awa.queues');
   });
-  const stateOf = async (id: string) => (await f.sql('SELECT state FROM awa.jobs WHERE id = $1', [id]))[0]?.state;
+  const stateOf = async (id: string) => (await f.sql('SELECT state FROM awa.all_jobs WHERE id = $1', [id]))[0]?.state;
   /** A filter's statement and values as QueueAdmin builds them. */
   const filtered = (filter: JobFilter) => compileFilter(filter);
   const claim = (queue: string) => f.run(workerSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0]);
@@ -108,7 +108,7 @@ describe('admin.sql', () => {
       expect(await f.run(adminSql.retryJob, [failed])).toEqual([{ state: 'failed', queue: 'q', notified: 1 }]);
       expect(await f.run(adminSql.retryJob, [waiting])).toEqual([{ state: 'scheduled', queue: null, notified: 0 }]);
       expect(await f.run(adminSql.retryJob, ['424242'])).toEqual([]);
-      const [row] = await f.sql('SELECT state, attempt, finalized_at FROM awa.jobs WHERE id = $1', [failed]);
+      const [row] = await f.sql('SELECT state, attempt, finalized_at FROM awa.all_jobs WHERE id = $1', [failed]);
       expect(row).toEqual({ state: 'available', attempt: 0, finalized_at: null });
     });
 
@@ -191,7 +191,7 @@ describe('admin.sql', () => {
       const all = filtered({});
       const [batch] = await f.run(adminSql.cancelBatch(all), [FIRST_CURSOR, 10, 'cancelled here', ...all.values]);
       expect(batch).toEqual({ picked: 2, last_id: waiting, cancelled: 1, signalled: 1 });
-      const [row] = await f.sql(`SELECT state, errors -> -1 ->> 'error' AS error FROM awa.jobs WHERE id = $1`, [
+      const [row] = await f.sql(`SELECT state, errors -> -1 ->> 'error' AS error FROM awa.all_jobs WHERE id = $1`, [
         waiting,
       ]);
       expect(row).toEqual({ state: 'cancelled', error: 'cancelled here' });

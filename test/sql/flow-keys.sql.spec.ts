@@ -29,7 +29,7 @@ describe('flow-keys.sql', () => {
     )[0];
   const keysOf = async (rows: Array<{ id: string }>) =>
     (
-      await f.sql(`SELECT concurrency_key AS key FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY 1`, [
+      await f.sql(`SELECT concurrency_key AS key FROM awa.all_jobs WHERE id = ANY($1::bigint[]) ORDER BY 1`, [
         rows.map((r) => r.id),
       ])
     ).map((r) => r.key as string);

@@ -43,7 +43,7 @@ describe('flow.sql', () => {
       const third = await claim(3, { rate: 5, periodMs: 60_000 });
       expect(jobs(third)).toHaveLength(0);
       expect(waitOf(third)).toBeGreaterThan(50_000);
-      const [{ n }] = await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'available'`);
+      const [{ n }] = await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'available'`);
       expect(n).toBe(5);
     });
 
@@ -92,7 +92,7 @@ describe('flow.sql', () => {
         const wait = waitOf(rows);
         if (wait !== null) await sleep(Math.ceil(wait));
       }
-      const stamps = await f.sql(`SELECT extract(epoch FROM attempted_at)::float8 * 1000 AS at FROM awa.jobs`);
+      const stamps = await f.sql(`SELECT extract(epoch FROM attempted_at)::float8 * 1000 AS at FROM awa.all_jobs`);
       expect(stamps).toHaveLength(24);
       expect(
         maxInWindow(
@@ -123,7 +123,7 @@ describe('flow.sql', () => {
       for (;;) {
         const rows = jobs(await claim(1, { keys: 100 }));
         if (rows.length === 0) break;
-        const [{ key }] = await f.sql(`SELECT concurrency_key AS key FROM awa.jobs WHERE id = $1::bigint`, [
+        const [{ key }] = await f.sql(`SELECT concurrency_key AS key FROM awa.all_jobs WHERE id = $1::bigint`, [
           rows[0]!.id,
         ]);
         order.push(key as string);
@@ -203,7 +203,7 @@ describe('flow.sql', () => {
       await f.run(flowSql.rateLimitJob, [ofA.id, ofA.run_lease, 60_000, true, true]);
       await complete(rows.filter((r) => r !== ofA) as FlowClaimRow[]);
       const next = jobs(await claim(5, { keys: 1 }));
-      const keys = await f.sql(`SELECT DISTINCT concurrency_key AS k FROM awa.jobs WHERE id = ANY($1::bigint[])`, [
+      const keys = await f.sql(`SELECT DISTINCT concurrency_key AS k FROM awa.all_jobs WHERE id = ANY($1::bigint[])`, [
         next.map((r) => r.id),
       ]);
       expect(keys).toEqual([{ k: 'b' }]);

@@ -24,7 +24,7 @@ describe('jobs.sql', () => {
       const kinds = ['e', 'a', 'd', 'b', 'c', 'a'];
       const ids = await insert(kinds.map((k) => job(k)));
       expect(ids).toHaveLength(kinds.length);
-      const rows = await f.sql('SELECT id::text, kind FROM awa.jobs');
+      const rows = await f.sql('SELECT id::text, kind FROM awa.all_jobs');
       const kindById = new Map(rows.map((r) => [r.id as string, r.kind as string]));
       expect(ids.map((id) => kindById.get(id))).toEqual(kinds);
       expect(ids.map(BigInt)).toEqual([...ids.map(BigInt)].sort((x, y) => (x < y ? -1 : 1)));
@@ -41,7 +41,7 @@ describe('jobs.sql', () => {
       const [row] = await f.sql(
         `SELECT kind, queue, args, state, priority, attempt, max_attempts, run_lease::text, errors,
                 attempted_at, finalized_at, abs(extract(epoch FROM run_at - created_at)) < 1 AS run_at_is_creation
-           FROM awa.jobs WHERE id = $1`,
+           FROM awa.all_jobs WHERE id = $1`,
         [now],
       );
       expect(row).toEqual({
@@ -58,7 +58,10 @@ describe('jobs.sql', () => {
         finalized_at: null,
         run_at_is_creation: true,
       });
-      const states = await f.sql(`SELECT id::text, state, run_at FROM awa.jobs WHERE id IN ($1, $2)`, [later, earlier]);
+      const states = await f.sql(`SELECT id::text, state, run_at FROM awa.all_jobs WHERE id IN ($1, $2)`, [
+        later,
+        earlier,
+      ]);
       const byId = new Map(states.map((s) => [s.id, s]));
       expect(byId.get(later)).toMatchObject({ state: 'scheduled', run_at: new Date(future) });
       expect(byId.get(earlier)).toMatchObject({ state: 'available', run_at: new Date(past) });
@@ -69,7 +72,7 @@ describe('jobs.sql', () => {
         { kind: 'nullargs', queue: 'default', args: null, priority: 0, max_attempts: 1, run_at: null },
       ]);
       const [row] = await f.sql(
-        `SELECT args IS NULL AS sql_null, jsonb_typeof(args) AS type FROM awa.jobs WHERE id = $1`,
+        `SELECT args IS NULL AS sql_null, jsonb_typeof(args) AS type FROM awa.all_jobs WHERE id = $1`,
         [id],
       );
       expect(row).toEqual({ sql_null: false, type: 'null' });
@@ -103,14 +106,14 @@ describe('jobs.sql', () => {
       await f.run(jobsSql.insertJobs, [JSON.stringify([job('y', { queue: 'rolledback' })])], tx);
       await tx.query('ROLLBACK');
       expect(await notes.take(f.sql)).toEqual([]);
-      expect(await f.sql(`SELECT kind FROM awa.jobs WHERE queue = 'rolledback'`)).toEqual([]);
+      expect(await f.sql(`SELECT kind FROM awa.all_jobs WHERE queue = 'rolledback'`)).toEqual([]);
     });
   });
 
   describe('insertJobs tags', () => {
     it('stores the tags of a job, and none when the element has no tags', async () => {
       const [tagged, plain] = await insert([job('tagged', { tags: ['a', 'b c'] }), job('untagged')]);
-      const rows = await f.sql('SELECT id::text, tags FROM awa.jobs WHERE id IN ($1, $2)', [tagged, plain]);
+      const rows = await f.sql('SELECT id::text, tags FROM awa.all_jobs WHERE id IN ($1, $2)', [tagged, plain]);
       expect(new Map(rows.map((r) => [r.id, r.tags]))).toEqual(
         new Map([
           [tagged, ['a', 'b c']],
@@ -144,7 +147,7 @@ describe('jobs.sql', () => {
         [4, 'key-2', false],
         [5, null, false],
       ]);
-      const stored = await f.sql(`SELECT id::text, kind, unique_key, unique_states, tags FROM awa.jobs`);
+      const stored = await f.sql(`SELECT id::text, kind, unique_key, unique_states, tags FROM awa.all_jobs`);
       const byId = new Map(stored.map((r) => [r.id, r]));
       expect(rows.filter((r) => r.id).map((r) => byId.get(r.id)?.kind)).toEqual([
         'plain0',
@@ -179,7 +182,8 @@ describe('jobs.sql', () => {
   });
 
   describe('resolveUniqueJobs', () => {
-    const argsAndState = async (id: string) => (await f.sql('SELECT args, state FROM awa.jobs WHERE id = $1', [id]))[0];
+    const argsAndState = async (id: string) =>
+      (await f.sql('SELECT args, state FROM awa.all_jobs WHERE id = $1', [id]))[0];
     const resolve = (items: object[]) =>
       f.run(jobsSql.resolveUniqueJobs, [
         JSON.stringify(items.map((i, ord) => ({ ord, replace: false, args: null, run_at: null, ...i }))),

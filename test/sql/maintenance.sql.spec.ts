@@ -235,7 +235,7 @@ describe('maintenance.sql', () => {
       expect(a).toHaveLength(4);
       expect(b).toHaveLength(2);
       expect(new Set([...a, ...b].map((r) => r.id)).size).toBe(6);
-      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE jsonb_array_length(errors) = 1`)).toEqual([
+      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE jsonb_array_length(errors) = 1`)).toEqual([
         { n: 6 },
       ]);
     });
@@ -264,7 +264,9 @@ describe('maintenance.sql', () => {
       for (const id of due) expect(await readJob(f.sql, id)).toMatchObject({ state: 'available' });
       expect((await readJob(f.sql, notDue[0]!))!.state).toBe('scheduled');
       expect((await readJob(f.sql, notDue[1]!))!.state).toBe('retryable');
-      const states = await f.sql(`SELECT state FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY state`, [others]);
+      const states = await f.sql(`SELECT state FROM awa.all_jobs WHERE id = ANY($1::bigint[]) ORDER BY state`, [
+        others,
+      ]);
       expect(states.map((s) => s.state)).toEqual(['available', 'cancelled', 'completed', 'failed', 'running']);
 
       expect(await f.run(maintenanceSql.promoteDueJobs, [100])).toEqual([{ promoted: 0, queues: 0 }]);
@@ -277,7 +279,7 @@ describe('maintenance.sql', () => {
         jobs.push({ minutes, id: await seedJob(f.sql, { state: 'scheduled', runAtMs: -minutes * 60_000 }) });
       const earliestFirst = [...jobs].sort((x, y) => y.minutes - x.minutes).map((j) => j.id);
       expect(await f.run(maintenanceSql.promoteDueJobs, [2])).toEqual([{ promoted: 2, queues: 1 }]);
-      const available = await f.sql(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY jobs.id`);
+      const available = await f.sql(`SELECT id::text FROM awa.all_jobs WHERE state = 'available' ORDER BY all_jobs.id`);
       expect(available.map((r) => r.id)).toEqual(earliestFirst.slice(0, 2).sort((x, y) => Number(x) - Number(y)));
       expect(await f.run(maintenanceSql.promoteDueJobs, [2])).toEqual([{ promoted: 2, queues: 1 }]);
       expect(await f.run(maintenanceSql.promoteDueJobs, [2])).toEqual([{ promoted: 1, queues: 1 }]);
@@ -297,7 +299,7 @@ describe('maintenance.sql', () => {
       return jobs;
     }
     const left = async (jobs: Record<string, string>) => {
-      const ids = new Set((await f.sql('SELECT id::text FROM awa.jobs')).map((r) => r.id as string));
+      const ids = new Set((await f.sql('SELECT id::text FROM awa.all_jobs')).map((r) => r.id as string));
       return Object.keys(jobs)
         .filter((k) => ids.has(jobs[k]!))
         .sort();
@@ -359,7 +361,7 @@ describe('maintenance.sql', () => {
       for (const minutes of [50, 10, 40, 20, 30])
         ids.push({ minutes, id: await seedJob(f.sql, { state: 'completed', finalizedAtMs: -minutes * 60_000 }) });
       expect(await f.execute(maintenanceSql.deleteFinishedJobs, [60_000, 60_000, 2])).toBe(2);
-      const remaining = (await f.sql('SELECT id::text FROM awa.jobs')).map((r) => r.id).sort();
+      const remaining = (await f.sql('SELECT id::text FROM awa.all_jobs')).map((r) => r.id).sort();
       expect(remaining).toEqual(
         ids
           .filter((j) => j.minutes <= 30)

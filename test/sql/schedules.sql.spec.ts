@@ -181,7 +181,7 @@ describe('schedules.sql', () => {
 
     it('inserts an available job with the schedule tag, its key and every state as unique states', async () => {
       const [inserted] = await f.run(schedulesSql.insertScheduledJobs, [JSON.stringify([job('k1')]), STATES]);
-      const [stored] = await f.sql('SELECT * FROM awa.jobs WHERE id = $1', [inserted!.id]);
+      const [stored] = await f.sql('SELECT * FROM awa.all_jobs WHERE id = $1', [inserted!.id]);
       expect(stored).toMatchObject({
         kind: 'report',
         state: 'available',
@@ -202,7 +202,7 @@ describe('schedules.sql', () => {
       expect(await f.run(schedulesSql.insertScheduledJobs, [JSON.stringify([job(null), job(null)]), []])).toHaveLength(
         2,
       );
-      const rows = await f.sql('SELECT unique_key, unique_states FROM awa.jobs ORDER BY id');
+      const rows = await f.sql('SELECT unique_key, unique_states FROM awa.all_jobs ORDER BY id');
       expect(rows).toEqual([
         { unique_key: 'k1', unique_states: STATES },
         { unique_key: 'k2', unique_states: STATES },
@@ -221,7 +221,7 @@ describe('schedules.sql', () => {
       await a.query('COMMIT');
       expect(await second).toEqual([]);
       await b.query('COMMIT');
-      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE unique_key = 'k'`)).toEqual([{ n: 1 }]);
+      expect(await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE unique_key = 'k'`)).toEqual([{ n: 1 }]);
     });
   });
 
@@ -259,7 +259,7 @@ describe('schedules.sql', () => {
     const clients = await Promise.all([f.client(), f.client(), f.client()]);
     const results = await Promise.all(clients.map(tick));
     expect(results.reduce((n, r) => n + r.schedules, 0)).toBe(2);
-    const keys = (await f.sql('SELECT unique_key FROM awa.jobs')).map((r) => r.unique_key as string);
+    const keys = (await f.sql('SELECT unique_key FROM awa.all_jobs')).map((r) => r.unique_key as string);
     expect(new Set(keys).size).toBe(keys.length);
     // Every second from start for 'a' (21 or more), every even second for 'b'.
     const of = (name: string) => keys.filter((k) => k.startsWith(`awa:schedule:${name}:`)).sort();
@@ -268,7 +268,7 @@ describe('schedules.sql', () => {
     expect(of('b')[0]).toBe(`awa:schedule:b:${start}`);
     // A second round finds nothing due any more (or only the fires of the last moments), never a repeat.
     await Promise.all(clients.map(tick));
-    const again = (await f.sql('SELECT unique_key FROM awa.jobs')).map((r) => r.unique_key as string);
+    const again = (await f.sql('SELECT unique_key FROM awa.all_jobs')).map((r) => r.unique_key as string);
     expect(new Set(again).size).toBe(again.length);
   });
 
@@ -284,7 +284,7 @@ describe('schedules.sql', () => {
     await runScheduleTick(execOn(client), 10, () => 5);
     await client.query('COMMIT');
     const [{ n }] = await f.sql(
-      `SELECT count(*)::int AS n FROM awa.jobs WHERE run_at < now() - ${MISSED_GRACE_MS} * interval '1 millisecond'`,
+      `SELECT count(*)::int AS n FROM awa.all_jobs WHERE run_at < now() - ${MISSED_GRACE_MS} * interval '1 millisecond'`,
     );
     expect(n).toBe(count);
     const stored = (await row('daily'))!;

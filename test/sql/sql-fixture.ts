@@ -67,7 +67,7 @@ export async function createSqlFixture(): Promise<SqlFixture> {
       return client;
     },
     async reset() {
-      await pool.query('TRUNCATE awa.jobs, awa.active_leases, awa.instances RESTART IDENTITY');
+      await pool.query('TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances RESTART IDENTITY');
     },
     async close() {
       await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
@@ -165,7 +165,7 @@ export async function readJob(exec: Exec, id: string): Promise<JobRow | undefine
             CASE WHEN jsonb_array_length(errors) > 0
                  THEN extract(epoch FROM run_at - (errors -> -1 ->> 'at')::timestamptz)::float8 * 1000 END AS
                    retry_delay_ms
-       FROM awa.jobs WHERE id = $1::bigint`,
+       FROM awa.all_jobs WHERE id = $1::bigint`,
     [id],
   );
   return row;

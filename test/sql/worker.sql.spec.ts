@@ -49,7 +49,7 @@ describe('worker.sql', () => {
       const rows = await claim('default', ['k'], 3);
       const expected = [...seeded].sort((x, y) => x.priority - y.priority || Number(x.id) - Number(y.id)).slice(0, 3);
       expect(ids(rows)).toEqual(ids(expected));
-      const left = await f.sql(`SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'available'`);
+      const left = await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'available'`);
       expect(left).toEqual([{ n: 5 }]);
     });
 
@@ -74,7 +74,7 @@ describe('worker.sql', () => {
       const rows = await claim('q', ['k1', 'k2'], 100);
       expect(ids(rows)).toEqual([...mine].sort());
       const untouched = await f.sql(
-        `SELECT count(*)::int AS n FROM awa.jobs WHERE id = ANY($1::bigint[]) AND attempted_at IS NULL`,
+        `SELECT count(*)::int AS n FROM awa.all_jobs WHERE id = ANY($1::bigint[]) AND attempted_at IS NULL`,
         [others],
       );
       expect(untouched).toEqual([{ n: others.length }]);
@@ -126,7 +126,7 @@ describe('worker.sql', () => {
           );
           const jobs = await execOn(tx)(
             `SELECT id::text, state, attempt, run_lease::text, attempted_at = now() ` +
-              `AS attempted_now FROM awa.jobs ORDER BY jobs.id`,
+              `AS attempted_now FROM awa.all_jobs ORDER BY all_jobs.id`,
           );
           expect(jobs).toEqual([
             { id: fresh, state: 'running', attempt: 1, run_lease: '1', attempted_now: true },
@@ -187,12 +187,12 @@ describe('worker.sql', () => {
       expect(claimed).toHaveLength(total);
       expect(new Set(claimed).size).toBe(total);
       expect(await countLeases()).toBe(total);
-      expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.jobs GROUP BY state`)).toEqual([
+      expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.all_jobs GROUP BY state`)).toEqual([
         { state: 'running', n: total },
       ]);
       // Each job was claimed once: one attempt more than it had, and one lease row.
       expect(
-        await f.sql(`SELECT count(*)::int AS n FROM awa.jobs j
+        await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs j
                            WHERE j.run_lease <> (SELECT max(run_lease) FROM awa.active_leases l WHERE l.job_id = j.id)
                               OR j.attempt <> j.run_lease`),
       ).toEqual([{ n: 0 }]);
@@ -422,7 +422,7 @@ describe('worker.sql', () => {
           Array(SHUTDOWN_RELEASE_LIMIT).fill(['unstarted', 'released on shutdown']).flat(),
         );
         expect(job!.retry_delay_ms).toBeGreaterThanOrEqual(1_000); // retried with backoff, not at once
-        expect((await f.sql('SELECT shutdown_releases FROM awa.jobs WHERE id = $1', [id]))[0]).toEqual({
+        expect((await f.sql('SELECT shutdown_releases FROM awa.all_jobs WHERE id = $1', [id]))[0]).toEqual({
           shutdown_releases: 0,
         });
         expect(await countLeases()).toBe(0);
@@ -607,7 +607,7 @@ describe('worker.sql', () => {
       ]);
       expect(ids(rows)).toEqual(jobs.map((j) => j.id).sort());
       const read = async (id: string) =>
-        (await f.sql(`SELECT state, output, errors FROM awa.jobs WHERE id = $1`, [id]))[0];
+        (await f.sql(`SELECT state, output, errors FROM awa.all_jobs WHERE id = $1`, [id]))[0];
       expect(await read(withOutput.id)).toEqual({
         state: 'completed',
         output: { total: 3, text: 'it\'s "done"' },
@@ -638,7 +638,7 @@ describe('worker.sql', () => {
         ['late', 'late'],
       ]);
       expect(rows).toEqual([]);
-      const left = await f.sql(`SELECT state, output, errors FROM awa.jobs ORDER BY id`);
+      const left = await f.sql(`SELECT state, output, errors FROM awa.all_jobs ORDER BY id`);
       expect(left).toEqual([
         { state: 'running', output: null, errors: [] },
         { state: 'running', output: null, errors: [] },
@@ -663,7 +663,7 @@ describe('worker.sql', () => {
     const snoozeState = async (id: string) =>
       (
         await f.sql(
-          `SELECT state, attempt, snoozes, shutdown_releases, finalized_at, errors FROM awa.jobs WHERE id = $1`,
+          `SELECT state, attempt, snoozes, shutdown_releases, finalized_at, errors FROM awa.all_jobs WHERE id = $1`,
           [id],
         )
       )[0];
@@ -768,7 +768,7 @@ describe('worker.sql', () => {
         ['{"done": 40}', '"late"', '"late"'],
       ]);
       expect(rows).toEqual([{ id: held.id, run_lease: held.runLease }]);
-      const progress = await f.sql(`SELECT id::text, progress FROM awa.jobs ORDER BY id`);
+      const progress = await f.sql(`SELECT id::text, progress FROM awa.all_jobs ORDER BY id`);
       expect(progress).toEqual([
         { id: held.id, progress: { done: 40 } },
         { id: gone.id, progress: null },
@@ -777,7 +777,7 @@ describe('worker.sql', () => {
       // Once completed, the attempt's lease is gone: a progress write that comes late changes nothing.
       await f.run(workerSql.completeJobs, [[held.id], [held.runLease]]);
       expect(await f.run(workerSql.writeProgress, [[held.id], [held.runLease], ['{"done": 99}']])).toEqual([]);
-      expect(await f.sql(`SELECT progress FROM awa.jobs WHERE id = $1`, [held.id])).toEqual([
+      expect(await f.sql(`SELECT progress FROM awa.all_jobs WHERE id = $1`, [held.id])).toEqual([
         { progress: { done: 40 } },
       ]);
     });

@@ -41,7 +41,7 @@ describe('AwaTelemetryModule without an OTel SDK', () => {
     await waitFor(async () => (await producer.getJob(many!.id))?.state === 'completed', 15_000, 'completion');
     await waitFor(async () => (await producer.getJob(id))?.state === 'completed', 15_000, 'completion');
     expect(app.get(Handlers).handled).toBe(2);
-    const rows = await app.get(DataSource).query('SELECT traceparent FROM awa.jobs ORDER BY id');
+    const rows = await app.get(DataSource).query('SELECT traceparent FROM awa.all_jobs ORDER BY id');
     expect(rows).toEqual([{ traceparent: null }, { traceparent: null }]);
   });
 
@@ -79,7 +79,7 @@ describe('AwaTelemetryModule with only a TracerProvider registered', () => {
     const producer = app.get(QueueProducer);
     const { id } = await producer.enqueue('plain.ok', {});
     await waitFor(async () => (await producer.getJob(id))?.state === 'completed', 15_000, 'completion');
-    const [row] = await app.get(DataSource).query('SELECT traceparent FROM awa.jobs WHERE id = $1', [id]);
+    const [row] = await app.get(DataSource).query('SELECT traceparent FROM awa.all_jobs WHERE id = $1', [id]);
     const [, traceId, spanId] = String(row.traceparent).split('-');
     const named = (name: string) => exporter.getFinishedSpans().find((s) => s.name === name);
     await waitFor(() => named('process default') !== undefined, 15_000, 'the consumer span');

@@ -164,7 +164,7 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
         .filter((s) => s.kind === SpanKind.CONSUMER && s.attributes['messaging.message.id'] === id)
         .sort((a, b) => Number(a.attributes['awa.job.attempt']) - Number(b.attributes['awa.job.attempt']));
     const producerSpanOf = async (id: string): Promise<ReadableSpan> => {
-      const [row] = await exec('SELECT traceparent FROM awa.jobs WHERE id = $1', [id]);
+      const [row] = await exec('SELECT traceparent FROM awa.all_jobs WHERE id = $1', [id]);
       const [, traceId, spanId] = String(row.traceparent).split('-');
       const span = sdk.spans().find((s) => s.spanContext().spanId === spanId);
       expect(span?.spanContext().traceId).toBe(traceId);

@@ -50,7 +50,7 @@ describe('telemetry.sql', () => {
       const [traced, plain] = await f.run(jobsSql.insertJobs, [
         JSON.stringify([job('traced', { traceparent: TRACEPARENT }), job('plain')]),
       ]);
-      const rows = await f.sql('SELECT id::text, traceparent FROM awa.jobs ORDER BY id');
+      const rows = await f.sql('SELECT id::text, traceparent FROM awa.all_jobs ORDER BY id');
       expect(rows).toEqual([
         { id: traced!.id, traceparent: TRACEPARENT },
         { id: plain!.id, traceparent: null },
@@ -59,7 +59,7 @@ describe('telemetry.sql', () => {
 
     it('comes back from the claim with run_at in epoch ms', async () => {
       await f.run(jobsSql.insertJobs, [JSON.stringify([job('traced', { traceparent: TRACEPARENT })])]);
-      const [due] = await f.sql(`SELECT (extract(epoch FROM run_at) * 1000)::float8 AS ms FROM awa.jobs`);
+      const [due] = await f.sql(`SELECT (extract(epoch FROM run_at) * 1000)::float8 AS ms FROM awa.all_jobs`);
       const [claimed] = await f.run(workerSql.claimJobs, ['default', ['traced'], 1, 'instance-t', 0]);
       expect(claimed).toMatchObject({ traceparent: TRACEPARENT, run_at_ms: due.ms });
     });

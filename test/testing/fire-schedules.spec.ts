@@ -55,7 +55,7 @@ describe('AwaTesting.fireSchedules', () => {
     ]);
     expect(await testing.expectEnqueued('report.nightly', { scope: 'all' })).toHaveLength(1);
     const ds = block.app.get(DataSource);
-    expect(await ds.query(`SELECT concurrency_key FROM awa.jobs WHERE kind = 'tenant.sync'`)).toEqual([
+    expect(await ds.query(`SELECT concurrency_key FROM awa.all_jobs WHERE kind = 'tenant.sync'`)).toEqual([
       { concurrency_key: 'acme' },
     ]);
 

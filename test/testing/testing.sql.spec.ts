@@ -18,7 +18,7 @@ describe('testing.sql', () => {
 
       const rows = await f.run(testingSql.makeWaitingJobsDue, ['default', ['a', 'b']]);
       expect(rows.map((r) => r.id).sort()).toEqual([scheduled, retryable].sort());
-      const future = await f.sql(`SELECT kind, queue, state FROM awa.jobs WHERE run_at > now() ORDER BY id`);
+      const future = await f.sql(`SELECT kind, queue, state FROM awa.all_jobs WHERE run_at > now() ORDER BY id`);
       expect(future).toEqual([
         { kind: 'c', queue: 'default', state: 'scheduled' },
         { kind: 'a', queue: 'other', state: 'scheduled' },

@@ -67,7 +67,7 @@ describe('a claim in flight at shutdown', () => {
       expect(await queryOnce(db.url, 'SELECT job_id FROM awa.active_leases')).toEqual([]);
       const rows = await queryOnce(
         db.url,
-        `SELECT state, attempt FROM awa.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+        `SELECT state, attempt FROM awa.all_jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
         [jobs.map((j) => j.id)],
       );
       expect(rows).toEqual(jobs.map(() => ({ state: 'available', attempt: 0 })));

@@ -61,7 +61,7 @@ describe('claims while results are waiting to be written', () => {
             (
               await queryOnce<{ n: number }>(
                 db.url,
-                `SELECT count(*)::int AS n FROM awa.jobs WHERE state = 'completed'`,
+                `SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'completed'`,
               )
             )[0]!.n === 30,
           30_000,

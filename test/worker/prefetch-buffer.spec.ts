@@ -87,7 +87,7 @@ describe('the prefetch buffer', () => {
       expect(handlers.maxLive).toBe(1);
       const rows = await queryOnce<{ attempt: number; errors: Array<{ error: string }> }>(
         db.url,
-        'SELECT attempt, errors FROM awa.jobs WHERE id = ANY($1::bigint[])',
+        'SELECT attempt, errors FROM awa.all_jobs WHERE id = ANY($1::bigint[])',
         [jobs.map((j) => j.id)],
       );
       // Each ran exactly once and ended at its own deadline; a wait in the buffer spent nothing (a

@@ -89,7 +89,7 @@ describe('shutdown', () => {
         async () => (await dataSource.query('SELECT count(*)::int AS n FROM awa.active_leases'))[0].n === 5,
       );
       await app.close();
-      const rows = await dataSource.query('SELECT state, attempt FROM awa.jobs WHERE id = ANY($1)', [
+      const rows = await dataSource.query('SELECT state, attempt FROM awa.all_jobs WHERE id = ANY($1)', [
         jobs.map((j) => j.id),
       ]);
       expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'available', attempt: 0 })));
@@ -114,7 +114,7 @@ describe('shutdown', () => {
       await waitFor(() => app.get(SlowAndStuck).entered.has(id));
       await app.close();
       expect((await producer.getJob(id))?.state).toBe('completed');
-      const followUps = await observer.get(DataSource).query(`SELECT args FROM awa.jobs WHERE kind = 'follow-up'`);
+      const followUps = await observer.get(DataSource).query(`SELECT args FROM awa.all_jobs WHERE kind = 'follow-up'`);
       expect(followUps).toEqual([{ args: { after: id } }]);
     } finally {
       // Released 'stuck' jobs would hang the next test's app: take them out of play.

@@ -118,7 +118,7 @@ describe('snooze', () => {
       (
         await app
           .get(DataSource)
-          .query(`SELECT extract(epoch FROM run_at - now()) * 1000 AS ms FROM awa.jobs WHERE id = $1`, [id])
+          .query(`SELECT extract(epoch FROM run_at - now()) * 1000 AS ms FROM awa.all_jobs WHERE id = $1`, [id])
       )[0].ms,
     );
 
@@ -154,7 +154,7 @@ describe('snooze', () => {
     // retryBaseDelay * 2^(1-1), plus up to 25% jitter; a snooze counted as an attempt would make it 4 hours.
     const [{ delay }] = await app.get(DataSource).query(
       `SELECT extract(epoch FROM run_at - (errors -> -1 ->> 'at')::timestamptz) * 1000 AS delay
-           FROM awa.jobs WHERE id = $1`,
+           FROM awa.all_jobs WHERE id = $1`,
       [id],
     );
     expect(Number(delay)).toBeGreaterThanOrEqual(HOUR);

@@ -5,7 +5,11 @@ import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { maintenanceSql } from '../../sql/index.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 
-/** Deletes finished jobs past their retention, in batches (retention 0 keeps them). */
+/**
+ * Deletes finished jobs past their retention that are still in awa.jobs, in batches (retention 0
+ * keeps them): unique jobs whose final state holds their key. Every other finished job is in
+ * awa.job_history, whose retention is HistoryRotationTask's.
+ */
 @Injectable()
 export class CleanupTask implements MaintenanceTask {
   readonly name = 'cleanup';

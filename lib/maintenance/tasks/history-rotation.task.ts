@@ -1,0 +1,62 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AWA_OPTIONS } from '../../awa.constants.js';
+import { AwaDatabase } from '../../database/awa-database.js';
+import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
+import { historySql, sessionSql } from '../../sql/index.js';
+import type { HistoryClass } from '../../sql/job-history.sql.js';
+import type { MaintenanceTask } from './maintenance-task.js';
+
+/** A ring moves on after retention / WIDTH_DIVISOR: 8 segments cover retention + 2 widths. */
+export const WIDTH_DIVISOR = 6;
+/** How long the TRUNCATE waits for readers of the segment before this tick gives up on it. */
+export const ROTATION_LOCK_TIMEOUT_MS = 500;
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Retention of finished jobs as ring rotation (docs/storage.md): each class of awa.job_history
+ * (completed; failed and cancelled) writes into one segment of its ring of 8. Once the current one
+ * was written for a width (retention / 6, at least 1 ms), the ring moves to the next segment, which
+ * it first empties with TRUNCATE: only if that segment was sealed at least retention + width ago, so
+ * a job stays readable for at least its retention and at most retention + 2 widths (plus a
+ * maintenance interval). Retention 0 never rotates. The TRUNCATE waits at most
+ * ROTATION_LOCK_TIMEOUT_MS for readers of the segment; past that, this tick skips the ring and the
+ * next one tries again. Returns the rings rotated.
+ */
+@Injectable()
+export class HistoryRotationTask implements MaintenanceTask {
+  readonly name = 'history rotation';
+  /** Never reached (2 rings): one pass per sweep. */
+  readonly batchSize = 3;
+
+  constructor(
+    private readonly db: AwaDatabase,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+  ) {}
+
+  async run(): Promise<number> {
+    const { completed, failed } = this.options.retention;
+    let rotated = 0;
+    if (completed > 0 && (await this.rotate('completed', completed))) rotated++;
+    if (failed > 0 && (await this.rotate('failed', failed))) rotated++;
+    return rotated;
+  }
+
+  /** Moves ring `cls` on if it is due and its next segment expired; false if not (or a reader held it). */
+  private async rotate(cls: HistoryClass, retentionMs: number): Promise<boolean> {
+    const widthMs = Math.max(1, Math.floor(retentionMs / WIDTH_DIVISOR));
+    try {
+      return await this.db.transaction(async (client) => {
+        // Set here, not as a transaction limit: inside the leader's fenced transaction this is a savepoint.
+        await AwaDatabase.queryOn(client, sessionSql.setLocalLimits, [null, String(ROTATION_LOCK_TIMEOUT_MS), null]);
+        const [due] = await AwaDatabase.queryOn(client, historySql.dueRotation, [cls, widthMs, retentionMs]);
+        if (!due) return false;
+        await AwaDatabase.queryOn(client, historySql.truncateSegment[due.next]!);
+        await AwaDatabase.queryOn(client, historySql.rotateRing, [cls, due.next, due.current]);
+        return true;
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import { millis, statement, type JobChanges } from './sql-statement.js';
+
+/*
+ * Finished jobs live in awa.job_history (migration AwaJobHistory): every statement that finishes a job
+ * moves it there in the same statement, so awa.jobs holds only unfinished jobs (and finished unique
+ * jobs that still hold their key). awa.all_jobs reads both.
+ */
+
+/** The columns of awa.jobs in table order; awa.job_history holds the same, then its segment. */
+export const JOB_TABLE_COLUMNS = [
+  'id',
+  'kind',
+  'queue',
+  'args',
+  'state',
+  'priority',
+  'attempt',
+  'max_attempts',
+  'run_at',
+  'created_at',
+  'attempted_at',
+  'finalized_at',
+  'errors',
+  'run_lease',
+  'shutdown_releases',
+  'tags',
+  'unique_key',
+  'unique_states',
+  'snoozes',
+  'progress',
+  'output',
+  'concurrency_key',
+  'traceparent',
+] as const;
+
+const COLUMN_LIST = JOB_TABLE_COLUMNS.join(', ');
+
+/** The ring a job of final state `state` (a column or expression) is written to. */
+export const historyClass = (state: string) => `CASE WHEN ${state} = 'completed' THEN 'completed' ELSE 'failed' END`;
+
+/**
+ * Whether job row `j` leaves awa.jobs when its state becomes `state` (an expression over `j`): it is
+ * finished and does not hold its unique key in that state. Never NULL, so `NOT` of it is the rest.
+ */
+const leaves = (state: string) =>
+  `((${state}) IN ('completed', 'failed', 'cancelled')
+    AND (j.unique_key IS NULL OR NOT coalesce((${state}) = ANY (j.unique_states), false)))`;
+
+/** Every column of job row `j` in table order, those in `set` changed (expressions over `j`). */
+export const jobRowAfter = (set: Record<string, string>) =>
+  JOB_TABLE_COLUMNS.map((c) => `${set[c] ?? `j.${c}`} AS ${c}`).join(', ');
+
+/** A statement's change of job rows `j`: which rows (FROM items and WHERE, fence included), and how. */
+export interface JobChange {
+  /** FROM items besides `awa.jobs j` (the UPDATE's FROM, the DELETE's USING). */
+  from: string;
+  /** The condition on `j` and the FROM items: the join and the fence. */
+  where: string;
+  /** The columns changed: expressions over the old row `j` and the FROM items. */
+  set: JobChanges;
+}
+
+/**
+ * The CTEs that apply `change`, ending with `finished`: the changed rows as they are now (every
+ * column of awa.jobs, as `RETURNING j.*` of an UPDATE). Rows that stay (unfinished, or unique-held) are
+ * updated in place; rows that finish are deleted from awa.jobs and inserted into the current segment
+ * of their class's ring in awa.job_history. Both halves read the same rows, split by `leaves`, so no
+ * row is written twice by the statement. `random()` in a change (retryAt) is only for rows that stay.
+ */
+export function changeJobs(change: JobChange): string {
+  const assignments = Object.entries(change.set)
+    .map(([column, expr]) => `${column} = ${expr}`)
+    .join(', ');
+  const after = jobRowAfter(change.set);
+  return `stayed AS (
+    UPDATE awa.jobs j SET ${assignments} FROM ${change.from}
+     WHERE ${change.where} AND NOT ${leaves(change.set.state)}
+    RETURNING ${JOB_TABLE_COLUMNS.map((c) => `j.${c}`).join(', ')}
+  ), moved AS (
+    DELETE FROM awa.jobs j USING ${change.from}
+     WHERE ${change.where} AND ${leaves(change.set.state)}
+    RETURNING ${after}
+  ), archived AS (
+    INSERT INTO awa.job_history (${COLUMN_LIST}, segment)
+    SELECT ${JOB_TABLE_COLUMNS.map((c) => `m.${c}`).join(', ')}, h.segment
+      FROM moved m JOIN awa.history_rings h ON h.class = ${historyClass('m.state')}
+  ), finished AS (
+    SELECT * FROM stayed UNION ALL SELECT * FROM moved
+  )`;
+}
+
+/** A class of awa.job_history: its ring of 8 segments and its own retention. */
+export type HistoryClass = 'completed' | 'failed';
+
+/** The segments of a class's ring: completed 0..7, failed (failed and cancelled) 8..15. */
+export const RING_SIZE = 8;
+const FIRST_SEGMENT: Record<HistoryClass, number> = { completed: 0, failed: RING_SIZE };
+
+/** The ring's next segment after `segment` (an expression) of class `cls` (an expression). */
+const nextSegment = (cls: string, segment: string) =>
+  `(CASE WHEN ${cls} = 'completed' THEN ${FIRST_SEGMENT.completed} ELSE ${FIRST_SEGMENT.failed} END
+    + (${segment} - CASE WHEN ${cls} = 'completed' THEN ${FIRST_SEGMENT.completed} ELSE ${FIRST_SEGMENT.failed} END + 1)
+    % ${RING_SIZE})::smallint`;
+
+/**
+ * The rotation due in ring $1 (width $2 ms, retention $3 ms), locked: its current segment and the
+ * next one, if the current one was written for at least the width and the next one was sealed at
+ * least retention + width ago (or never). Nothing otherwise.
+ */
+export const dueRotation = statement<
+  [cls: HistoryClass, widthMs: number, retentionMs: number],
+  { current: number; next: number }
+>(
+  'history_due_rotation',
+  `
+  SELECT r.segment AS current, s.segment AS next
+    FROM awa.history_rings r
+    JOIN awa.history_segments s ON s.segment = ${nextSegment('r.class', 'r.segment')}
+   WHERE r.class = $1 AND r.rotated_at <= now() - ${millis('$2')}
+     AND (s.sealed_at IS NULL OR s.sealed_at <= now() - ${millis('$2::float8 + $3::float8')})
+     FOR UPDATE OF r`,
+);
+
+/** Empties segment i (partition awa.job_history_i): one statement per segment, no dynamic SQL. */
+export const truncateSegment = Array.from({ length: 2 * RING_SIZE }, (_, segment) =>
+  statement<[]>(`history_truncate_segment_${segment}`, `TRUNCATE awa.job_history_${segment}`),
+);
+
+/** Moves ring $1 from segment $3 (sealed now) on to segment $2 (rotated now). */
+export const rotateRing = statement<[cls: HistoryClass, next: number, current: number]>(
+  'history_rotate_ring',
+  `
+  WITH sealed AS (
+    UPDATE awa.history_segments SET sealed_at = now() WHERE segment = $3::smallint
+  )
+  UPDATE awa.history_rings SET segment = $2::smallint, rotated_at = now() WHERE class = $1`,
+);
