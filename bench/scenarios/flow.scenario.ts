@@ -57,7 +57,7 @@ async function rateFigures(observer: DbObserver, periodMs: number) {
        SELECT attempted_at AS a,
               count(*) OVER (ORDER BY attempted_at RANGE BETWEEN CURRENT ROW AND $1::float8 * interval '1 millisecond'
                              - interval '1 microsecond' FOLLOWING) AS n
-         FROM awa.jobs WHERE attempted_at IS NOT NULL
+         FROM awa.all_jobs WHERE attempted_at IS NOT NULL
      ), later AS (
        SELECT extract(epoch FROM a)::float8 AS at, row_number() OVER (ORDER BY a) AS i
          FROM s WHERE a >= (SELECT min(a) FROM s) + $1::float8 * interval '1 millisecond'
@@ -67,7 +67,7 @@ async function rateFigures(observer: DbObserver, periodMs: number) {
   );
   // Claims given back unstarted (they spent the limit, and ran later): one error entry each.
   const [back] = await observer.query<{ n: number }>(
-    `SELECT coalesce(sum(jsonb_array_length(errors)), 0)::int AS n FROM awa.jobs`,
+    `SELECT coalesce(sum(jsonb_array_length(errors)), 0)::int AS n FROM awa.all_jobs`,
   );
   return {
     period_ms: periodMs,

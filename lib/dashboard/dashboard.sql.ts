@@ -15,7 +15,7 @@ export interface ThroughputRow {
 }
 
 /**
- * Per-minute completions and failures of the last $1 minutes, by finalized_at (jobs_finalized_idx),
+ * Per-minute completions and failures of the last $1 minutes, by finalized_at (job_history_finalized_idx),
  * reading only the jobs finalized from $2 on (NULL: the whole window; ThroughputReader keeps the
  * settled minutes). Every minute has a row, so the minutes are those of the database clock, not the
  * app's; those before $2 come with no queue and zeros.

@@ -4,7 +4,8 @@ import type { JobError, JobState } from '../interfaces/job.interface.js';
 /**
  * A job row, for reading jobs with TypeORM (repositories, query builders, relations of your own).
  * The queue itself writes with raw SQL; the schema comes from the bundled migrations, never from
- * `synchronize`.
+ * `synchronize`. It maps awa.jobs: unfinished jobs (and finished unique jobs holding their key);
+ * finished jobs are in awa.job_history, and the view awa.all_jobs reads both (docs/storage.md).
  */
 @Entity({ schema: 'awa', name: 'jobs', synchronize: false })
 export class AwaJobEntity<TArgs = unknown> {

@@ -227,7 +227,8 @@ export interface RetryBatchRow {
  * Stores a cancel request on the leases of the running jobs among `picked`, and NOTIFYs `awa_cancel`
  * for each. Locks only lease rows (like jobsSql.requestCancel), but many: a completion or heartbeat
  * holding some of them (locked in its batch's order) can deadlock with it; QueueAdmin runs the batch
- * that lost again, and the workers retry their writes.
+ * that lost again, and the workers retry their writes. Placed right after `picked`: a lock wait then
+ * shows it within the statement text pg_stat_activity keeps.
  */
 const SIGNAL_RUNNING = `
   flagged AS (
@@ -250,7 +251,7 @@ export const cancelBatch = (filter: FilterSql) =>
     SELECT id, state FROM awa.jobs
      WHERE id <= $1::bigint AND state IN ('scheduled', 'available', 'retryable', 'running') AND ${filter.where(4)}
      ORDER BY id DESC LIMIT $2
-  ), waiting AS (
+  ), ${SIGNAL_RUNNING}, waiting AS (
     SELECT id FROM awa.jobs
      WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running')) AND state IN ${WAITING_STATES}
      FOR UPDATE SKIP LOCKED
@@ -260,7 +261,7 @@ export const cancelBatch = (filter: FilterSql) =>
     set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$3::text') },
   })}, cancelled AS (
     SELECT id FROM finished
-  ), ${SIGNAL_RUNNING}
+  )
   SELECT ${PICKED}, (SELECT count(*) FROM cancelled)::int AS cancelled, ${SIGNALLED}`,
   );
 export interface CancelBatchRow {
@@ -279,7 +280,7 @@ export const deleteBatch = (filter: FilterSql) =>
     () => `
   WITH picked AS (
     SELECT id, state FROM awa.all_jobs WHERE id <= $1::bigint AND ${filter.where(3)} ORDER BY id DESC LIMIT $2
-  ), doomed AS (
+  ), ${SIGNAL_RUNNING}, doomed AS (
     SELECT id FROM awa.jobs
      WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running')) AND state <> 'running'
      FOR UPDATE SKIP LOCKED
@@ -290,7 +291,7 @@ export const deleteBatch = (filter: FilterSql) =>
     DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING j.id
   ), erased AS (
     DELETE FROM awa.job_history j USING doomed_archive d WHERE j.id = d.id RETURNING j.id
-  ), ${SIGNAL_RUNNING}
+  )
   SELECT ${PICKED}, ((SELECT count(*) FROM deleted) + (SELECT count(*) FROM erased))::int AS deleted, ${SIGNALLED}`,
   );
 export interface DeleteBatchRow {

@@ -36,7 +36,7 @@ describe('QueueAdmin', () => {
     exec = (text, values) => dataSource.query(text, values);
   });
   beforeEach(async () => {
-    await truncateLive(exec, 'awa.jobs, awa.active_leases, awa.queues');
+    await truncateLive(exec, 'awa.jobs, awa.job_history, awa.active_leases, awa.queues');
   });
   afterAll(async () => {
     await app?.close();

@@ -5,7 +5,8 @@
  *   claimed_at (the claim's own time, which its rate log counts) and when the row was written;
  * - lease_ends: every lease row deleted (completion, failure, release, rescue), so that the leases of a
  *   key held at once can be counted at any instant;
- * - transitions: every change of a job's state (a trigger on awa.jobs), with the run_lease then;
+ * - transitions: every change of a job's state (a trigger on awa.jobs), with the run_lease then; a
+ *   finished job's move into awa.job_history is one too (its old state: the deleted row's, in departures);
  * - instance_pids: which process each instance id belongs to (a trigger on awa.instances).
  * Triggers write inside the library's own transactions, so the record is exact.
  */
@@ -23,6 +24,8 @@ export const INSTRUMENTATION_SQL = [
   `CREATE TABLE chaos.transitions (
      job_id bigint NOT NULL, run_lease bigint NOT NULL, attempt int NOT NULL, old_state text NOT NULL,
      new_state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE TABLE chaos.departures (
+     job_id bigint NOT NULL, state text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   `CREATE TABLE chaos.instance_pids (
      instance_id text PRIMARY KEY, pid int NOT NULL, first_seen timestamptz NOT NULL DEFAULT clock_timestamp())`,
   `CREATE FUNCTION chaos.log_claim() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -48,6 +51,23 @@ export const INSTRUMENTATION_SQL = [
    END $fn$`,
   `CREATE TRIGGER chaos_log_transition AFTER UPDATE ON awa.jobs
      FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION chaos.log_transition()`,
+  // A move deletes the row from awa.jobs, then inserts it into awa.job_history in the same statement:
+  // the delete's row trigger fires first, so the insert's finds the state the job left.
+  `CREATE FUNCTION chaos.log_departure() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.departures (job_id, state) VALUES (OLD.id, OLD.state);
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_departure AFTER DELETE ON awa.jobs FOR EACH ROW EXECUTE FUNCTION chaos.log_departure()`,
+  `CREATE FUNCTION chaos.log_archived() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.transitions (job_id, run_lease, attempt, old_state, new_state)
+     VALUES (NEW.id, NEW.run_lease, NEW.attempt,
+             (SELECT d.state FROM chaos.departures d WHERE d.job_id = NEW.id ORDER BY d.at DESC LIMIT 1), NEW.state);
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_archived AFTER INSERT ON awa.job_history
+     FOR EACH ROW EXECUTE FUNCTION chaos.log_archived()`,
   `CREATE FUNCTION chaos.log_instance() RETURNS trigger LANGUAGE plpgsql AS $fn$
    BEGIN
      INSERT INTO chaos.instance_pids (instance_id, pid) VALUES (NEW.id, NEW.pid) ON CONFLICT DO NOTHING;

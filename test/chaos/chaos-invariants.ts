@@ -118,6 +118,17 @@ const CHECKS: Array<(jobs: number) => Check> = [
                             FROM chaos.runs WHERE job_id = j.id AND run_lease = t.run_lease) r ON true
       WHERE t.run_lease <> j.run_lease OR NOT coalesce(r.ok, false)`,
   ),
+  // Finished jobs leave awa.jobs in the statement that finishes them (docs/storage.md).
+  rowsCheck(
+    'no job is in both awa.jobs and awa.job_history',
+    `SELECT j.id::text, j.state, h.state AS archived_state FROM awa.jobs j JOIN awa.job_history h ON h.id = j.id`,
+  ),
+  rowsCheck(
+    'every finished job that does not hold a unique key left awa.jobs',
+    `SELECT id::text, state FROM awa.jobs
+      WHERE state IN ('completed', 'failed', 'cancelled')
+        AND NOT (unique_key IS NOT NULL AND coalesce(state = ANY (unique_states), false))`,
+  ),
   // At-least-once allows earlier, rescued attempts to have run too, but one lease runs at most once,
   // and only in the process that claimed it.
   rowsCheck(

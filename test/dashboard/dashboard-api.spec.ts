@@ -41,7 +41,7 @@ describe('dashboard JSON API (Express)', () => {
   });
 
   it('filters jobs by state, queue, kind, tags, args containment and text, newest first', async () => {
-    await exec('DELETE FROM awa.jobs');
+    await exec('DELETE FROM awa.jobs; DELETE FROM awa.job_history');
     const a = await seedJob(exec, { queue: 'q1', kind: 'k.a', args: { userId: 42, email: 'ada@example.com' } });
     const b = await seedJob(exec, { queue: 'q1', kind: 'k.b', args: { userId: 7 }, state: 'failed' });
     const c = await seedJob(exec, { queue: 'q2', kind: 'k.a', args: { userId: 42 } });
@@ -62,7 +62,7 @@ describe('dashboard JSON API (Express)', () => {
   });
 
   it('pages with a keyset cursor: every job once, in order, and no next after the last page', async () => {
-    await exec('DELETE FROM awa.jobs');
+    await exec('DELETE FROM awa.jobs; DELETE FROM awa.job_history');
     await exec(`INSERT INTO awa.jobs (kind) SELECT 'page' FROM generate_series(1, 7)`);
     const seen: string[] = [];
     let after = '';

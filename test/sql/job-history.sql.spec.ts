@@ -1,4 +1,6 @@
+import { DataSource } from 'typeorm';
 import { adminSql, historySql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import { AwaJobHistory1764800000000 } from '../../migrations/index.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
@@ -178,6 +180,33 @@ describe('job-history.sql', () => {
       );
       expect([ring.segment, sealed.sealed]).toEqual([2, true]);
     });
+  });
+
+  it('migration AwaJobHistory moves the finished jobs in at up() (unique-held ones stay) and back at down()', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: f.url, logging: false }).initialize();
+    const runner = dataSource.createQueryRunner();
+    const migration = new AwaJobHistory1764800000000();
+    try {
+      const running = await seedRunning(f.sql);
+      await f.run(workerSql.completeJobs, [[running.id], [running.runLease]]);
+      await migration.down(runner);
+      expect(await f.sql(`SELECT to_regclass('awa.job_history') AS t, to_regclass('awa.all_jobs') AS v`)).toEqual([
+        { t: null, v: null },
+      ]);
+      expect(await f.sql('SELECT state FROM awa.jobs WHERE id = $1', [running.id])).toEqual([{ state: 'completed' }]);
+      const failed = await seedJob(f.sql, { state: 'failed', attempt: 1, finalizedAtMs: 0 });
+      const held = await seedJob(f.sql, { state: 'cancelled', attempt: 1, finalizedAtMs: 0 });
+      await makeUnique(held, ['cancelled']);
+      const waiting = await seedJob(f.sql);
+      await migration.up(runner);
+      expect(await whereIs(running.id)).toBe('history 0 completed');
+      expect(await whereIs(failed)).toBe('history 8 failed');
+      expect(await whereIs(held)).toBe('jobs cancelled');
+      expect(await whereIs(waiting)).toBe('jobs available');
+    } finally {
+      await runner.release();
+      await dataSource.destroy();
+    }
   });
 
   it('runs every statement of its module', () => {

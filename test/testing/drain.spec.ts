@@ -61,7 +61,7 @@ describe('AwaTesting.drain (testing: true)', () => {
   });
   beforeEach(async () => {
     shop.log.length = 0;
-    await dataSource.query('DELETE FROM awa.jobs');
+    await dataSource.query('DELETE FROM awa.jobs; DELETE FROM awa.job_history');
   });
 
   it('starts nothing in the background: no instance session, heartbeat, maintenance or workers', async () => {

@@ -1,0 +1,92 @@
+import pg from 'pg';
+import { HistoryRotationTask } from '../../lib/maintenance/tasks/history-rotation.task.js';
+import { seedJob, type Exec } from '../support/job-factory.js';
+import { useQuietApp } from './quiet-app.js';
+
+const HOUR = 3_600_000;
+
+/** Rings are moved in time by SQL (rotated_at, sealed_at): no test waits for a width to pass. */
+describe('HistoryRotationTask', () => {
+  // Completed: retention 1 h, width 10 min. Failed: kept forever.
+  const ctx = useQuietApp(
+    { retention: { completed: HOUR, failed: 0 } },
+    {
+      reset: (exec) =>
+        exec(`UPDATE awa.history_rings SET segment = CASE class WHEN 'completed' THEN 0 ELSE 8 END, rotated_at = now();
+              UPDATE awa.history_segments SET sealed_at = NULL`),
+    },
+  );
+  const task = () => ctx.task(HistoryRotationTask);
+
+  /** A completed job in segment `segment` of awa.job_history (as a completion into it leaves it). */
+  async function archived(exec: Exec, segment: number): Promise<string> {
+    const id = await seedJob(exec, { state: 'completed', attempt: 1, finalizedAtMs: 0 });
+    await exec(
+      `WITH moved AS (DELETE FROM awa.jobs WHERE id = $1 RETURNING *)
+       INSERT INTO awa.job_history SELECT m.*, $2::smallint FROM moved m`,
+      [id, segment],
+    );
+    return id;
+  }
+  const ring = async (cls: string) =>
+    (await ctx.exec(`SELECT segment FROM awa.history_rings WHERE class = $1`, [cls]))[0].segment as number;
+  const present = async (id: string) => (await ctx.exec('SELECT 1 FROM awa.job_history WHERE id = $1', [id])).length;
+  const rotatedAgo = (cls: string, minutes: number) =>
+    ctx.exec(`UPDATE awa.history_rings SET rotated_at = now() - $2::int * interval '1 minute' WHERE class = $1`, [
+      cls,
+      minutes,
+    ]);
+
+  it('moves a ring on once its segment was written for a width, sealing the one it leaves; keeps its jobs', async () => {
+    const job = await archived(ctx.exec, 0);
+    await rotatedAgo('completed', 5);
+    expect(await task().run()).toBe(0);
+    await rotatedAgo('completed', 11);
+    expect(await task().run()).toBe(1);
+    expect(await ring('completed')).toBe(1);
+    const [sealed] = await ctx.exec(
+      'SELECT sealed_at IS NOT NULL AS sealed FROM awa.history_segments WHERE segment = 0',
+    );
+    expect(sealed.sealed).toBe(true);
+    expect(await present(job)).toBe(1);
+    // Just rotated: not due again.
+    expect(await task().run()).toBe(0);
+  });
+
+  it('empties the next segment only once it was sealed retention + width ago; until then the ring stays', async () => {
+    await ctx.exec(`UPDATE awa.history_rings SET segment = 7 WHERE class = 'completed'`);
+    await rotatedAgo('completed', 60);
+    const old = await archived(ctx.exec, 0);
+    await ctx.exec(`UPDATE awa.history_segments SET sealed_at = now() - interval '65 minutes' WHERE segment = 0`);
+    expect(await task().run()).toBe(0);
+    expect([await ring('completed'), await present(old)]).toEqual([7, 1]);
+    await ctx.exec(`UPDATE awa.history_segments SET sealed_at = now() - interval '71 minutes' WHERE segment = 0`);
+    expect(await task().run()).toBe(1);
+    expect([await ring('completed'), await present(old)]).toEqual([0, 0]);
+  });
+
+  it('skips a ring whose next segment a reader holds, without an error, and rotates it once the reader is gone', async () => {
+    const old = await archived(ctx.exec, 1);
+    await rotatedAgo('completed', 11);
+    const reader = new pg.Client({ connectionString: ctx.url });
+    await reader.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT count(*) FROM awa.all_jobs');
+      expect(await task().run()).toBe(0);
+      expect([await ring('completed'), await present(old)]).toEqual([0, 1]);
+      await reader.query('COMMIT');
+      expect(await task().run()).toBe(1);
+      expect([await ring('completed'), await present(old)]).toEqual([1, 0]);
+    } finally {
+      await reader.end();
+    }
+  });
+
+  it('never rotates a class kept forever (retention 0)', async () => {
+    await rotatedAgo('failed', 100 * 60);
+    await rotatedAgo('completed', 1);
+    expect(await task().run()).toBe(0);
+    expect(await ring('failed')).toBe(8);
+  });
+});
