@@ -34,10 +34,19 @@ export class AwaJobHistory1764800000000 implements MigrationInterface {
           `CREATE TABLE awa.job_history_${s} PARTITION OF awa.job_history
              (CONSTRAINT job_history_${s}_class CHECK (${classOf(s)})) FOR VALUES IN (${s})`,
       ),
+      // awa.estimate_jobs' statistics (see AwaQueueCountEstimates), per partition: the planner reads a
+      // partition's own when it plans a query of the view.
+      ...SEGMENTS.map(
+        (s) =>
+          `CREATE STATISTICS awa.job_history_${s}_queue_state_stats (mcv) ON (queue || ''), state FROM awa.job_history_${s}`,
+      ),
       // Few indexes, each costs every finishing insert: id (getJob, keyset listings, retry, delete),
       // finalized_at (throughput, finalized filters). Both grow in insert order.
       `CREATE INDEX job_history_id_idx ON awa.job_history (id)`,
       `CREATE INDEX job_history_finalized_idx ON awa.job_history (finalized_at)`,
+      // The failed and cancelled jobs one state at a time (admin listings, the dashboard's samples), as
+      // jobs_admin_state_idx does in awa.jobs: a completion adds no entry.
+      `CREATE INDEX job_history_state_idx ON awa.job_history (state, id) WHERE state IN ('failed', 'cancelled')`,
       `CREATE TABLE awa.history_rings (
         class      text        PRIMARY KEY CHECK (class IN ('completed', 'failed')),
         segment    smallint    NOT NULL,

@@ -98,6 +98,7 @@ describe('MaintenanceService', () => {
       promotion: 1,
       cleanup: 1,
       'flow keys cleanup': 1,
+      'history rotation': 0,
     });
     expect(await readJob(exec, stale.id)).toMatchObject({
       state: 'retryable',
@@ -121,6 +122,7 @@ describe('MaintenanceService', () => {
       promotion: 0,
       cleanup: 0,
       'flow keys cleanup': 0,
+      'history rotation': 0,
     });
   });
 

@@ -64,6 +64,7 @@ describe('MaintenanceService sweeps in batches', () => {
         promotion: 5,
         cleanup: 45,
         'flow keys cleanup': 25,
+        'history rotation': 0,
       });
       expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0, keys: 0 });
       const errors = await exec(
@@ -109,6 +110,7 @@ describe('MaintenanceService sweeps in batches', () => {
       promotion: 2,
       cleanup: 20,
       'flow keys cleanup': 20,
+      'history rotation': 0,
     });
     sweepClock.now = () => performance.now();
     expect(await service().sweep()).toEqual({
@@ -117,6 +119,7 @@ describe('MaintenanceService sweeps in batches', () => {
       promotion: 3,
       cleanup: 25,
       'flow keys cleanup': 5,
+      'history rotation': 0,
     });
   });
 });
