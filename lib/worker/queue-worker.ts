@@ -12,6 +12,7 @@ import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { PrefetchBuffer } from './prefetch-buffer.js';
+import type { ClaimConnection } from './claim-connection.js';
 import { claimBatch, hasFlowControl } from './queue-claim.js';
 import { cancelUnstarted, giveBackUnstarted } from './unstarted-writes.js';
 import { WakeTimer } from './wake-timer.js';
@@ -24,6 +25,8 @@ export interface QueueWorkerDeps {
   events: AwaEvents;
   instanceId: string;
   handlers: ReadonlyMap<string, RegisteredHandler>;
+  /** The instance's connection for plain claims (see ClaimConnection); without it, claims use the pool. */
+  claims?: ClaimConnection;
   /** False while this instance could look dead to the leader (its session is down): claim nothing. */
   canClaim: () => boolean;
 }
@@ -138,7 +141,14 @@ export class QueueWorker {
         }
         // A rate-limited job's entry wait counts from here: no later than the claim's stamp (t in awa.claim_flow).
         const sentAt = performance.now();
-        const { rows, waitMs } = await claimBatch(this.deps.db, this.options, this.kinds, want, this.deps.instanceId);
+        const { rows, waitMs } = await claimBatch(
+          this.deps.db,
+          this.options,
+          this.kinds,
+          want,
+          this.deps.instanceId,
+          this.deps.claims,
+        );
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
         if (waitMs !== null) this.flowTimer.in(waitMs);
