@@ -10,6 +10,7 @@ import { flowScenario } from './scenarios/flow.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
 import { otelScenario } from './scenarios/otel.scenario.js';
+import { processLongScenario } from './scenarios/process-long.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import { soakScenario } from './scenarios/soak.scenario.js';
@@ -30,6 +31,7 @@ function scenarios(config: BenchConfig): Scenario[] {
   return [
     enqueueScenario,
     ...config.profiles.map((p) => processScenario(p)),
+    processLongScenario,
     processMultiScenario(1, headline),
     processMultiScenario(2, headline),
     latencyScenario('local'),

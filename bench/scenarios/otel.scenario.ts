@@ -2,7 +2,7 @@ import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
 import { profileId, profileLabel, type QueueProfile } from '../support/bench.config.js';
 import { registerBenchOtel } from '../support/bench.otel.js';
 import type { DrainRun } from '../support/bench.repeat.js';
-import { drainInProcess, processLabel, recordDrains } from './process.scenario.js';
+import { drainInProcess, processLabel, recordCpu, recordDrains } from './process.scenario.js';
 import type { Scenario, ScenarioContext } from './scenario.js';
 
 type Mode = 'off' | 'no-sdk' | 'metrics' | 'sdk';
@@ -56,7 +56,7 @@ export function otelScenario(profile: QueueProfile): Scenario {
       for (const mode of Object.keys(MODES) as Mode[]) {
         const label = `${processLabel(profile)}, ${MODES[mode]}`;
         recordDrains(ctx, label, runs[mode], { telemetry: mode, ...otelChecks(checks, mode) });
-        recordCpu(ctx, label, mode, runs[mode]);
+        recordCpu(ctx, label, runs[mode], { telemetry: mode }, `${mode}: `);
       }
     },
   };
@@ -65,22 +65,4 @@ export function otelScenario(profile: QueueProfile): Scenario {
 /** The checks of the last run of `mode` (jobs counted by awa.job.completed, spans exported): proof it was on. */
 function otelChecks(checks: Record<string, number>, mode: Mode): Record<string, number> {
   return Object.fromEntries(Object.entries(checks).filter(([key]) => key.startsWith(`${mode}_`)));
-}
-
-/**
- * The median CPU time per job of the bench process (the instance) over the drains of `mode`: the
- * telemetry's cost in the figure a shared machine's load moves least (jobs/s swings with it).
- */
-function recordCpu(ctx: ScenarioContext, label: string, mode: Mode, runs: DrainRun[]): void {
-  const values = runs.map((r) => Number(r.config.cpu_us_per_job));
-  if (values.length === 0) return;
-  const median = [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-  ctx.figure({
-    metric: 'process_cpu_us_per_job',
-    value: median,
-    n: ctx.config.n,
-    unit: 'µs/job',
-    config: { label, telemetry: mode, repeat: runs.length, runs: values },
-  });
-  ctx.log(`  ${mode}: median ${median} µs CPU/job of ${values.join(', ')}`);
 }

@@ -117,6 +117,30 @@ export function recordDrains(
   return runs.every((r) => r.ok) ? run.value : undefined;
 }
 
+/**
+ * The median CPU time per job of the bench process (the instance) over `runs`: the figure a shared
+ * machine's load moves least (jobs/s swings with it). `prefix` starts the progress line.
+ */
+export function recordCpu(
+  ctx: ScenarioContext,
+  label: string,
+  runs: DrainRun[],
+  extra: Record<string, unknown> = {},
+  prefix = '',
+): void {
+  const values = runs.map((r) => Number(r.config.cpu_us_per_job));
+  if (values.length === 0) return;
+  const median = [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+  ctx.figure({
+    metric: 'process_cpu_us_per_job',
+    value: median,
+    n: ctx.config.n,
+    unit: 'µs/job',
+    config: { label, ...extra, repeat: runs.length, runs: values },
+  });
+  ctx.log(`  ${prefix}median ${median} µs CPU/job of ${values.join(', ')}`);
+}
+
 export function processScenario(profile: QueueProfile): Scenario {
   const label = processLabel(profile);
   return {

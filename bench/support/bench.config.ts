@@ -35,6 +35,8 @@ export interface BenchConfig {
   profiles: QueueProfile[];
   /** Jobs per drain of the otel scenario: more than `n`, since it compares four modes whose gaps are small. */
   otelN: number;
+  /** Jobs per drain of the process-long scenario: long enough for a steady CPU per job. */
+  longN: number;
   /** Drains per process configuration; the figure is their median. */
   repeat: number;
   /** Finished rows seeded for the big-table run. */
@@ -96,6 +98,7 @@ export function readBenchConfig(): BenchConfig {
     enqueueChunk: int('BENCH_ENQUEUE_CHUNK', 5_000) || 5_000,
     profiles: profiles('BENCH_PROFILES', DEFAULT_PROFILES),
     otelN: int('BENCH_OTEL_N', 100_000) || 100_000,
+    longN: int('BENCH_LONG_N', 200_000) || 200_000,
     repeat: int('BENCH_REPEAT', 3) || 1,
     bigRows: int('BENCH_BIG_ROWS', 1_000_000),
     heartbeatLeases: int('BENCH_HEARTBEAT_LEASES', 10_000),

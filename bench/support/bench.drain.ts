@@ -43,20 +43,23 @@ export async function gatedDrain(options: {
   const items = Array.from({ length: n }, (_, i) => ({ ...options.options?.(i), kind: BenchKinds.noop, args: { i } }));
   const ids: string[] = [];
   let t0 = 0;
+  let first = '';
+  let last = '';
   let cpu0 = process.cpuUsage();
   const enqueueStarted = now();
   await producer.get(DataSource).transaction(async (manager) => {
     for (let i = 0; i < n; i += chunk) {
       for (const job of await queue.enqueueMany(items.slice(i, i + chunk), { manager })) ids.push(job.id);
     }
+    // Before the clock starts (the jobs are not visible yet): sorting 200,000 ids is CPU the drain must not count.
+    const sorted = ids.map(BigInt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    first = String(sorted[0]);
+    last = String(sorted[sorted.length - 1]);
     t0 = now(); // the callback returns, TypeORM sends COMMIT
     cpu0 = process.cpuUsage();
   });
   const enqueueMs = t0 - enqueueStarted;
   options.log(`  ${n} jobs committed (insert took ${Math.round(enqueueMs)} ms); draining`);
-  const sorted = ids.map(BigInt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const first = String(sorted[0]);
-  const last = String(sorted[sorted.length - 1]);
 
   let ok = true;
   try {

@@ -54,6 +54,11 @@ export class AwaEvents {
     return () => (this.listeners = this.listeners.filter((l) => l !== listener));
   }
 
+  /** Whether a listener is subscribed: with none, the core builds no event objects (the hot path skips emit). */
+  get listening(): boolean {
+    return this.listeners.length > 0;
+  }
+
   /** Whether anything observes the core: a listener, or trace hooks that wrap its operations. */
   get observed(): boolean {
     return this.listeners.length > 0 || this.trace !== undefined;

@@ -37,6 +37,21 @@ export const setLocalLimits = statement<
            AS idle_in_transaction_session_timeout`,
 );
 
+/**
+ * The settings of the instance's claim connection (see ClaimConnection), for its whole session:
+ * `synchronous_commit` off (a claim's commit does not wait for its WAL flush), and statement_timeout
+ * $1 (ms as text, '0': none).
+ */
+export const setClaimSession = statement<
+  [statementTimeout: string],
+  { synchronous_commit: string; statement_timeout: string }
+>(
+  'set_claim_session',
+  `
+  SELECT set_config('synchronous_commit', 'off', false) AS synchronous_commit,
+         set_config('statement_timeout', $1::text, false) AS statement_timeout`,
+);
+
 /** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */
 export const listen = (channel: string) =>
   statement<[]>(`listen_${channel}`, `LISTEN "${channel.replace(/"/g, '""')}"`);

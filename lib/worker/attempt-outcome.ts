@@ -59,6 +59,7 @@ export async function writeAttemptOutcome(
             retryBaseDelay: options.retryBaseDelay,
             retryMaxDelay: options.retryMaxDelay,
           });
+  if (!events.listening) return state;
   events.emit({ type: 'ended', attempt: inFlight.observed, outcome, state });
   if (state === 'scheduled' && snoozed) events.emit({ type: 'snoozed', attempt: inFlight.observed });
   return state;

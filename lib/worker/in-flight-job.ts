@@ -2,6 +2,7 @@ import { JobValueMessages } from '../awa.messages.js';
 import { JobSnoozedError } from '../errors/job-snoozed.error.js';
 import { JobValueError } from '../errors/job-value.error.js';
 import type { ObservedAttempt } from '../events/observed-attempt.js';
+import type { DeadlineSweep } from './deadline-sweep.js';
 import { backOffOf, rateLimitMarker } from './rate-limit.marker.js';
 import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
@@ -37,8 +38,8 @@ export interface ProgressSink {
 export class InFlightJob {
   readonly id: string;
   readonly runLease: string;
-  /** `id:runLease`: a job can be claimed again (by this very instance) while a rescued attempt still runs. */
-  readonly key: string;
+  /** `id:runLease`, made on first use (the heartbeat's): most attempts never need it. */
+  #key: string | undefined;
   readonly job: Job;
   /** This attempt as the observers (telemetry) see it, carried by its events. */
   readonly observed: ObservedAttempt;
@@ -53,7 +54,15 @@ export class InFlightJob {
   /** Made on first use of `job.signal`: most handlers never look at it. */
   private controller: AbortController | undefined;
   private abortReason: string | undefined;
-  private interrupt: ((outcome: AttemptOutcome) => void) | undefined;
+  /** Set by start(): who gets the outcome, who hears of a settle after it, what times the deadline. */
+  private done: ((outcome: AttemptOutcome, attempt: InFlightJob) => void) | undefined;
+  private onLate: ((outcome: AttemptOutcome, attempt: InFlightJob) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private sweep: DeadlineSweep | undefined;
+  /** The outcome was given (the handler settled, or the deadline or a release came first). */
+  private ended = false;
+  /** @internal When the queue's DeadlineSweep ends this attempt (see DeadlineEntry). */
+  deadlineAt: number | undefined;
   /** What the handler returned (undefined: nothing), or a JobSnooze, also for a thrown JobSnoozedError. */
   returned: unknown;
   /** The output to store on completion, as JSON (see encodeOutput). */
@@ -73,7 +82,6 @@ export class InFlightJob {
   ) {
     this.id = row.id;
     this.runLease = row.run_lease;
-    this.key = leaseKey(row.id, row.run_lease);
     this.job = new AttemptJob(row, this);
     this.observed = {
       jobId: row.id,
@@ -83,6 +91,11 @@ export class InFlightJob {
       runAtMs: row.run_at_ms,
       traceparent: row.traceparent,
     };
+  }
+
+  /** `id:runLease`: a job can be claimed again (by this very instance) while a rescued attempt still runs. */
+  get key(): string {
+    return (this.#key ??= leaseKey(this.id, this.runLease));
   }
 
   get signal(): AbortSignal {
@@ -116,7 +129,7 @@ export class InFlightJob {
   release(reason: string): void {
     this.settled = true;
     this.abort(reason);
-    this.interrupt?.({ kind: 'released' });
+    if (this.done) this.finish(RELEASED);
   }
 
   /** job.progress(value): validated now, written later (batched); the latest value wins. */
@@ -142,53 +155,84 @@ export class InFlightJob {
    */
   run(
     handler: (job: Job) => unknown,
-    deadlineMs: number,
-    onLate: (outcome: AttemptOutcome) => void,
-    enter?: () => boolean,
+    deadline: number | DeadlineSweep,
+    onLate: (outcome: AttemptOutcome, attempt: InFlightJob) => void,
+    enter?: (attempt: InFlightJob) => boolean,
   ): Promise<AttemptOutcome> {
-    return new Promise((resolve) => {
-      let done = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (outcome: AttemptOutcome) => {
-        if (done) {
-          if (outcome.kind !== 'released') onLate(outcome);
-          return;
-        }
-        done = true;
-        if (timer) clearTimeout(timer);
-        resolve(outcome);
-      };
-      this.interrupt = finish;
-      if (deadlineMs > 0) {
-        // unref: a pending deadline alone must not keep a stopping process alive.
-        timer = setTimeout(() => finish({ kind: 'deadline' }), deadlineMs).unref();
-      }
-      const returned = (value: unknown) => {
-        const backOff = settledAs(value, RETURNED);
-        if (!done && backOff === RETURNED) this.returned = value;
-        finish(backOff);
-      };
-      const threw = (error: unknown) =>
-        error instanceof JobSnoozedError
-          ? returned(new JobSnooze(error.delayMs))
-          : finish(settledAs(error, { kind: 'threw', error }));
-      if (enter && !enter()) {
-        finish(UNSTARTED);
-        return;
-      }
-      let result: unknown;
-      try {
-        result = handler(this.job);
-      } catch (error) {
-        threw(error);
-        return;
-      }
-      Promise.resolve(result).then(returned, threw);
-    });
+    return new Promise((resolve) => this.start(handler, deadline, onLate, enter, resolve));
+  }
+
+  /**
+   * run() on callbacks, for the worker's hot path: `done` is called once with the outcome, never
+   * synchronously from this call. `deadline` is a duration in ms (0: none), timed here, or the
+   * queue's DeadlineSweep, which times every attempt of the queue with one timer. The callbacks
+   * get the attempt, so one function can serve every attempt of a queue.
+   */
+  start(
+    handler: (job: Job) => unknown,
+    deadline: number | DeadlineSweep,
+    onLate: (outcome: AttemptOutcome, attempt: InFlightJob) => void,
+    enter: ((attempt: InFlightJob) => boolean) | undefined,
+    done: (outcome: AttemptOutcome, attempt: InFlightJob) => void,
+  ): void {
+    this.done = done;
+    this.onLate = onLate;
+    if (typeof deadline !== 'number') {
+      this.sweep = deadline;
+      deadline.add(this);
+    } else if (deadline > 0) {
+      // unref: a pending deadline alone must not keep a stopping process alive.
+      this.timer = setTimeout(() => this.finish(DEADLINE), deadline).unref();
+    }
+    if (enter && !enter(this)) {
+      // Not synchronously: a caller starting attempts in a loop must not be re-entered.
+      void Promise.resolve().then(() => this.finish(UNSTARTED));
+      return;
+    }
+    let result: unknown;
+    try {
+      result = handler(this.job);
+    } catch (error) {
+      void Promise.resolve().then(() => this.threw(error));
+      return;
+    }
+    Promise.resolve(result).then(
+      (value) => this.returnedValue(value),
+      (error: unknown) => this.threw(error),
+    );
+  }
+
+  /** @internal The queue's DeadlineSweep found this attempt past its deadline. */
+  pastDeadline(): void {
+    this.finish(DEADLINE);
+  }
+
+  private returnedValue(value: unknown): void {
+    const backOff = settledAs(value, RETURNED);
+    if (!this.ended && backOff === RETURNED) this.returned = value;
+    this.finish(backOff);
+  }
+
+  private threw(error: unknown): void {
+    if (error instanceof JobSnoozedError) this.returnedValue(new JobSnooze(error.delayMs));
+    else this.finish(settledAs(error, { kind: 'threw', error }));
+  }
+
+  private finish(outcome: AttemptOutcome): void {
+    if (this.ended) {
+      if (outcome.kind !== 'released') this.onLate?.(outcome, this);
+      return;
+    }
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.sweep?.remove(this);
+    this.done!(outcome, this);
   }
 }
 
 const RETURNED: AttemptOutcome = Object.freeze({ kind: 'returned' });
+const DEADLINE: AttemptOutcome = Object.freeze({ kind: 'deadline' });
+const RELEASED: AttemptOutcome = Object.freeze({ kind: 'released' });
 const UNSTARTED: AttemptOutcome = Object.freeze({ kind: 'unstarted' });
 
 /** A back-off if the handler returned or threw one, else `otherwise`. */

@@ -21,8 +21,17 @@ export function encodeOutput(job: InFlightJob, maxBytes: number): void {
 
 /** Which of `jobs` the fenced write changed (the rest had lost their lease). */
 export function held(jobs: InFlightJob[], rows: Array<{ id: string; run_lease: string }>): boolean[] {
-  const done = new Set(rows.map((r) => leaseKey(r.id, r.run_lease)));
-  return jobs.map((j) => done.has(j.key));
+  // By id, with no key string per job; a batch with two attempts of one job (one rescued, still
+  // running here) falls back to the (id, run_lease) keys.
+  const leases = new Map<string, string>();
+  for (const r of rows) {
+    if (leases.has(r.id)) {
+      const done = new Set(rows.map((row) => leaseKey(row.id, row.run_lease)));
+      return jobs.map((j) => done.has(j.key));
+    }
+    leases.set(r.id, r.run_lease);
+  }
+  return jobs.map((j) => leases.get(j.id) === j.runLease);
 }
 
 /** A data exception (SQLSTATE class 22) or a program limit (54, e.g. stack depth): the data was refused. */

@@ -2,28 +2,28 @@ import { Injectable } from '@nestjs/common';
 import type { InFlightJob } from './in-flight-job.js';
 
 /**
- * Every attempt this instance holds a lease for, across its queues, keyed by (id, run_lease).
- * The heartbeat reads it.
+ * Every attempt this instance holds a lease for, across its queues. Each attempt has its own
+ * (id, run_lease), so the attempts themselves are the keys: no key string per job. The heartbeat reads it.
  */
 @Injectable()
 export class LeaseRegistry {
-  private readonly jobs = new Map<string, InFlightJob>();
+  private readonly jobs = new Set<InFlightJob>();
 
   add(job: InFlightJob): void {
-    this.jobs.set(job.key, job);
+    this.jobs.add(job);
   }
 
   remove(job: InFlightJob): void {
-    this.jobs.delete(job.key);
+    this.jobs.delete(job);
   }
 
   has(job: InFlightJob): boolean {
-    return this.jobs.get(job.key) === job;
+    return this.jobs.has(job);
   }
 
   /** The attempts of job `id` held here (normally at most one). */
   byJobId(id: string): InFlightJob[] {
-    return [...this.jobs.values()].filter((job) => job.id === id);
+    return [...this.jobs].filter((job) => job.id === id);
   }
 
   get size(): number {
@@ -31,6 +31,6 @@ export class LeaseRegistry {
   }
 
   snapshot(): InFlightJob[] {
-    return [...this.jobs.values()];
+    return [...this.jobs];
   }
 }

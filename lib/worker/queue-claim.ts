@@ -2,6 +2,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import type { ClaimConnection } from './claim-connection.js';
 import { rateLogExtension } from './prefetch-limits.js';
 
 /** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
@@ -16,7 +17,8 @@ export const hasFlowControl = (options: ResolvedQueueOptions): boolean =>
 
 /**
  * @internal Claims up to `want` jobs of the queue: with the plain claim (unchanged, no flow cost) for
- * a queue without flow control, else with the flow claim, which also says when to claim again.
+ * a queue without flow control, on the instance's claim connection when it is free (see
+ * ClaimConnection), else with the flow claim, which also says when to claim again.
  */
 export async function claimBatch(
   db: AwaDatabase,
@@ -24,9 +26,11 @@ export async function claimBatch(
   kinds: string[],
   want: number,
   instanceId: string,
+  claims?: ClaimConnection,
 ): Promise<ClaimResult> {
   if (!hasFlowControl(options)) {
-    const rows = await db.query(workerSql.claimJobs, [options.name, kinds, want, instanceId, options.deadlineDuration]);
+    const params = [options.name, kinds, want, instanceId, options.deadlineDuration] as const;
+    const rows = await (claims?.claim([...params]) ?? db.query(workerSql.claimJobs, [...params]));
     return { rows, waitMs: null };
   }
   const result = await db.query(flowSql.claimFlowJobs, [

@@ -12,9 +12,11 @@ import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
 import { PrefetchBuffer } from './prefetch-buffer.js';
+import type { ClaimConnection } from './claim-connection.js';
 import { claimBatch, hasFlowControl } from './queue-claim.js';
 import { cancelUnstarted, giveBackUnstarted } from './unstarted-writes.js';
 import { WakeTimer } from './wake-timer.js';
+import { DeadlineSweep } from './deadline-sweep.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -23,6 +25,8 @@ export interface QueueWorkerDeps {
   events: AwaEvents;
   instanceId: string;
   handlers: ReadonlyMap<string, RegisteredHandler>;
+  /** The instance's connection for plain claims (see ClaimConnection); without it, claims use the pool. */
+  claims?: ClaimConnection;
   /** False while this instance could look dead to the leader (its session is down): claim nothing. */
   canClaim: () => boolean;
 }
@@ -34,7 +38,9 @@ export interface QueueWorkerDeps {
  * freed slot after a full claim, and by a poll timer as the fallback.
  */
 export class QueueWorker {
-  private readonly running = new Map<string, InFlightJob>();
+  private readonly running = new Set<InFlightJob>();
+  /** The hard deadlines of this queue's running attempts, on one timer (none without a deadline). */
+  private readonly deadlines: DeadlineSweep | undefined;
   /** Claimed, leased, not started yet. */
   private readonly buffer: PrefetchBuffer<InFlightJob>;
   /** Results being written, and who waits for none to be left (settleWrites). */
@@ -71,6 +77,7 @@ export class QueueWorker {
       pump: () => this.pump(),
     });
     this.claimOnFree = options.keyConcurrency > 0;
+    this.deadlines = options.deadlineDuration > 0 ? new DeadlineSweep(options.deadlineDuration) : undefined;
   }
 
   start(): void {
@@ -134,11 +141,19 @@ export class QueueWorker {
         }
         // A rate-limited job's entry wait counts from here: no later than the claim's stamp (t in awa.claim_flow).
         const sentAt = performance.now();
-        const { rows, waitMs } = await claimBatch(this.deps.db, this.options, this.kinds, want, this.deps.instanceId);
+        const { rows, waitMs } = await claimBatch(
+          this.deps.db,
+          this.options,
+          this.kinds,
+          want,
+          this.deps.instanceId,
+          this.deps.claims,
+        );
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
         if (waitMs !== null) this.flowTimer.in(waitMs);
-        this.deps.events.emit({ type: 'claimed', queue: this.options.name, count: rows.length });
+        const { events } = this.deps;
+        if (events.listening) events.emit({ type: 'claimed', queue: this.options.name, count: rows.length });
         for (const row of rows) {
           const job = new InFlightJob(row, this.deps.writer, sentAt);
           this.deps.leases.add(job); // heartbeated from now on, running or not
@@ -172,9 +187,9 @@ export class QueueWorker {
     const { concurrency, deadlineDuration } = this.options;
     let job: InFlightJob | undefined;
     while (this.running.size < concurrency && (job = this.buffer.take()) !== undefined) {
-      this.running.set(job.key, job);
+      this.running.add(job);
       if (this.buffer.movesDeadline(job)) this.deps.writer.start(job, deadlineDuration);
-      void this.attempt(job);
+      this.attempt(job);
     }
     this.buffer.pumped();
   }
@@ -196,13 +211,36 @@ export class QueueWorker {
     }
   }
 
-  /** One attempt, from handler start until its result is written. */
-  private async attempt(job: InFlightJob): Promise<void> {
-    const outcome = await this.runHandler(job);
+  /** One attempt, from handler start until its result is written: settled() goes on from the handler's end. */
+  private attempt(job: InFlightJob): void {
+    const handler = this.deps.handlers.get(job.row.kind);
+    if (handler) {
+      const invoke = this.deps.events.process(job.observed, handler.invoke);
+      job.start(invoke, this.deadlines ?? 0, this.lateFn, this.enterFn, this.settledFn);
+      return;
+    }
+    const outcome: AttemptOutcome = this.enter(job)
+      ? { kind: 'threw', error: AwaMessages.noHandlerForKind(job.row.kind) }
+      : { kind: 'unstarted' };
+    void Promise.resolve().then(() => this.settled(outcome, job));
+  }
+
+  // One function each for every attempt of the queue: no closures per job on the hot path.
+  private readonly enterFn = (job: InFlightJob) => this.enter(job);
+  private readonly lateFn = (outcome: AttemptOutcome, job: InFlightJob) => this.onLate(job, outcome);
+  private readonly settledFn = (outcome: AttemptOutcome, job: InFlightJob) => this.settled(outcome, job);
+
+  /** The handler settled, or its deadline passed, or shutdown released it, or it was not entered. */
+  private settled(outcome: AttemptOutcome, job: InFlightJob): void {
+    job.settled = true;
     if (outcome.kind === 'unstarted') return this.notEntered(job);
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
+    void this.finishAttempt(job, outcome);
+  }
+
+  private async finishAttempt(job: InFlightJob, outcome: AttemptOutcome): Promise<void> {
     try {
       await this.record(job, outcome);
     } finally {
@@ -225,20 +263,21 @@ export class QueueWorker {
    */
   private enter(job: InFlightJob): boolean {
     if (this.buffer.lateToEnter(job)) return false;
-    this.deps.events.emit({ type: 'started', attempt: job.observed });
+    const { events } = this.deps;
+    if (events.listening) events.emit({ type: 'started', attempt: job.observed });
     return true;
   }
 
   /** Its handler could not be entered in time (see enter): given back unstarted, its slot free again. */
   private notEntered(job: InFlightJob): void {
-    this.running.delete(job.key);
+    this.running.delete(job);
     if (this.running.size === 0) this.handlersDone.release();
     this.buffer.gaveBackLate([job]);
     this.pump();
   }
 
   private freeSlot(job: InFlightJob): void {
-    this.running.delete(job.key);
+    this.running.delete(job);
     this.buffer.slotFreed();
     if (this.running.size === 0) this.handlersDone.release();
     if (!this.stopped) this.pump();
@@ -248,23 +287,6 @@ export class QueueWorker {
   /** Resolves once every result of a settled handler has been written (or given up on). */
   async settleWrites(): Promise<void> {
     if (this.writing > 0) await this.writesDone.wait();
-  }
-
-  private async runHandler(inFlight: InFlightJob): Promise<AttemptOutcome> {
-    const handler = this.deps.handlers.get(inFlight.row.kind);
-    const enter = () => this.enter(inFlight);
-    const outcome: AttemptOutcome = handler
-      ? await inFlight.run(
-          this.deps.events.process(inFlight.observed, handler.invoke),
-          this.options.deadlineDuration,
-          (late) => this.onLate(inFlight, late),
-          enter,
-        )
-      : enter()
-        ? { kind: 'threw', error: AwaMessages.noHandlerForKind(inFlight.row.kind) }
-        : { kind: 'unstarted' };
-    inFlight.settled = true;
-    return outcome;
   }
 
   private async record(inFlight: InFlightJob, outcome: AttemptOutcome): Promise<void> {

@@ -7,6 +7,7 @@ import { AwaEvents } from '../events/awa-events.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import type { InFlightJob } from './in-flight-job.js';
+import { ClaimConnection } from './claim-connection.js';
 import { LeaseRegistry } from './lease-registry.js';
 import { LeaseWriter } from './lease-writer.js';
 import { QueueWorker } from './queue-worker.js';
@@ -16,6 +17,8 @@ import { QueueWorker } from './queue-worker.js';
 export class WorkerService {
   private readonly workers = new Map<string, QueueWorker>();
   private readonly logger = new Logger('AwaWorkers');
+  /** Plain claims' own connection (direct mode): see ClaimConnection. */
+  private readonly claims: ClaimConnection;
 
   constructor(
     private readonly db: AwaDatabase,
@@ -26,6 +29,7 @@ export class WorkerService {
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
     private readonly events: AwaEvents,
   ) {
+    this.claims = new ClaimConnection(db, options);
     // Registered before the session connects, so the channel is LISTENed from the start.
     this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
     // The request is stored on the lease too: a missed notification reaches the job by heartbeat.
@@ -53,6 +57,7 @@ export class WorkerService {
         events: this.events,
         instanceId: this.session.id,
         handlers: this.explorer.handlers,
+        claims: this.claims,
         canClaim: () => this.options.livenessProbe === 'heartbeat' || this.session.connected,
       });
       this.workers.set(queue, worker);
@@ -69,6 +74,7 @@ export class WorkerService {
     // Claimed but never started (also by a claim that returns after this): give them back at once,
     // so other instances can run them now.
     const unstarted = (await Promise.all(workers.map((w) => w.stopClaiming()))).flat();
+    this.claims.close();
     await this.release(unstarted, false);
     const leftovers = (await Promise.all(workers.map((w) => w.drain(this.options.shutdownTimeout)))).flat();
     if (leftovers.length > 0) {
