@@ -70,7 +70,16 @@ const SERVICES: Provider[] = [
 /** The module's entry in the app's AwaRegistry, registered as Nest builds the module. */
 const AWA_MODULE_ENTRY = Symbol('AWA_MODULE_ENTRY');
 /** The services the registry hands out by class: what routes by queue, and what covers every module. */
-const ENTRY_PARTS = [AwaDatabase, QueueProducer, QueueAdmin, AwaStatus, AwaEvents, JobSchedules, MaintenanceService];
+const ENTRY_PARTS = [
+  AwaDatabase,
+  AWA_READ_DATABASE,
+  QueueProducer,
+  QueueAdmin,
+  AwaStatus,
+  AwaEvents,
+  JobSchedules,
+  MaintenanceService,
+];
 
 const EXPORTS = [
   QueueProducer,

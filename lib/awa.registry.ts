@@ -5,8 +5,11 @@ import { AwaOptionError } from './errors/awa-option.error.js';
 import { AwaSetupError } from './errors/awa-setup.error.js';
 import type { ResolvedAwaOptions } from './options/awa-options.resolved.js';
 
-/** A class used as a key: the registry holds each module's services by their class, and imports none of them. */
-type Token<T> = abstract new (...args: never[]) => T;
+/**
+ * A class (or an injection token) used as a key: the registry holds each module's services by their
+ * class, and imports none of them.
+ */
+type Token<T> = (abstract new (...args: never[]) => T) | symbol;
 
 /** One AwaModule of the app: its options, its DataSource, and its services by class. */
 export class AwaModuleEntry {
@@ -34,7 +37,7 @@ export class AwaModuleEntry {
   }
 
   get<T>(token: Token<T>): T {
-    if (!this.parts.has(token)) throw new Error(`nestjs-awa: module ${this.label} has no ${token.name}`);
+    if (!this.parts.has(token)) throw new Error(`nestjs-awa: module ${this.label} has no ${String(token)}`);
     return this.parts.get(token) as T;
   }
 }

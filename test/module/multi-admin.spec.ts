@@ -1,8 +1,11 @@
 import type { TestingModule } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { AdminValidationError, AwaModule, QueueAdmin, QueueProducer } from 'nestjs-awa';
+import { AwaDashboardModule } from 'nestjs-awa/dashboard';
 import { AwaHealthIndicator, AwaHealthModule } from 'nestjs-awa/health';
-import { AwaMessages, AdminMessages } from '../../lib/awa.messages.js';
+import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
+import { listInstances } from '../../lib/dashboard/dashboard.sql.js';
+import { AdminMessages } from '../../lib/awa.messages.js';
 import { flowKeysSql } from '../../lib/sql/index.js';
 import { caught } from '../support/caught.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -34,7 +37,11 @@ describe('several AwaModules: admin, health and a read replica', () => {
       billingUrl: billing.url,
       replica: true,
       modules: [AwaModule.forRoot(FAST_OPTIONS), billingModule({ readDataSource: BILLING_REPLICA })],
-      imports: [TerminusModule.forRoot({ logger: false }) as never, AwaHealthModule as never],
+      imports: [
+        TerminusModule.forRoot({ logger: false }) as never,
+        AwaHealthModule as never,
+        AwaDashboardModule.forRoot({ path: '/awa' }),
+      ],
     });
     admin = app.get(QueueAdmin);
     producer = app.get(QueueProducer);
@@ -98,6 +105,18 @@ describe('several AwaModules: admin, health and a read replica', () => {
       return r.status === 'up' ? r : undefined;
     });
     expect(result).toMatchObject({ queues: { default: {} }, modules: { billing: { queues: { invoices: {} } } } });
-    expect(AwaMessages.moduleNameTaken('"billing"')).toContain('billing');
+  });
+
+  it("shows every module's queues and instances on the dashboard, and reads a module's jobs from its replica", async () => {
+    const dashboard = app.get(DashboardService);
+    const later = new Date(Date.now() + 3_600_000);
+    const invoice = await producer.enqueue('invoice.issue', { n: 3 }, { runAt: later });
+    expect((await dashboard.queues()).map((q) => q.name)).toEqual(expect.arrayContaining(['default', 'invoices']));
+    expect(await dashboard.instances()).toHaveLength(2);
+    expect(await lastQueries('awa-replica')).toContain(listInstances.text);
+    const page = await dashboard.jobs({ queues: ['invoices'], states: ['scheduled'] }, { after: null, limit: 10 });
+    expect(page.jobs.map((j) => j.id)).toEqual([invoice.id]);
+    expect((await dashboard.job(invoice.id, 'invoices')).job).toMatchObject({ kind: 'invoice.issue', args: { n: 3 } });
+    expect((await dashboard.throughput()).length).toBeGreaterThan(0);
   });
 });
