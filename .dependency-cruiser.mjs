@@ -20,7 +20,7 @@ const LAYERS = [
     name: 'declarations',
     path: '^lib/cron/|^lib/options/(?!awa-options[.]resolver[.]ts$)|^lib/schedules/schedule[.]interface[.]ts$',
   },
-  { name: 'infrastructure', path: '^lib/(database|decorators|instance|events)/|^lib/awa[.]explorer[.]ts$' },
+  { name: 'infrastructure', path: '^lib/(database|decorators|instance|events)/|^lib/awa[.](explorer|registry)[.]ts$' },
   { name: 'producer', path: '^lib/producer/' },
   { name: 'schedules', path: '^lib/schedules/(?!schedule[.]interface[.]ts$)' },
   { name: 'worker', path: '^lib/worker/' },

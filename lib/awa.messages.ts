@@ -56,6 +56,23 @@ export const AwaMessages = {
   enqueuePriorityInvalid: (min: number, max: number) =>
     `nestjs-awa: \`priority\` must be an integer from ${min} to ${max} (lower runs first).`,
   enqueueMaxAttemptsInvalid: () => 'nestjs-awa: `maxAttempts` must be an integer of at least 1.',
+  namedModuleWithoutQueues: (name: string) =>
+    `module "${name}" declares no queue; a named module has only the queues of its option \`queues\` ` +
+    "(the queue 'default' is the default module's)",
+  moduleNameTaken: (name: string) =>
+    `nestjs-awa: two AwaModules are named ${name}. Give each module of the app a name of its own.`,
+  dataSourceShared: (first: string, second: string) =>
+    `nestjs-awa: AwaModules ${first} and ${second} use the same DataSource. Each module needs a ` +
+    'DataSource of its own (a database of its own); put the queues of both in one module instead.',
+  queueInTwoModules: (first: string, second: string) =>
+    `declared by both AwaModules ${first} and ${second}; a queue belongs to one module (one database): ` +
+    'remove it from one of them',
+  enqueueManagerOtherDatabase: (queue: string, module: string) =>
+    `nestjs-awa: \`manager\` belongs to another DataSource than that of queue "${queue}" (AwaModule ${module}). ` +
+    "Enqueue in a transaction of the queue's own DataSource, or without `manager`.",
+  enqueueManySpansModules: (first: string, second: string) =>
+    `nestjs-awa: enqueueMany takes jobs of one AwaModule (one database) per call; these go to queues of ` +
+    `${first} and ${second}. Call it once per module.`,
   enqueueManagerInvalid: () =>
     'nestjs-awa: `manager` must be a TypeORM EntityManager of the same PostgreSQL DataSource.',
 
@@ -125,6 +142,9 @@ export const AwaHealthMessages = {
 
 /** Messages of QueueAdmin's input checks (AdminValidationError), naming the field at fault. */
 export const AdminMessages = {
+  filterSpansModules: (first: string, second: string) =>
+    `nestjs-awa: \`filter.queues\` names queues of AwaModules ${first} and ${second} (two databases); ` +
+    'filter on the queues of one module per call.',
   notObject: (field: string) => `nestjs-awa: \`${field}\` must be a plain object.`,
   unknownKey: (field: string, key: string, nearest: string, close: boolean, known: readonly string[]) =>
     `nestjs-awa: unknown key \`${key}\` in \`${field}\` ` +

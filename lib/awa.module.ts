@@ -8,8 +8,9 @@ import { QueueAdmin } from './admin/queue-admin.service.js';
 import { AwaExplorer } from './awa.explorer.js';
 import { AwaLifecycle } from './awa.lifecycle.js';
 import { AwaMessages } from './awa.messages.js';
+import { AwaModuleEntry, AwaRegistry, AwaRegistryModule } from './awa.registry.js';
 import { AwaStatus } from './awa.status.js';
-import { AWA_DATA_SOURCE, AwaDatabase } from './database/awa-database.js';
+import { AWA_DATA_SOURCE, AWA_READ_DATABASE, AwaDatabase } from './database/awa-database.js';
 import { SchemaVerifier } from './database/schema-verifier.js';
 import { AwaEvents } from './events/awa-events.js';
 import { AwaSetupError } from './errors/awa-setup.error.js';
@@ -28,6 +29,7 @@ import { SchedulePruneTask } from './maintenance/tasks/schedule-prune.task.js';
 import { ScheduleTickTask } from './maintenance/tasks/schedule-tick.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
+import type { ResolvedAwaOptions } from './options/awa-options.resolved.js';
 import { JobSchedules } from './schedules/job-schedules.service.js';
 import { SchedulePruner } from './schedules/schedule-prune.js';
 import { checkAsyncOptions, resolveAsyncOptions, resolveAwaOptions } from './options/awa-options.resolver.js';
@@ -67,6 +69,20 @@ const SERVICES: Provider[] = [
   JobSchedules,
   AwaEvents,
 ];
+/** The module's entry in the app's AwaRegistry, registered as Nest builds the module. */
+const AWA_MODULE_ENTRY = Symbol('AWA_MODULE_ENTRY');
+/** The services the registry hands out by class: what routes by queue, and what covers every module. */
+const ENTRY_PARTS = [
+  AwaDatabase,
+  AWA_READ_DATABASE,
+  QueueProducer,
+  QueueAdmin,
+  AwaStatus,
+  AwaEvents,
+  JobSchedules,
+  MaintenanceService,
+];
+
 const EXPORTS = [
   QueueProducer,
   HeartbeatService,
@@ -85,24 +101,26 @@ const EXPORTS = [
 
 /**
  * The job queue. Import it once, next to TypeOrmModule.forRoot(...) and ScheduleModule.forRoot();
- * it is global, so QueueProducer can be injected anywhere.
+ * it is global, so QueueProducer can be injected anywhere. An app may import more of it, each with a
+ * `name` and a DataSource of its own (docs/multiple-databases.md): the default (unnamed) module's
+ * QueueProducer and QueueAdmin route each call to the module of its queue; a named module exports nothing.
  */
 @Module({})
 export class AwaModule {
   static forRoot(options: AwaModuleOptions = {}): DynamicModule {
     const resolved = resolveAwaOptions(options); // bad options fail here, naming the option
-    return AwaModule.build(resolved.dataSource, [{ provide: AWA_OPTIONS, useValue: resolved }]);
+    return AwaModule.build(resolved, [{ provide: AWA_OPTIONS, useValue: resolved }]);
   }
 
   static forRootAsync(options: AwaModuleAsyncOptions): DynamicModule {
     checkAsyncOptions(options);
     return AwaModule.build(
-      options.dataSource,
+      options,
       [
         { provide: AWA_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] },
         {
           provide: AWA_OPTIONS,
-          useFactory: (raw: AwaModuleOptions) => resolveAsyncOptions(raw, options.dataSource),
+          useFactory: (raw: AwaModuleOptions) => resolveAsyncOptions(raw, options),
           inject: [AWA_RAW_OPTIONS],
         },
       ],
@@ -111,23 +129,45 @@ export class AwaModule {
   }
 
   private static build(
-    dataSource: string | undefined,
+    { name, dataSource, readDataSource }: Pick<AwaModuleOptions, 'name' | 'dataSource' | 'readDataSource'>,
     optionProviders: Provider[],
     imports: DynamicModule['imports'] = [],
   ): DynamicModule {
+    const dataSourceNamed = (source: string | undefined) => (ds: DataSource | undefined) => {
+      if (!ds) throw new AwaSetupError(AwaMessages.dataSourceMissing(source ?? 'default'));
+      return ds;
+    };
     return {
       module: AwaModule,
-      global: true,
-      imports: [...imports, DiscoveryModule, TypeOrmModule.forFeature(AwaEntities, dataSource)],
+      // A named module is not global: its services would stand in for the default module's.
+      global: name === undefined,
+      imports: [...imports, DiscoveryModule, AwaRegistryModule, TypeOrmModule.forFeature(AwaEntities, dataSource)],
       providers: [
         ...optionProviders,
         {
           provide: AWA_DATA_SOURCE,
-          useFactory: (ds: DataSource | undefined) => {
-            if (!ds) throw new AwaSetupError(AwaMessages.dataSourceMissing(dataSource ?? 'default'));
-            return ds;
-          },
+          useFactory: dataSourceNamed(dataSource),
           inject: [{ token: getDataSourceToken(dataSource), optional: true }],
+        },
+        {
+          // The replica's own AwaDatabase, for read-only statements; the primary's without one.
+          provide: AWA_READ_DATABASE,
+          useFactory: (db: AwaDatabase, options: ResolvedAwaOptions, replica: DataSource | undefined) =>
+            readDataSource === undefined ? db : new AwaDatabase(dataSourceNamed(readDataSource)(replica), options),
+          inject: [
+            AwaDatabase,
+            AWA_OPTIONS,
+            ...(readDataSource === undefined ? [] : [{ token: getDataSourceToken(readDataSource), optional: true }]),
+          ],
+        },
+        {
+          provide: AWA_MODULE_ENTRY,
+          useFactory: (registry: AwaRegistry, options: ResolvedAwaOptions, ds: DataSource, ...parts: object[]) => {
+            const entry = new AwaModuleEntry(options, ds);
+            ENTRY_PARTS.forEach((token, i) => entry.add(token as never, parts[i]));
+            return registry.register(entry);
+          },
+          inject: [AwaRegistry, AWA_OPTIONS, AWA_DATA_SOURCE, ...ENTRY_PARTS],
         },
         {
           provide: AWA_SCHEDULER,
@@ -139,7 +179,7 @@ export class AwaModule {
         },
         ...SERVICES,
       ],
-      exports: EXPORTS,
+      exports: name === undefined ? EXPORTS : [],
     };
   }
 }

@@ -36,6 +36,8 @@ export interface AwaStatusSnapshot {
   schemaVerified: boolean;
   shuttingDown: boolean;
   queues: Record<string, AwaQueueStatus>;
+  /** With several AwaModules (health indicator): each named module's snapshot, by name. */
+  modules?: Record<string, AwaStatusSnapshot>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import './awa.single-copy.js'; // warns if the ESM and the CommonJS build are both loaded
 export { AwaModule } from './awa.module.js';
 export { JobHandler, type JobHandlerOptions } from './decorators/job-handler.decorator.js';
-export { QueueProducer, type EnqueuedJob } from './producer/queue-producer.js';
+export { QueueProducer, type EnqueuedJob, type JobLocation } from './producer/queue-producer.js';
 export { HeartbeatService, type HeartbeatReport } from './heartbeat/heartbeat.service.js';
 export { MaintenanceService, type SweepReport } from './maintenance/maintenance.service.js';
 export { AwaActiveLeaseEntity, AwaEntities, AwaInstanceEntity, AwaJobEntity } from './entities/index.js';

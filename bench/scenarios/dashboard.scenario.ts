@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { readQueueCounts } from '../../lib/admin/queue-counts.js';
-import type { AwaDatabase } from '../../lib/database/awa-database.js';
+import { AwaModuleEntry, AwaRegistry } from '../../lib/awa.registry.js';
+import { AWA_READ_DATABASE, type AwaDatabase } from '../../lib/database/awa-database.js';
 import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
 import { resolveDashboardOptions } from '../../lib/dashboard/dashboard.options.js';
 import type { SqlStatement } from '../../lib/sql/sql-statement.js';
@@ -74,13 +75,16 @@ export const dashboardScenario: Scenario = {
       query: async (statement: SqlStatement, values: unknown[] = []) =>
         (await pool.query({ name: statement.name, text: statement.text, values })).rows,
     } as unknown as AwaDatabase;
-    const awaOptions = { queues: new Map(QUEUES.map((q) => [q, {}])) };
+    const awaOptions = { name: undefined, queues: new Map(QUEUES.map((q) => [q, {}])) };
+    // The app's one AwaModule, as the registry holds it: the dashboard reads through it.
+    const registry = new AwaRegistry();
+    registry.register(new AwaModuleEntry(awaOptions as never, {} as never).add(AWA_READ_DATABASE, database));
     const dashboard = new DashboardService(
-      database,
       null as never,
       null as never,
       awaOptions as never,
       resolveDashboardOptions(),
+      registry,
     );
     const nothing = { search: 'no job has this text' };
     const pages: Array<[string, () => Promise<unknown>]> = [

@@ -1,11 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { AdminMessages, RescueErrors } from '../awa.messages.js';
-import { AwaDatabase } from '../database/awa-database.js';
+import { AwaRegistry } from '../awa.registry.js';
+import { AWA_READ_DATABASE, AwaDatabase } from '../database/awa-database.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
 import type { CancelResult, JobRecord } from '../interfaces/job.interface.js';
-import { QueueProducer, toRecord } from '../producer/queue-producer.js';
-import { adminSql, flowKeysSql } from '../sql/index.js';
+import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
+import { QueueProducer, toRecord, type JobLocation } from '../producer/queue-producer.js';
+import { adminSql, flowKeysSql, jobsSql } from '../sql/index.js';
 import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import { WorkerService } from '../worker/worker.service.js';
@@ -17,6 +20,21 @@ import {
   type CompiledFilter,
   type JobFilter,
 } from './job-filter.js';
+import {
+  BATCH_ROUNDS,
+  BATCH_TRIES,
+  BULK_BATCH_SIZE,
+  DEADLOCK_DETECTED,
+  JOB_COUNT_CAP,
+  JOB_PAGE_DEFAULT,
+  KEY_LIMIT_MAX,
+  KEY_MAX,
+  PAGE_KEYS,
+  QUEUE_NAME_MAX,
+  UNIQUE_VIOLATION,
+  checkPageLimit,
+} from './queue-admin.limits.js';
+import { adminHandOff, filterQueues } from './queue-admin.routing.js';
 import { readQueueCounts } from './queue-counts.js';
 import type {
   BulkDeleteResult,
@@ -30,37 +48,15 @@ import type {
   RetryJobResult,
 } from './queue-admin.types.js';
 
-/** Jobs each statement of retryJobs, cancelJobs and deleteJobs takes at most. */
-export const BULK_BATCH_SIZE = 2_000;
-/** countJobs counts no further than this. */
-export const JOB_COUNT_CAP = 100_000;
-/** listJobs page length: default and most. */
-export const JOB_PAGE_DEFAULT = 50;
-export const JOB_PAGE_MAX = 500;
-/** The longest queue name awa.queues takes. */
-const QUEUE_NAME_MAX = 100;
-/** The longest concurrencyKey (as enqueue takes it). */
-const KEY_MAX = 200;
-/** The largest per-key limit awa.flow_keys stores (an integer column). */
-const KEY_LIMIT_MAX = 2_147_483_647;
-const PAGE_KEYS = ['after', 'limit'];
-
-/** How many times a batch that hit a unique violation runs in all. */
-const BATCH_ROUNDS = 3;
-/** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
-const UNIQUE_VIOLATION = '23505';
-/**
- * PostgreSQL's deadlock_detected. A bulk batch flags up to BULK_BATCH_SIZE leases, which a worker's
- * completion or heartbeat may hold some of, locked in its own order: the batch that loses is one
- * statement, rolled back whole, and is run again (up to BATCH_TRIES times), unseen by the caller.
- */
-const DEADLOCK_DETECTED = '40P01';
-const BATCH_TRIES = 5;
+export { BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_DEFAULT, JOB_PAGE_MAX } from './queue-admin.limits.js';
 
 /**
  * Operates the queue: pauses and resumes queues fleet-wide, lists and counts jobs, and retries,
  * cancels or deletes one job or many by filter; sets and lists per-key concurrency limits. Inject it anywhere (AwaModule is global). Every
  * input is checked before the database is touched (AdminValidationError, naming the field).
+ * With several AwaModules, a call about a queue (or a filter's `queues`, or a job's `{ queue }`) goes
+ * to that queue's module, one without to the default module's; queueStates() lists every module's.
+ * Its reads go to the module's readDataSource, when it has one.
  */
 @Injectable()
 export class QueueAdmin {
@@ -70,6 +66,9 @@ export class QueueAdmin {
     private readonly producer: QueueProducer,
     private readonly workers: WorkerService,
     private readonly explorer: AwaExplorer,
+    @Inject(AWA_READ_DATABASE) private readonly reads: AwaDatabase,
+    private readonly registry: AwaRegistry,
+    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
   /**
@@ -78,11 +77,15 @@ export class QueueAdmin {
    * its pausedAt.
    */
   async pauseQueue(name: string): Promise<void> {
+    const other = this.other([name]);
+    if (other) return other.pauseQueue(name);
     await this.db.query(adminSql.pauseQueue, [checkText(name, 'name', QUEUE_NAME_MAX)]);
   }
 
   /** Resumes a queue; every instance (NOTIFY, else its next poll) claims from it at once. */
   async resumeQueue(name: string): Promise<void> {
+    const other = this.other([name]);
+    if (other) return other.resumeQueue(name);
     await this.db.query(adminSql.resumeQueue, [checkText(name, 'name', QUEUE_NAME_MAX)]);
     this.workers.wake(name);
   }
@@ -94,7 +97,14 @@ export class QueueAdmin {
    * the call costs the same however many finished jobs are kept.
    */
   async queueStates(): Promise<QueueState[]> {
-    const queues = await readQueueCounts(this.db, [...this.explorer.kindsByQueue().keys()]);
+    if (this.registry.modules.length < 2) return this.localQueueStates();
+    const all = await Promise.all(this.registry.modules.map((m) => m.get(QueueAdmin).localQueueStates()));
+    return all.flat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** queueStates() of this module's database. */
+  private async localQueueStates(): Promise<QueueState[]> {
+    const queues = await readQueueCounts(this.reads, [...this.explorer.kindsByQueue().keys()]);
     return queues.map((q) => ({
       name: q.name,
       paused: q.pausedAt !== null,
@@ -113,6 +123,8 @@ export class QueueAdmin {
    * ones are not touched). `0` holds the key back altogether.
    */
   async setKeyConcurrency(queue: string, key: string, limit: number | null): Promise<void> {
+    const other = this.other([queue]);
+    if (other) return other.setKeyConcurrency(queue, key, limit);
     checkText(queue, 'queue', QUEUE_NAME_MAX);
     checkText(key, 'key', KEY_MAX);
     if (limit !== null && (!Number.isInteger(limit) || limit < 0 || limit > KEY_LIMIT_MAX))
@@ -126,11 +138,13 @@ export class QueueAdmin {
    * of their own), by key, `limit` at a time (default 50, at most 500); pass `next` as `after`.
    */
   async keyStates(queue: string, page: KeyPageOptions = {}): Promise<KeyPage> {
+    const other = this.other([queue]);
+    if (other) return other.keyStates(queue, page);
     checkText(queue, 'queue', QUEUE_NAME_MAX);
     const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as KeyPageOptions;
     checkPageLimit(limit);
     if (after !== undefined) checkText(after, 'page.after', KEY_MAX);
-    const rows = await this.db.query(flowKeysSql.listFlowKeys, [queue, after ?? '', limit + 1]);
+    const rows = await this.reads.query(flowKeysSql.listFlowKeys, [queue, after ?? '', limit + 1]);
     const keys = rows.slice(0, limit).map((row) => ({
       key: row.key,
       running: row.running,
@@ -142,9 +156,13 @@ export class QueueAdmin {
     return { keys, next: rows.length > limit ? keys[keys.length - 1]!.key : null };
   }
 
-  /** A job as stored, or null (also for a string that cannot be a job id). */
-  getJob<T = unknown>(id: string): Promise<JobRecord<T> | null> {
-    return this.producer.getJob<T>(id);
+  /** A job as stored, or null (also for a string that cannot be a job id). Several modules: see QueueProducer.getJob. */
+  async getJob<T = unknown>(id: string, where: JobLocation = {}): Promise<JobRecord<T> | null> {
+    const other = this.other([where?.queue]);
+    if (other) return other.getJob<T>(id);
+    if (!isJobId(id)) return null;
+    const [row] = await this.reads.query(jobsSql.getJob, [id]);
+    return row ? toRecord<T>(row) : null;
   }
 
   /**
@@ -153,21 +171,25 @@ export class QueueAdmin {
    * the first does, and jobs enqueued meanwhile never shift it.
    */
   async listJobs(filter: JobFilter, page: JobPageOptions = {}): Promise<JobPage> {
+    const other = this.other(filterQueues(filter));
+    if (other) return other.listJobs(filter, page);
     const compiled = compileFilter(filter);
     const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as JobPageOptions;
     checkPageLimit(limit);
     if (after !== undefined && !isJobId(after))
       throw new AdminValidationError('page.after', AdminMessages.badId('page.after'));
     const cursor = after === undefined ? FIRST_CURSOR : String(BigInt(after) - 1n);
-    const rows = await this.db.query(adminSql.listJobs(compiled), [limit + 1, cursor, ...compiled.values]);
+    const rows = await this.reads.query(adminSql.listJobs(compiled), [limit + 1, cursor, ...compiled.values]);
     const jobs = rows.slice(0, limit).map((row) => toRecord(row));
     return { jobs, next: rows.length > limit ? jobs[jobs.length - 1]!.id : null };
   }
 
   /** How many jobs match `filter`, counting no further than JOB_COUNT_CAP (100,000). */
   async countJobs(filter: JobFilter): Promise<number> {
+    const other = this.other(filterQueues(filter));
+    if (other) return other.countJobs(filter);
     const compiled = compileFilter(filter);
-    const [row] = await this.db.query(adminSql.countJobs(compiled), [JOB_COUNT_CAP, ...compiled.values]);
+    const [row] = await this.reads.query(adminSql.countJobs(compiled), [JOB_COUNT_CAP, ...compiled.values]);
     return row?.count ?? 0;
   }
 
@@ -176,7 +198,9 @@ export class QueueAdmin {
    * fresh attempt budget: attempt 0, its maxAttempts kept. Its errors stay; snoozes, progress,
    * output and finalizedAt are reset.
    */
-  async retryJob(id: string): Promise<RetryJobResult> {
+  async retryJob(id: string, where: JobLocation = {}): Promise<RetryJobResult> {
+    const other = this.other([where?.queue]);
+    if (other) return other.retryJob(id);
     if (!isJobId(id)) return { outcome: 'not-found' };
     for (let round = 0; ; round++) {
       try {
@@ -195,12 +219,14 @@ export class QueueAdmin {
   }
 
   /** Cancels a job, as QueueProducer.cancel does. */
-  cancelJob(id: string): Promise<CancelResult> {
-    return this.producer.cancel(id);
+  cancelJob(id: string, where: JobLocation = {}): Promise<CancelResult> {
+    return this.producer.cancel(id, where);
   }
 
   /** Deletes a job that is not running; a running one is left as it is (outcome 'running'). */
-  async deleteJob(id: string): Promise<DeleteJobResult> {
+  async deleteJob(id: string, where: JobLocation = {}): Promise<DeleteJobResult> {
+    const other = this.other([where?.queue]);
+    if (other) return other.deleteJob(id);
     if (!isJobId(id)) return { outcome: 'not-found' };
     const [row] = await this.db.query(adminSql.deleteJob, [id]);
     if (!row) return { outcome: 'not-found' };
@@ -213,6 +239,8 @@ export class QueueAdmin {
    * so are unique jobs whose key another job holds (as retryJob's 'duplicate'), in the same statement.
    */
   async retryJobs(filter: JobFilter): Promise<BulkResult> {
+    const other = this.other(filterQueues(filter));
+    if (other) return other.retryJobs(filter);
     const compiled = compileFilter(filter);
     let count = 0;
     const batches = await this.inBatches(compiled, adminSql.retryBatch, [], (row) => {
@@ -227,6 +255,8 @@ export class QueueAdmin {
    * by a cancel request (as cancelJob). `count` counts both.
    */
   async cancelJobs(filter: JobFilter): Promise<BulkResult> {
+    const other = this.other(filterQueues(filter));
+    if (other) return other.cancelJobs(filter);
     const compiled = compileFilter(filter);
     let count = 0;
     const batches = await this.inBatches(compiled, adminSql.cancelBatch, [RescueErrors.cancelled], (row) => {
@@ -237,6 +267,8 @@ export class QueueAdmin {
 
   /** Deletes every job matching `filter` that is not running, in batches; running ones get a cancel request. */
   async deleteJobs(filter: JobFilter): Promise<BulkDeleteResult> {
+    const other = this.other(filterQueues(filter));
+    if (other) return other.deleteJobs(filter);
     const compiled = compileFilter(filter);
     let deleted = 0;
     let cancelled = 0;
@@ -251,6 +283,11 @@ export class QueueAdmin {
    * Runs a batch statement from the newest matching job down, until a batch takes fewer than
    * BULK_BATCH_SIZE jobs. Returns how many statements ran.
    */
+  /** The QueueAdmin of another module that `queues` belong to (none: the default module's), if not this one. */
+  private other(queues: readonly unknown[]): QueueAdmin | undefined {
+    return adminHandOff(this.registry, this.options.name, queues)?.get(QueueAdmin);
+  }
+
   private async inBatches<R extends BatchRow>(
     filter: CompiledFilter,
     build: (filter: CompiledFilter) => SqlStatement<unknown[], R>,
@@ -285,10 +322,4 @@ export class QueueAdmin {
       }
     }
   }
-}
-
-/** A page length: an integer from 1 to JOB_PAGE_MAX. */
-function checkPageLimit(limit: unknown): void {
-  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > JOB_PAGE_MAX)
-    throw new AdminValidationError('page.limit', AdminMessages.badLimit(JOB_PAGE_MAX));
 }

@@ -139,8 +139,8 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     }
 
     @Get('api/jobs/:id')
-    job(@Param('id') id: string) {
-      return this.dashboard.job(parseJobId(id));
+    job(@Param('id') id: string, @Query('queue') queue?: string) {
+      return this.dashboard.job(parseJobId(id), queue || undefined);
     }
 
     @Get('api/instances')
@@ -179,26 +179,26 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
 
     @Post('api/jobs/:id/retry')
     @HttpCode(200)
-    retry(@Req() request: HttpRequest, @Param('id') id: string) {
+    retry(@Req() request: HttpRequest, @Param('id') id: string, @Query('queue') queue?: string) {
       checkAction(request);
       const jobId = parseJobId(id);
-      return this.dashboard.admin((a) => a.retryJob(jobId));
+      return this.dashboard.admin((a) => a.retryJob(jobId, { queue: queue || undefined }));
     }
 
     @Post('api/jobs/:id/cancel')
     @HttpCode(200)
-    cancel(@Req() request: HttpRequest, @Param('id') id: string) {
+    cancel(@Req() request: HttpRequest, @Param('id') id: string, @Query('queue') queue?: string) {
       checkAction(request);
       const jobId = parseJobId(id);
-      return this.dashboard.admin((a) => a.cancelJob(jobId));
+      return this.dashboard.admin((a) => a.cancelJob(jobId, { queue: queue || undefined }));
     }
 
     @Delete('api/jobs/:id')
     @HttpCode(200)
-    remove(@Req() request: HttpRequest, @Param('id') id: string) {
+    remove(@Req() request: HttpRequest, @Param('id') id: string, @Query('queue') queue?: string) {
       refuseCrossSite(request.headers);
       const jobId = parseJobId(id);
-      return this.dashboard.admin((a) => a.deleteJob(jobId));
+      return this.dashboard.admin((a) => a.deleteJob(jobId, { queue: queue || undefined }));
     }
 
     @Post('api/schedules/:name/pause')

@@ -1,8 +1,10 @@
 import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { QueueAdmin } from '../admin/queue-admin.service.js';
+import { adminHandOff } from '../admin/queue-admin.routing.js';
 import { readQueueCounts } from '../admin/queue-counts.js';
 import { AWA_OPTIONS } from '../awa.constants.js';
-import { AwaDatabase } from '../database/awa-database.js';
+import { AwaRegistry, type AwaModuleEntry } from '../awa.registry.js';
+import { AWA_READ_DATABASE, AwaDatabase } from '../database/awa-database.js';
 import { JOB_STATES, type JobRecord, type JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { toRecord } from '../producer/queue-producer.js';
@@ -52,28 +54,52 @@ const zeroCounts = (): Record<JobState, number> =>
 
 /**
  * The reads of the dashboard (its own statements) and its actions (QueueAdmin, JobSchedules). Those
- * come from AwaModule, which is global and always provides them, as it does AwaDatabase.
+ * come from AwaModule, which is global and always provides them. With several AwaModules the queues,
+ * throughput and instances are those of every module, and a request about jobs reads the database of
+ * its queue (the filter's queues, or `?queue=`), else the default module's; the reads go to each
+ * module's readDataSource when it has one.
  */
 @Injectable()
 export class DashboardService {
   constructor(
-    private readonly db: AwaDatabase,
     private readonly queueAdmin: QueueAdmin,
     private readonly jobSchedules: JobSchedules,
     @Inject(AWA_OPTIONS) private readonly awaOptions: ResolvedAwaOptions,
     @Inject(DASHBOARD_OPTIONS) readonly options: ResolvedDashboardOptions,
-  ) {
-    this.chart = new ThroughputReader(db);
+    private readonly registry: AwaRegistry,
+  ) {}
+
+  private readonly charts = new Map<AwaModuleEntry, ThroughputReader>();
+
+  /** The module a request about `queues` reads from: theirs, else the default module. */
+  private moduleOf(queues: readonly unknown[]): AwaModuleEntry {
+    const self = this.awaOptions.name;
+    return adminHandOff(this.registry, self, queues) ?? this.registry.named(self) ?? this.registry.modules[0]!;
   }
 
-  private readonly chart: ThroughputReader;
+  /** The AwaDatabase of a module's reads (its readDataSource's, if set). */
+  private reads(module: AwaModuleEntry): AwaDatabase {
+    return module.get<AwaDatabase>(AWA_READ_DATABASE);
+  }
+
+  /** The throughput rows of every module (or of `only`). */
+  private async chartRows(only?: AwaModuleEntry): Promise<sql.ThroughputRow[]> {
+    const modules = only ? [only] : this.registry.modules;
+    const read = (m: AwaModuleEntry) => {
+      let chart = this.charts.get(m);
+      if (!chart) this.charts.set(m, (chart = new ThroughputReader(this.reads(m))));
+      return chart.read();
+    };
+    return (await Promise.all(modules.map(read))).flat();
+  }
 
   /** Every queue with its counts (finished states estimated past FINISHED_EXACT_CAP) and its rates. */
   async queues(): Promise<QueueSummary[]> {
-    const [counted, buckets] = await Promise.all([
-      readQueueCounts(this.db, [...this.awaOptions.queues.keys()]),
-      this.chart.read(),
+    const [counts, buckets] = await Promise.all([
+      Promise.all(this.registry.modules.map((m) => readQueueCounts(this.reads(m), [...m.options.queues.keys()]))),
+      this.chartRows(),
     ]);
+    const counted = counts.flat();
     const byName = new Map<string, QueueSummary>();
     const queue = (name: string) => {
       let q = byName.get(name);
@@ -112,7 +138,7 @@ export class DashboardService {
 
   /** Completed and failed jobs per minute over the last hour (every queue, or one), oldest first. */
   async throughput(queue?: string): Promise<ThroughputBucket[]> {
-    const rows = await this.chart.read();
+    const rows = await this.chartRows(queue === undefined ? undefined : this.moduleOf([queue]));
     const buckets = new Map<number, ThroughputBucket>();
     for (const row of rows) {
       const t = row.minute.getTime();
@@ -121,7 +147,7 @@ export class DashboardService {
       if (row.queue === null || (queue !== undefined && row.queue !== queue)) continue;
       Object.assign(b, { completed: b.completed + row.completed, failed: b.failed + row.failed });
     }
-    return [...buckets.values()];
+    return [...buckets.values()].sort((a, b) => a.minute.localeCompare(b.minute));
   }
 
   /**
@@ -130,9 +156,10 @@ export class DashboardService {
    * set and `next` is where the window stopped (the next page searches below it).
    */
   async jobs(filter: DashboardJobFilter, page: { after: string | null; limit: number }) {
-    const before = page.after ?? (await this.top());
+    const db = this.reads(this.moduleOf(filter.queues ?? []));
+    const before = page.after ?? (await this.top(db));
     const floor = windowFloor(before, SCAN_WINDOW);
-    const rows = await this.db.query(sql.listJobs, [...filterParams(filter), before, page.limit, floor]);
+    const rows = await db.query(sql.listJobs, [...filterParams(filter), before, page.limit, floor]);
     const jobs = rows.map((r) => toRecord(r));
     if (jobs.length === page.limit) return { jobs, next: jobs[jobs.length - 1]?.id ?? null, bounded: false };
     if (BigInt(floor) <= 1n) return { jobs, next: null, bounded: false };
@@ -144,26 +171,29 @@ export class DashboardService {
    * COUNT_CAP, `bounded` when older jobs were not looked at (the count is then a lower bound).
    */
   async count(filter: DashboardJobFilter): Promise<{ count: number; capped: boolean; bounded: boolean }> {
-    const floor = windowFloor(await this.top(), COUNT_WINDOW);
-    const [row] = await this.db.query(sql.countJobs, [...filterParams(filter), COUNT_CAP + 1, floor]);
+    const db = this.reads(this.moduleOf(filter.queues ?? []));
+    const floor = windowFloor(await this.top(db), COUNT_WINDOW);
+    const [row] = await db.query(sql.countJobs, [...filterParams(filter), COUNT_CAP + 1, floor]);
     const count = row?.count ?? 0;
     return { count: Math.min(count, COUNT_CAP), capped: count > COUNT_CAP, bounded: BigInt(floor) > 1n };
   }
 
-  private async top(): Promise<string> {
-    const [row] = await this.db.query(sql.jobsTop);
+  private async top(db: AwaDatabase): Promise<string> {
+    const [row] = await db.query(sql.jobsTop);
     return row?.top ?? '1';
   }
 
-  async job(id: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null }> {
-    const [row] = await this.db.query(jobsSql.getJob, [id]);
+  /** A job and its lease; `queue` names the module's database it is in (default: the default module's). */
+  async job(id: string, queue?: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null }> {
+    const db = this.reads(this.moduleOf([queue]));
+    const [row] = await db.query(jobsSql.getJob, [id]);
     if (!row) throw new NotFoundException(AwaDashboardMessages.jobNotFound(id));
-    const [lease] = await this.db.query(sql.jobLease, [id]);
+    const [lease] = await db.query(sql.jobLease, [id]);
     return { job: toRecord(row), lease: lease ?? null };
   }
 
-  instances(): Promise<sql.InstanceRow[]> {
-    return this.db.query(sql.listInstances);
+  async instances(): Promise<sql.InstanceRow[]> {
+    return (await Promise.all(this.registry.modules.map((m) => this.reads(m).query(sql.listInstances)))).flat();
   }
 
   /** `available` stays in the answer: the page's script reads it. */

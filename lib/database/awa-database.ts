@@ -17,6 +17,8 @@ const PG_QUERY_TIMEOUT = 'Query read timeout';
 
 /** Injection token of the TypeORM DataSource the queue lives in. */
 export const AWA_DATA_SOURCE = Symbol('AWA_DATA_SOURCE');
+/** Injection token of the AwaDatabase of read-only statements: the read replica's (readDataSource), else the primary's. */
+export const AWA_READ_DATABASE = Symbol('AWA_READ_DATABASE');
 
 /**
  * Pool clients checked out in 'transaction-pooler' mode: statements on them go unnamed too

@@ -5,6 +5,7 @@ import { AbortReasons, AwaMessages } from '../awa.messages.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
+import { timerName } from '../options/timer-name.js';
 import { chunk } from '../util/chunk.js';
 import { LeaseRegistry } from '../worker/lease-registry.js';
 import { LeaseWriter } from '../worker/lease-writer.js';
@@ -52,14 +53,14 @@ export class HeartbeatService {
   start(): void {
     this.lastSuccess = performance.now();
     const timer = setInterval(() => void this.tick(), this.options.heartbeatInterval);
-    this.scheduler.addInterval(HEARTBEAT_INTERVAL_NAME, timer);
+    this.scheduler.addInterval(timerName(this.options, HEARTBEAT_INTERVAL_NAME), timer);
   }
 
   /** @internal */
   async stop(): Promise<void> {
     clearTimeout(this.sessionLossTimer);
-    if (this.scheduler.doesExist('interval', HEARTBEAT_INTERVAL_NAME))
-      this.scheduler.deleteInterval(HEARTBEAT_INTERVAL_NAME);
+    const name = timerName(this.options, HEARTBEAT_INTERVAL_NAME);
+    if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
     await this.ticking;
   }
 

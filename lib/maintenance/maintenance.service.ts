@@ -4,6 +4,7 @@ import { CronJob } from 'cron';
 import { AWA_OPTIONS, AWA_SCHEDULER } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
+import { timerName } from '../options/timer-name.js';
 import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader.js';
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';
@@ -80,9 +81,10 @@ export class MaintenanceService {
   /** A tick in the SchedulerRegistry: a CronJob when `cron` is set, else an interval of `ms`. */
   private addTick(name: string, ms: number, cron: string | undefined, body: () => Promise<unknown>): void {
     const tick = () => void this.guarded(name, body);
-    if (cron === undefined) return this.scheduler.addInterval(name, setInterval(tick, ms));
+    const key = timerName(this.options, name);
+    if (cron === undefined) return this.scheduler.addInterval(key, setInterval(tick, ms));
     const job = CronJob.from({ cronTime: cron, onTick: tick, start: false });
-    this.scheduler.addCronJob(name, job as never);
+    this.scheduler.addCronJob(key, job as never);
     job.start();
   }
 
@@ -91,7 +93,8 @@ export class MaintenanceService {
     this.stopped = true;
     clearTimeout(this.confirmTimer);
     this.stopping = true;
-    for (const name of [MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME, SCHEDULE_TICK_NAME]) {
+    for (const base of [MAINTENANCE_INTERVAL_NAME, ORPHAN_SWEEP_INTERVAL_NAME, SCHEDULE_TICK_NAME]) {
+      const name = timerName(this.options, base);
       if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
       if (this.scheduler.doesExist('cron', name)) this.scheduler.deleteCronJob(name);
     }

@@ -58,8 +58,18 @@ export interface RetentionOptions {
 }
 
 export interface AwaModuleOptions {
+  /**
+   * Name of this module, when an app runs several, each on a DataSource of its own
+   * (docs/multiple-databases.md). Unset: the default module, which alone has the queue 'default'.
+   */
+  name?: string;
   /** Name of the TypeORM DataSource to use. Default: the default DataSource. */
   dataSource?: string;
+  /**
+   * Name of a TypeORM DataSource (a read replica) for the read-only queries of QueueAdmin and the
+   * dashboard. Default: none, they read from `dataSource`.
+   */
+  readDataSource?: string;
   /** Queues and their options. The queue 'default' always exists. */
   queues?: Record<string, QueueOptions>;
   /** How often each instance refreshes the heartbeats of its leases, in ms. Default 30_000. */
@@ -129,8 +139,15 @@ export interface AwaModuleOptions {
 
 /** forRootAsync: options from a factory, like TypeOrmModule.forRootAsync. */
 export interface AwaModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Name of this module (see AwaModuleOptions.name); it must be known before the factory runs. */
+  name?: string;
   /** Name of the TypeORM DataSource to use; it must be known before the factory runs. */
   dataSource?: string;
-  useFactory: (...args: any[]) => Omit<AwaModuleOptions, 'dataSource'> | Promise<Omit<AwaModuleOptions, 'dataSource'>>;
+  /** Name of the read-replica DataSource (see AwaModuleOptions.readDataSource). */
+  readDataSource?: string;
+  useFactory: (...args: any[]) => AsyncFactoryOptions | Promise<AsyncFactoryOptions>;
   inject?: any[];
 }
+
+/** What a forRootAsync factory returns: the options less those forRootAsync takes itself. */
+export type AsyncFactoryOptions = Omit<AwaModuleOptions, 'dataSource' | 'name' | 'readDataSource'>;

@@ -21,7 +21,10 @@ export interface CheckedSchedule {
 
 /** Module options after validation, with every default filled in. */
 export interface ResolvedAwaOptions {
+  /** The module's name; undefined for the default module. */
+  name: string | undefined;
   dataSource: string | undefined;
+  readDataSource: string | undefined;
   queues: ReadonlyMap<string, ResolvedQueueOptions>;
   heartbeatInterval: number;
   heartbeatStaleAfter: number;

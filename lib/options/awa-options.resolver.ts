@@ -23,7 +23,9 @@ const MAX_INTERVAL_MS = 3_155_760_000_000;
  * have, and is refused rather than ignored. `satisfies` keeps the lists in step with the interfaces.
  */
 const MODULE_KEYS = Object.keys({
+  name: 1,
   dataSource: 1,
+  readDataSource: 1,
   queues: 1,
   heartbeatInterval: 1,
   heartbeatStaleAfter: 1,
@@ -47,10 +49,18 @@ const MODULE_KEYS = Object.keys({
   maintenanceCron: 1,
   orphanSweepCron: 1,
 } satisfies Record<keyof AwaModuleOptions, 1>);
-const ASYNC_KEYS = Object.keys({ imports: 1, dataSource: 1, useFactory: 1, inject: 1 } satisfies Record<
-  keyof AwaModuleAsyncOptions,
-  1
->);
+const ASYNC_KEYS = Object.keys({
+  imports: 1,
+  name: 1,
+  dataSource: 1,
+  readDataSource: 1,
+  useFactory: 1,
+  inject: 1,
+} satisfies Record<keyof AwaModuleAsyncOptions, 1>);
+/** The options forRootAsync takes itself, before its factory runs. */
+const ASYNC_OWN_KEYS = ['name', 'dataSource', 'readDataSource'] as const;
+/** A module name: like a queue name. */
+const MODULE_NAME = QUEUE_NAME;
 const QUEUE_KEYS = Object.keys(QUEUE_DEFAULTS);
 const RETENTION_KEYS = Object.keys(RETENTION_DEFAULTS);
 
@@ -191,24 +201,34 @@ export function checkAsyncOptions(options: AwaModuleAsyncOptions): void {
 }
 
 /**
- * The options a forRootAsync factory resolved to. `dataSource` belongs to forRootAsync itself (the
- * DataSource is looked up before the factory runs), so one returned by the factory would be ignored:
- * it is refused instead.
+ * The options a forRootAsync factory resolved to. `name`, `dataSource` and `readDataSource` belong to
+ * forRootAsync itself (the DataSources are looked up before the factory runs), so one returned by
+ * the factory would be ignored: it is refused instead.
  */
 export function resolveAsyncOptions(
   raw: AwaModuleOptions | undefined,
-  dataSource: string | undefined,
+  own: Pick<AwaModuleAsyncOptions, (typeof ASYNC_OWN_KEYS)[number]>,
 ): ResolvedAwaOptions {
-  if (raw == null) return resolveAwaOptions({ dataSource });
+  const given = Object.fromEntries(ASYNC_OWN_KEYS.filter((k) => own[k] !== undefined).map((k) => [k, own[k]]));
+  if (raw == null) return resolveAwaOptions(given);
   if (typeof raw !== 'object') return resolveAwaOptions(raw); // refused, as not an object
-  if ('dataSource' in raw) {
+  const misplaced = ASYNC_OWN_KEYS.find((key) => key in raw);
+  if (misplaced) {
     throw new AwaOptionError(
-      'dataSource',
+      misplaced,
       'set it on forRootAsync itself, not in what useFactory returns: the ' +
         'DataSource is looked up before the factory runs',
     );
   }
-  return resolveAwaOptions({ ...raw, dataSource });
+  return resolveAwaOptions({ ...raw, ...given });
+}
+
+/** An optional name option: a non-empty string (`pattern`, when given, holds it). */
+function checkName(path: string, value: unknown, what: string, pattern?: RegExp): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '' || (pattern && !pattern.test(value)))
+    throw new AwaOptionError(path, `expected ${what}, got ${describe(value)}`);
+  return value;
 }
 
 /** Validates raw module options and fills in defaults. Throws an AwaOptionError naming the bad option. */
@@ -218,17 +238,19 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   }
   const o = raw ?? {};
   rejectUnknownKeys('', o, MODULE_KEYS);
-  if (o.dataSource !== undefined && (typeof o.dataSource !== 'string' || o.dataSource === '')) {
-    throw new AwaOptionError('dataSource', `expected a DataSource name, got ${describe(o.dataSource)}`);
-  }
+  const name = checkName('name', o.name, 'a module name of 1-100 letters, digits, _ . : -', MODULE_NAME);
+  checkName('dataSource', o.dataSource, 'a DataSource name');
+  checkName('readDataSource', o.readDataSource, 'a DataSource name');
   if (o.queues !== undefined && (o.queues === null || typeof o.queues !== 'object' || Array.isArray(o.queues))) {
     throw new AwaOptionError('queues', `expected an object of queue name -> options, got ${describe(o.queues)}`);
   }
   const queues = new Map<string, ResolvedQueueOptions>();
-  queues.set(DEFAULT_QUEUE, resolveQueue(DEFAULT_QUEUE, o.queues?.[DEFAULT_QUEUE]));
-  for (const [name, q] of Object.entries(o.queues ?? {})) {
-    if (name !== DEFAULT_QUEUE) queues.set(name, resolveQueue(name, q));
+  // The queue 'default' is the default module's; a named module has only the queues it declares.
+  if (name === undefined) queues.set(DEFAULT_QUEUE, resolveQueue(DEFAULT_QUEUE, o.queues?.[DEFAULT_QUEUE]));
+  for (const [queue, q] of Object.entries(o.queues ?? {})) {
+    if (!queues.has(queue)) queues.set(queue, resolveQueue(queue, q));
   }
+  if (queues.size === 0) throw new AwaOptionError('queues', AwaMessages.namedModuleWithoutQueues(name!));
 
   const num = (key: keyof typeof MODULE_DEFAULTS, rule: Rule, integer: boolean, max?: number) =>
     checkNumber(key, pick(o[key] as number | undefined, MODULE_DEFAULTS[key] as number), rule, integer, max);
@@ -278,7 +300,9 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   const schedule = tick('scheduleInterval', 'scheduleCron');
   const maxArgsBytes = num('maxArgsBytes', 'positive', true, 256 * 1024 * 1024);
   return {
+    name,
     dataSource: o.dataSource,
+    readDataSource: o.readDataSource,
     queues,
     heartbeatInterval,
     heartbeatStaleAfter,

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, RescueErrors } from '../awa.messages.js';
+import { AwaRegistry, type AwaModuleEntry } from '../awa.registry.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { dataSourceOfManager, queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
@@ -54,6 +55,7 @@ export class QueueProducer {
     @Inject(WORKER_WAKEUP) private readonly workers: WorkerWakeup,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
     private readonly events: AwaEvents,
+    private readonly registry: AwaRegistry,
   ) {}
 
   /**
@@ -78,8 +80,13 @@ export class QueueProducer {
     return this.insert(items, options.manager);
   }
 
-  /** A job as stored, or null. */
-  async getJob<TArgs = unknown>(id: string): Promise<JobRecord<TArgs> | null> {
+  /**
+   * A job as stored, or null. With several AwaModules, pass the job's `queue` to read it from that
+   * queue's database; without it, the job is looked up in this module's (the default module's).
+   */
+  async getJob<TArgs = unknown>(id: string, where: JobLocation = {}): Promise<JobRecord<TArgs> | null> {
+    const owner = this.moduleOfQueue(where);
+    if (owner) return owner.get(QueueProducer).getJob<TArgs>(id);
     if (!isJobId(id)) return null;
     const [row] = await this.db.query(jobsSql.getJob, [id]);
     return row ? toRecord<TArgs>(row) : null;
@@ -90,8 +97,11 @@ export class QueueProducer {
    * A running job gets a cancel request stored on its attempt: its handler's `job.signal` aborts on
    * whichever instance runs it (NOTIFY, else its next heartbeat), and however the attempt ends
    * (settled, released, rescued) the job ends `cancelled`. A finished job is left as it is.
+   * With several AwaModules, pass the job's `queue` (as for getJob).
    */
-  async cancel(id: string): Promise<CancelResult> {
+  async cancel(id: string, where: JobLocation = {}): Promise<CancelResult> {
+    const owner = this.moduleOfQueue(where);
+    if (owner) return owner.get(QueueProducer).cancel(id);
     if (!isJobId(id)) return { outcome: 'not-found' };
     // The job may change state between the two statements (claimed, or its attempt ended): retry.
     for (let round = 0; ; round++) {
@@ -113,8 +123,9 @@ export class QueueProducer {
     manager: EntityManager | undefined,
     single = false,
   ): Promise<EnqueuedJob[]> {
-    if (manager !== undefined && (!manager || dataSourceOfManager(manager) !== this.db.dataSource))
-      throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerInvalid());
+    const owner = this.route(items);
+    if (owner) return owner.get(QueueProducer).insert(items, manager, single);
+    this.checkManager(manager, items);
     const encoded = items.map((item, i) =>
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
@@ -142,8 +153,48 @@ export class QueueProducer {
   }
 
   private defaultQueue(kind: string): string {
-    return this.explorer.handlers.get(kind)?.queue ?? DEFAULT_QUEUE;
+    return this.explorer.handlerQueue(kind) ?? DEFAULT_QUEUE;
   }
+
+  /**
+   * Another AwaModule that all `items` go to (by their queue), to hand them to; undefined when they
+   * are this module's. Jobs of two modules are refused: one call is one statement, in one database.
+   */
+  private route(items: ReadonlyArray<EnqueueManyItem>): AwaModuleEntry | undefined {
+    return this.registry.handOff(
+      items.map((item) => this.queueOf(item)),
+      this.options.name,
+      (first, second) => new EnqueueValidationError('items', AwaMessages.enqueueManySpansModules(first, second)),
+    );
+  }
+
+  /** The queue an item goes to, before it is checked (anything but a string matches no module). */
+  private queueOf(item: EnqueueManyItem | undefined): string {
+    const queue: unknown = item?.queue ?? this.defaultQueue(item?.kind as string);
+    return typeof queue === 'string' ? queue : '';
+  }
+
+  /** Refuses a `manager` that is not an EntityManager of this module's DataSource, before any statement. */
+  private checkManager(manager: EntityManager | undefined, items: ReadonlyArray<EnqueueManyItem>): void {
+    if (manager === undefined || (manager && dataSourceOfManager(manager) === this.db.dataSource)) return;
+    const entry = this.registry.named(this.options.name);
+    if (!manager || !dataSourceOfManager(manager) || this.registry.modules.length < 2 || !entry)
+      throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerInvalid());
+    const queue = this.queueOf(items[0]);
+    throw new EnqueueValidationError('manager', AwaMessages.enqueueManagerOtherDatabase(queue, entry.label));
+  }
+
+  /** The other module that `where.queue` belongs to (no queue: the default module), if not this one. */
+  private moduleOfQueue(where: JobLocation): AwaModuleEntry | undefined {
+    const queue = where !== null && typeof where === 'object' ? where.queue : undefined;
+    return this.registry.handOff([queue], this.options.name, () => new Error('unreachable: one queue'));
+  }
+}
+
+/** Where a job is, for getJob and cancel when the app runs several AwaModules. */
+export interface JobLocation {
+  /** The job's queue: the job is looked up in the database of the module that declares it. */
+  queue?: string;
 }
 
 const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed', 'cancelled']);

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { AwaRegistry } from '../awa.registry.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaEvents } from '../events/awa-events.js';
 import { MaintenanceService } from '../maintenance/maintenance.service.js';
@@ -21,9 +22,7 @@ export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
   readonly active = { metrics: false, traces: false };
 
   constructor(
-    private readonly events: AwaEvents,
-    private readonly db: AwaDatabase,
-    private readonly maintenance: MaintenanceService,
+    private readonly registry: AwaRegistry,
     @Inject(AWA_TELEMETRY_OPTIONS) private readonly options: ResolvedTelemetryOptions,
   ) {}
 
@@ -37,9 +36,18 @@ export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
       ...(this.options.traces && !this.active.traces ? ['TracerProvider'] : []),
     ];
     if (missing.length > 0) this.logger.log(AwaTelemetryMessages.noSdk(missing));
-    if (this.active.metrics)
-      this.stops.push(startMetrics(api, this.events, { db: this.db, isLeader: () => this.maintenance.isLeader }));
-    if (this.active.traces) this.stops.push(startTracing(api, this.events));
+    // Every AwaModule of the app: their queues are distinct, and a named one's leader gauge says its module.
+    for (const module of this.registry.modules) {
+      const events = module.get(AwaEvents);
+      const maintenance = module.get(MaintenanceService);
+      const gauges = {
+        db: module.get(AwaDatabase),
+        isLeader: () => maintenance.isLeader,
+        attributes: module.name === undefined ? undefined : { module: module.name },
+      };
+      if (this.active.metrics) this.stops.push(startMetrics(api, events, gauges));
+      if (this.active.traces) this.stops.push(startTracing(api, events));
+    }
   }
 
   onModuleDestroy(): void {

@@ -47,6 +47,8 @@ const BATCH_BUCKETS = [0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000];
 export interface GaugeSource {
   db: AwaDatabase;
   isLeader: () => boolean;
+  /** Of the leader gauge: `{ module }` for a named AwaModule's, none for the default module's. */
+  attributes?: Attributes;
 }
 
 /**
@@ -176,7 +178,7 @@ function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => 
   const callback = async (result: BatchObservableResult): Promise<void> => {
     beforeCollect();
     const leads = source.isLeader();
-    result.observe(leader, leads ? 1 : 0);
+    result.observe(leader, leads ? 1 : 0, source.attributes);
     if (!leads) return;
     for (const row of await source.db.query(queueDepths)) {
       result.observe(depth, row.count, { queue: row.queue, state: row.state });

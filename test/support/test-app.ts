@@ -46,7 +46,11 @@ export async function startTestApp(options: TestAppOptions): Promise<TestingModu
     ],
     providers: options.providers ?? [],
   }).compile();
-  const app = moduleRef;
+  return initOrClose(moduleRef);
+}
+
+/** Initialises a compiled app; one whose boot fails is closed before the error is rethrown. */
+export async function initOrClose(app: TestingModule): Promise<TestingModule> {
   try {
     await app.init();
   } catch (error) {

@@ -58,7 +58,9 @@ describe('options resolver', () => {
   it('accepts every documented key', () => {
     // The cron forms of the ticks exclude their ms intervals; the cron tests cover them.
     const every: Required<Omit<AwaModuleOptions, 'maintenanceCron' | 'orphanSweepCron' | 'scheduleCron'>> = {
+      name: 'billing',
       dataSource: 'main',
+      readDataSource: 'replica',
       queues: {
         default: {
           concurrency: 2,
@@ -120,18 +122,18 @@ describe('options resolver', () => {
   it(
     'refuses a dataSource returned by the forRootAsync factory, which ' + 'would be ignored, and what is not an object',
     () => {
-      const error = caughtSync(() => resolveAsyncOptions({ dataSource: 'other' }, 'main'));
+      const error = caughtSync(() => resolveAsyncOptions({ dataSource: 'other' }, { dataSource: 'main' }));
       expect(error).toBeInstanceOf(AwaOptionError);
       expect(error).toMatchObject({ code: AwaErrorCodes.invalidOption, path: 'dataSource' });
-      expect(caughtSync(() => resolveAsyncOptions(5 as never, 'main'))).toMatchObject({
+      expect(caughtSync(() => resolveAsyncOptions(5 as never, { dataSource: 'main' }))).toMatchObject({
         code: AwaErrorCodes.invalidOption,
         path: 'options',
       });
-      expect(resolveAsyncOptions({ migrationsRun: true }, 'main')).toMatchObject({
+      expect(resolveAsyncOptions({ migrationsRun: true }, { dataSource: 'main' })).toMatchObject({
         dataSource: 'main',
         migrationsRun: true,
       });
-      expect(resolveAsyncOptions(undefined, undefined)).toMatchObject({ dataSource: undefined, migrationsRun: false });
+      expect(resolveAsyncOptions(undefined, {})).toMatchObject({ dataSource: undefined, migrationsRun: false });
     },
   );
 
