@@ -82,7 +82,7 @@ export class QueueProducer {
 
   /**
    * A job as stored, or null. With several AwaModules, pass the job's `queue` to read it from that
-   * queue's database; without it, the job is looked up in this module's (the default module's).
+   * queue's database; without it, in the default module's (job ids are per database).
    */
   async getJob<TArgs = unknown>(id: string, where: JobLocation = {}): Promise<JobRecord<TArgs> | null> {
     const owner = this.moduleOfQueue(where);

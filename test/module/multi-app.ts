@@ -2,7 +2,7 @@ import { Injectable, type DynamicModule, type Provider } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaModule, JobHandler, type AwaModuleOptions, type Job } from 'nestjs-awa';
+import { AwaModule, JobHandler, Periodic, type AwaModuleOptions, type Job } from 'nestjs-awa';
 import { FAST_OPTIONS, initOrClose } from '../support/test-app.js';
 
 /** The billing module's DataSource, on a database of its own. */
@@ -37,7 +37,10 @@ export class MailHandlers {
 
 @Injectable()
 export class InvoiceHandlers {
-  @JobHandler('invoice.issue', { queue: 'invoices' }) issue(job: Job) {
+  // A schedule of the billing module (stored in its database); it fires once a year.
+  @Periodic('0 0 1 1 *')
+  @JobHandler('invoice.issue', { queue: 'invoices' })
+  issue(job: Job) {
     ran.push({ kind: job.kind, id: job.id, queue: job.queue });
   }
 }

@@ -57,6 +57,9 @@ describe('several AwaModules', () => {
     expect(new Set(registry.modules.map((m) => m.name))).toEqual(new Set([undefined, 'billing']));
     await waitFor(() => registry.modules.every((m) => m.get(MaintenanceService).isLeader), 15_000, 'two leaders');
     for (const db of [main, billing]) expect(await queryOnce(db.url, 'SELECT id FROM awa.instances')).toHaveLength(1);
+    const schedules = (db: TestDatabase) => queryOnce<{ kind: string }>(db.url, 'SELECT kind FROM awa.schedules');
+    expect(await schedules(billing)).toEqual([{ kind: 'invoice.issue' }]);
+    expect(await schedules(main)).toEqual([]);
     const intervals = app.get(SchedulerRegistry).getIntervals();
     expect(intervals).toEqual(
       expect.arrayContaining(['awa.heartbeat', 'awa.heartbeat:billing', 'awa.maintenance', 'awa.maintenance:billing']),

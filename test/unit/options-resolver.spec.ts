@@ -149,4 +149,32 @@ describe('options resolver', () => {
       checkAsyncOptions({ useFactory: () => ({}), inject: [], imports: [], dataSource: 'main' }),
     ).not.toThrow();
   });
+
+  it("gives a named module only the queues it declares (the queue 'default' is the default module's)", () => {
+    expect([...resolveAwaOptions({ name: 'billing', queues: { invoices: {} } }).queues.keys()]).toEqual(['invoices']);
+    expect([...resolveAwaOptions({ queues: { invoices: {} } }).queues.keys()]).toEqual(['default', 'invoices']);
+    expect(resolveAwaOptions({ name: 'billing', queues: { invoices: {} } })).toMatchObject({
+      name: 'billing',
+      readDataSource: undefined,
+    });
+    expect(caughtSync(() => resolveAwaOptions({ name: 'billing' }))).toMatchObject({
+      path: 'queues',
+      problem: AwaMessages.namedModuleWithoutQueues('billing'),
+    });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['an empty name', { name: '' }, 'name'],
+    ['a name with a space', { name: 'bill ing', queues: { q: {} } }, 'name'],
+    ['a readDataSource that is not a name', { readDataSource: 5 }, 'readDataSource'],
+  ])('refuses %s', (_what, options, path) => {
+    expect(refusal(options)).toMatchObject({ code: AwaErrorCodes.invalidOption, path });
+  });
+
+  it('takes name and readDataSource on forRootAsync itself, and refuses them from the factory', () => {
+    const own = { name: 'billing', dataSource: 'billingDb', readDataSource: 'replica' };
+    expect(resolveAsyncOptions({ queues: { invoices: {} } }, own)).toMatchObject(own);
+    for (const key of ['name', 'readDataSource'])
+      expect(caughtSync(() => resolveAsyncOptions({ [key]: 'x' } as never, own))).toMatchObject({ path: key });
+  });
 });
