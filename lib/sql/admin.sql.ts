@@ -172,10 +172,10 @@ const PICKED = `(SELECT count(*) FROM picked)::int AS picked, (SELECT min(id) FR
 /**
  * One batch of retryJobs: up to $2 finished jobs matching the filter (from $3) with id <= $1, newest
  * first, locked with SKIP LOCKED and retried; their queues NOTIFYed. Each table gives its newest $2,
- * the batch is the newest $2 of those; jobs of awa.job_history move back into awa.jobs. A unique job (one that would hold
- * its key once available) is retried only if no other job holds its key now (jobs_unique_idx), and
- * only the newest of the batch's jobs of one key: the others are skipped, counted in `skipped`, so
- * the UPDATE raises no unique violation. (A job of that key committed by another transaction between
+ * the batch is the newest $2 of those; jobs of awa.job_history move back into awa.jobs. A unique job
+ * (one that would hold its key once available) is retried only if no other job holds its key now
+ * (jobs_unique_idx), and only the newest of the batch's jobs of one key: the others are skipped,
+ * counted in `skipped`, so the UPDATE raises no unique violation. (A job of that key committed by another transaction between
  * this statement's snapshot and its UPDATE still can: QueueAdmin runs the batch again.)
  * Key rows: see lockFlowKeys.
  */
