@@ -47,6 +47,8 @@ export class AwaJobHistory1764800000000 implements MigrationInterface {
       // The failed and cancelled jobs one state at a time (admin listings, the dashboard's samples), as
       // jobs_admin_state_idx does in awa.jobs: a completion adds no entry.
       `CREATE INDEX job_history_state_idx ON awa.job_history (state, id) WHERE state IN ('failed', 'cancelled')`,
+      // Tag filters, as jobs_tags_idx: untagged jobs stay out of it.
+      `CREATE INDEX job_history_tags_idx ON awa.job_history USING gin (tags) WHERE tags <> '{}'`,
       `CREATE TABLE awa.history_rings (
         class      text        PRIMARY KEY CHECK (class IN ('completed', 'failed')),
         segment    smallint    NOT NULL,

@@ -226,8 +226,14 @@ const jobScans = (plan: PlanNode) =>
     .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
     .map((n) => `${n['Node Type']} using ${n['Index Name'] ?? '-'}`);
 
-/** Every index a plan uses. */
-const indexesUsed = (plan: PlanNode) => [...new Set(planNodes(plan).flatMap((n) => n['Index Name'] ?? []))].sort();
+/**
+ * Every index of awa.jobs a plan uses. The finished jobs seeded below stay in awa.jobs, as unique-held
+ * ones do; the plans over awa.job_history's partitions (empty here) are the dashboard EXPLAIN test's.
+ */
+const indexesUsed = (plan: PlanNode) =>
+  [...new Set(planNodes(plan).flatMap((n) => n['Index Name'] ?? []))]
+    .filter((i) => !i.startsWith('job_history_'))
+    .sort();
 
 /**
  * The listings and batches read awa.jobs through an index, and a deep page reads no more rows than
