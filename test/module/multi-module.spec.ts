@@ -19,7 +19,7 @@ describe('several AwaModules', () => {
   let producer: QueueProducer;
 
   const jobsIn = (db: TestDatabase) =>
-    queryOnce<{ id: string; kind: string; queue: string }>(db.url, 'SELECT id, kind, queue FROM awa.jobs ORDER BY id');
+    queryOnce<{ id: string; kind: string; queue: string }>(db.url, 'SELECT id, kind, queue FROM awa.all_jobs ORDER BY id');
 
   beforeAll(async () => {
     [main, billing] = await Promise.all([createTestDatabase(), createTestDatabase()]);
@@ -182,7 +182,7 @@ describe('several AwaModules: boot errors', () => {
     });
     try {
       const job = await app.get(QueueProducer).enqueue('invoice.issue', {});
-      expect(await queryOnce(billing.url, 'SELECT id FROM awa.jobs WHERE id = $1', [job.id])).toHaveLength(1);
+      expect(await queryOnce(billing.url, 'SELECT id FROM awa.all_jobs WHERE id = $1', [job.id])).toHaveLength(1);
     } finally {
       await app.close();
     }
