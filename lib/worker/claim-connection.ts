@@ -88,7 +88,8 @@ export class ClaimConnection {
     this.connecting = true;
     let client: Client | undefined;
     try {
-      client = this.db.createDedicatedClient('awa:claims');
+      // Not `awa:<id>`, the instance session's name, which tools and tests look for.
+      client = this.db.createDedicatedClient('awa-claims');
       const opened = client;
       client.on('end', () => this.drop(opened));
       await client.connect();

@@ -33,14 +33,14 @@ interface Backend {
 
 /**
  * The instance's claim connection (ClaimConnection): plain claims go through a connection of its
- * own (application_name `awa:claims`), with synchronous_commit off on it alone, in direct mode only.
+ * own (application_name `awa-claims`), with synchronous_commit off on it alone, in direct mode only.
  */
 describe('the claim connection', () => {
   const apps = useAppPerTest();
   const claimBackends = () =>
     queryOnce<Backend>(
       apps.db.url,
-      `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'awa:claims'`,
+      `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'awa-claims'`,
     );
 
   async function runJobs(app: TestingModule, n: number, kind = 'claimed.plain'): Promise<void> {
