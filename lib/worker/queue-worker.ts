@@ -237,7 +237,28 @@ export class QueueWorker {
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
+    if (outcome.kind === 'returned' && !job.cancelRequested && !this.deps.events.listening) {
+      // The common end, on callbacks: what record() does for it, without its chain of promises.
+      this.deps.writer.complete(job).then(
+        (held) => this.completed(job, held, undefined),
+        (error: unknown) => this.completed(job, false, error),
+      );
+      return;
+    }
     void this.finishAttempt(job, outcome);
+  }
+
+  /** A returned attempt's completion was written (held: its lease was still ours), or could not be. */
+  private completed(job: InFlightJob, held: boolean, error: unknown): void {
+    const { row } = job;
+    if (error !== undefined) {
+      this.logger.error(AwaMessages.operationFailed(`writing the result of job ${row.id}`, String(error)));
+    } else if (!held) {
+      this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
+      job.abort(AbortReasons.leaseLost);
+    }
+    this.deps.leases.remove(job);
+    this.writeDone();
   }
 
   private async finishAttempt(job: InFlightJob, outcome: AttemptOutcome): Promise<void> {
