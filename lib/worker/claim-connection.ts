@@ -86,9 +86,12 @@ export class ClaimConnection {
 
   private async connect(): Promise<void> {
     this.connecting = true;
-    const client = this.db.createDedicatedClient('awa:claims');
-    client.on('end', () => this.drop(client));
+    let client: Client | undefined;
     try {
+      // Not `awa:<id>`, the instance session's name, which tools and tests look for.
+      client = this.db.createDedicatedClient('awa-claims');
+      const opened = client;
+      client.on('end', () => this.drop(opened));
       await client.connect();
       const timeout = this.options.statementTimeout;
       // The server stops a claim that outlives statementTimeout: its session is ours, so it may carry the limit.
@@ -96,7 +99,7 @@ export class ClaimConnection {
       if (this.closed) throw new Error('closed while connecting');
       this.client = client;
     } catch {
-      discardClient(client);
+      if (client) discardClient(client);
       this.retryAt = performance.now() + CLAIM_RECONNECT_DELAY_MS;
     } finally {
       this.connecting = false;

@@ -1,13 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { AbortReasons, AwaMessages } from '../awa.messages.js';
+import { AwaMessages } from '../awa.messages.js';
 import type { RegisteredHandler } from '../awa.explorer.js';
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
-import { describeThrown } from '../util/describe-error.js';
 import { Waiters } from '../util/waiters.js';
-import { writeAttemptOutcome } from './attempt-outcome.js';
+import { AttemptResults } from './attempt-results.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
 import type { LeaseWriter } from './lease-writer.js';
@@ -39,6 +38,8 @@ export interface QueueWorkerDeps {
  */
 export class QueueWorker {
   private readonly running = new Set<InFlightJob>();
+  /** Writes how attempts ended. */
+  private readonly results: AttemptResults;
   /** The hard deadlines of this queue's running attempts, on one timer (none without a deadline). */
   private readonly deadlines: DeadlineSweep | undefined;
   /** Claimed, leased, not started yet. */
@@ -77,6 +78,7 @@ export class QueueWorker {
       pump: () => this.pump(),
     });
     this.claimOnFree = options.keyConcurrency > 0;
+    this.results = new AttemptResults(deps, options, this.logger, (state, ms) => this.backedOff(state, ms));
     this.deadlines = options.deadlineDuration > 0 ? new DeadlineSweep(options.deadlineDuration) : undefined;
   }
 
@@ -227,8 +229,12 @@ export class QueueWorker {
 
   // One function each for every attempt of the queue: no closures per job on the hot path.
   private readonly enterFn = (job: InFlightJob) => this.enter(job);
-  private readonly lateFn = (outcome: AttemptOutcome, job: InFlightJob) => this.onLate(job, outcome);
+  private readonly lateFn = (outcome: AttemptOutcome, job: InFlightJob) => this.results.late(job, outcome);
   private readonly settledFn = (outcome: AttemptOutcome, job: InFlightJob) => this.settled(outcome, job);
+  private readonly writtenFn = (job: InFlightJob) => {
+    this.deps.leases.remove(job);
+    this.writeDone();
+  };
 
   /** The handler settled, or its deadline passed, or shutdown released it, or it was not entered. */
   private settled(outcome: AttemptOutcome, job: InFlightJob): void {
@@ -237,12 +243,14 @@ export class QueueWorker {
     // A handler past its deadline may still run: its slot frees once the attempt's end is written.
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
+    if (outcome.kind === 'returned' && !job.cancelRequested && !this.deps.events.listening)
+      return this.results.complete(job, this.writtenFn);
     void this.finishAttempt(job, outcome);
   }
 
   private async finishAttempt(job: InFlightJob, outcome: AttemptOutcome): Promise<void> {
     try {
-      await this.record(job, outcome);
+      await this.results.record(job, outcome);
     } finally {
       if (outcome.kind === 'deadline') this.freeSlot(job);
       this.deps.leases.remove(job);
@@ -289,36 +297,9 @@ export class QueueWorker {
     if (this.writing > 0) await this.writesDone.wait();
   }
 
-  private async record(inFlight: InFlightJob, outcome: AttemptOutcome): Promise<void> {
-    const { row } = inFlight;
-    // released: shutdown gave the job back already; unstarted: attempt() gave it back (notEntered)
-    if (outcome.kind === 'released' || outcome.kind === 'unstarted') return;
-    try {
-      const state = await writeAttemptOutcome(this.deps, this.options, inFlight, outcome);
-      if (outcome.kind === 'rateLimited') this.backedOff(state, outcome.retryAfterMs);
-      if (state === null) {
-        this.logger.warn(AwaMessages.leaseLost(row.id, row.kind, row.run_lease));
-        inFlight.abort(AbortReasons.leaseLost);
-      } else if (outcome.kind === 'threw') {
-        this.logger.warn(AwaMessages.handlerThrew(row.id, row.kind, row.attempt, describeThrown(outcome.error)));
-      }
-    } catch (error) {
-      // The result could not be written within heartbeatStaleAfter: once this attempt stops being
-      // heartbeated (it is removed from the registry now), maintenance rescues and reruns it.
-      this.logger.error(AwaMessages.operationFailed(`writing the result of job ${row.id}`, String(error)));
-    }
-  }
-
   /** The handler backed off and its queue (or key) is held now: claim again once it may go. */
   private backedOff(state: JobState | null, retryAfterMs: number): void {
     // A held key says no wait of its own.
     if (state !== null && hasFlowControl(this.options) && !this.stopped) this.flowTimer.in(retryAfterMs);
-  }
-
-  private onLate(inFlight: InFlightJob, outcome: AttemptOutcome): void {
-    this.logger.warn(
-      `job ${inFlight.id} (${inFlight.row.kind}) settled (${outcome.kind}) ` +
-        `after its hard deadline; the result was ignored`,
-    );
   }
 }

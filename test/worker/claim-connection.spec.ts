@@ -33,14 +33,14 @@ interface Backend {
 
 /**
  * The instance's claim connection (ClaimConnection): plain claims go through a connection of its
- * own (application_name `awa:claims`), with synchronous_commit off on it alone, in direct mode only.
+ * own (application_name `awa-claims`), with synchronous_commit off on it alone, in direct mode only.
  */
 describe('the claim connection', () => {
   const apps = useAppPerTest();
   const claimBackends = () =>
     queryOnce<Backend>(
       apps.db.url,
-      `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'awa:claims'`,
+      `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'awa-claims'`,
     );
 
   async function runJobs(app: TestingModule, n: number, kind = 'claimed.plain'): Promise<void> {
@@ -71,7 +71,11 @@ describe('the claim connection', () => {
     await waitFor(async () => (await claimBackends()).length === 1, 15_000, 'the claim connection');
     const [lost] = await claimBackends();
     await queryOnce(apps.db.url, 'SELECT pg_terminate_backend($1)', [lost!.pid]);
-    await waitFor(async () => (await claimBackends()).length === 0, 15_000, 'the claim connection to end');
+    await waitFor(
+      async () => !(await claimBackends()).some((b) => b.pid === lost!.pid),
+      15_000,
+      'the lost claim connection to end',
+    );
     // Claims go through the pool until it is back; then through the new one.
     for (let i = 0; i < 20 && !(await claimBackends()).some((b) => b.pid !== lost!.pid); i++) await runJobs(app, 2);
     await waitFor(
@@ -80,6 +84,11 @@ describe('the claim connection', () => {
       'a new claim connection',
     );
     await runJobs(app, 5);
+    await waitFor(
+      async () => (await claimBackends()).some((b) => b.pid !== lost!.pid && b.query.includes('awa.jobs')),
+      15_000,
+      'a claim on the new claim connection',
+    );
   });
 
   it('is not used behind a transaction pooler, nor for a rate-limited queue', async () => {
