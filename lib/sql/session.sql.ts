@@ -39,17 +39,12 @@ export const setLocalLimits = statement<
 
 /**
  * The settings of the instance's claim connection (see ClaimConnection), for its whole session:
- * `synchronous_commit` off (a claim's commit does not wait for its WAL flush), and statement_timeout
- * $1 (ms as text, '0': none).
+ * statement_timeout $1 (ms as text, '0': none). Its commits stay synchronous: see ClaimConnection.
  */
-export const setClaimSession = statement<
-  [statementTimeout: string],
-  { synchronous_commit: string; statement_timeout: string }
->(
+export const setClaimSession = statement<[statementTimeout: string], { statement_timeout: string }>(
   'set_claim_session',
   `
-  SELECT set_config('synchronous_commit', 'off', false) AS synchronous_commit,
-         set_config('statement_timeout', $1::text, false) AS statement_timeout`,
+  SELECT set_config('statement_timeout', $1::text, false) AS statement_timeout`,
 );
 
 /** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */

@@ -17,12 +17,10 @@ type ClaimParams = [queue: string, kinds: string[], want: number, instanceId: st
 
 /**
  * This instance's own connection for plain claims (no rate limit, no key concurrency), in direct
- * mode only, with `synchronous_commit = off` on it alone: a claim's commit does not wait for its
- * WAL flush, which is most of an idle worker's pickup latency. Safe: a claim lost in a server crash
- * leaves its job available and its lease absent, so the attempt is fenced off (every write of it is
- * fenced on the lease) and the job runs again; and any later synchronous commit (the attempt's
- * result) flushes the claim first. A connection of its own, not a pool setting, so that no other
- * statement of the app or of the queue commits without a flush.
+ * mode only: an idle worker's claim skips the pool's checkout and runs on a connection whose
+ * statement is already prepared. Its commits stay synchronous on purpose: a claim lost in a server
+ * crash would leave the job with its old run lease, the next claim would hand out the same lease
+ * number again, and the lost attempt's writes would then pass the fence of the new one.
  *
  * One statement at a time: a claim that finds it busy (another queue's claim), not connected yet or
  * broken goes through the pool as before, so it never delays a claim. It connects on first use and,

@@ -33,7 +33,7 @@ interface Backend {
 
 /**
  * The instance's claim connection (ClaimConnection): plain claims go through a connection of its
- * own (application_name `awa-claims`), with synchronous_commit off on it alone, in direct mode only.
+ * own (application_name `awa-claims`), in direct mode only.
  */
 describe('the claim connection', () => {
   const apps = useAppPerTest();
@@ -50,7 +50,7 @@ describe('the claim connection', () => {
     await waitFor(() => counter.handled >= before + n, 15_000, `${n} more jobs handled`);
   }
 
-  it('claims plain jobs on a connection of its own, whose commits do not wait for the WAL flush', async () => {
+  it('claims plain jobs on a connection of its own', async () => {
     const app = await apps.start({ providers: [Counter] });
     // The first claim opens it (and goes through the pool); the later ones use it.
     await runJobs(app, 3);
