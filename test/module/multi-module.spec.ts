@@ -19,7 +19,10 @@ describe('several AwaModules', () => {
   let producer: QueueProducer;
 
   const jobsIn = (db: TestDatabase) =>
-    queryOnce<{ id: string; kind: string; queue: string }>(db.url, 'SELECT id, kind, queue FROM awa.all_jobs ORDER BY id');
+    queryOnce<{ id: string; kind: string; queue: string }>(
+      db.url,
+      'SELECT id, kind, queue FROM awa.all_jobs ORDER BY id',
+    );
 
   beforeAll(async () => {
     [main, billing] = await Promise.all([createTestDatabase(), createTestDatabase()]);
