@@ -8,26 +8,33 @@ import { drainInProcess, processLabel, processQueueOptions, recordDrains } from 
 import type { Scenario } from './scenario.js';
 
 /**
- * `rows` completed jobs, finalized within the last hour (so the default 24 h retention keeps them
+ * `rows` completed jobs in awa.job_history, where finished jobs live, finalized within the last hour (so the default 24 h retention keeps them
  * all through the run), written with one INSERT ... SELECT generate_series, then VACUUM ANALYZE
  * and a CHECKPOINT so the seed's own writes do not land inside the timed drains.
  */
 async function seedFinishedJobs(observer: DbObserver, rows: number): Promise<Record<string, unknown>> {
   const t0 = now();
+  // Through a temporary copy of awa.jobs with its defaults (a partition of awa.job_history has none).
+  await observer.query(`CREATE TEMP TABLE seed_jobs (LIKE awa.jobs INCLUDING DEFAULTS)`);
   await observer.query(
     `
-    INSERT INTO awa.jobs (kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at,
+    INSERT INTO seed_jobs (id, kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at,
       finalized_at, run_lease)
-    SELECT 'bench.noop', 'default', jsonb_build_object('i', g), 'completed', 1, 25, t, t, t, t + interval '2 ms', 1
+    SELECT nextval(pg_get_serial_sequence('awa.jobs', 'id')), 'bench.noop', 'default', jsonb_build_object('i', g),
+           'completed', 1, 25, t, t, t, t + interval '2 ms', 1
       FROM generate_series(1, $1::int) AS g,
            LATERAL (SELECT now() - interval '1 hour' + (g % 3000000) * interval '1 ms') AS s(t)`,
     [rows],
   );
+  await observer.query(
+    `INSERT INTO awa.job_history SELECT s.*, r.segment FROM seed_jobs s, awa.history_rings r WHERE r.class = 'completed'`,
+  );
+  await observer.query('DROP TABLE seed_jobs');
   const insertMs = now() - t0;
-  await observer.query('VACUUM ANALYZE awa.jobs');
+  await observer.query('VACUUM ANALYZE awa.jobs, awa.job_history');
   await observer.query('CHECKPOINT').catch(() => undefined); // needs superuser; the figure stands without it
   const [size] = await observer.query<{ jobs: string }>(
-    `SELECT pg_size_pretty(pg_total_relation_size('awa.jobs')) AS jobs`,
+    `SELECT pg_size_pretty(sum(pg_total_relation_size(relid))) AS jobs FROM pg_partition_tree('awa.job_history')`,
   );
   return { big_rows: rows, seed_insert_ms: r2(insertMs), seed_total_ms: r2(now() - t0), jobs_table_size: size!.jobs };
 }

@@ -15,17 +15,20 @@ const QUEUES = ['default', 'emails', 'reports'];
 const CALLS = 7;
 
 /**
- * `rows` finished jobs over three queues (2% failed, 0.5% cancelled, the rest completed), finalized
+ * `rows` finished jobs (in awa.job_history, where finished jobs live) over three queues (2% failed, 0.5% cancelled, the rest completed), finalized
  * over the last 24 h as the default retention keeps them, plus a backlog of 1,000 available and
  * 100 scheduled jobs; one INSERT ... SELECT generate_series, then VACUUM ANALYZE (what autovacuum
  * does after such a load).
  */
 async function seed(client: pg.Client, rows: number): Promise<void> {
+  // Through a temporary copy of awa.jobs with its defaults (a partition of awa.job_history has none).
+  await client.query(`CREATE TEMP TABLE seed_jobs (LIKE awa.jobs INCLUDING DEFAULTS)`);
   await client.query(
     `
-    INSERT INTO awa.jobs (kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at,
+    INSERT INTO seed_jobs (id, kind, queue, args, state, attempt, max_attempts, run_at, created_at, attempted_at,
       finalized_at, run_lease)
-    SELECT 'bench.page', (ARRAY['default', 'emails', 'reports'])[1 + g % 3], jsonb_build_object('i', g, 'user', g % 5000),
+    SELECT nextval(pg_get_serial_sequence('awa.jobs', 'id')), 'bench.page', (ARRAY['default', 'emails', 'reports'])[1 + g % 3],
+           jsonb_build_object('i', g, 'user', g % 5000),
            CASE WHEN g % 50 = 0 THEN 'failed' WHEN g % 200 = 1 THEN 'cancelled' ELSE 'completed' END,
            1, 25, t, t, t, t + interval '2 ms', 1
       FROM generate_series(1, $1::int) AS g,
@@ -33,13 +36,18 @@ async function seed(client: pg.Client, rows: number): Promise<void> {
     [rows],
   );
   await client.query(
+    `INSERT INTO awa.job_history SELECT s.*, r.segment FROM seed_jobs s JOIN awa.history_rings r
+        ON r.class = CASE WHEN s.state = 'completed' THEN 'completed' ELSE 'failed' END`,
+  );
+  await client.query('DROP TABLE seed_jobs');
+  await client.query(
     `INSERT INTO awa.jobs (kind, queue, args, state, run_at)
      SELECT 'bench.page', (ARRAY['default', 'emails', 'reports'])[1 + g % 3], jsonb_build_object('i', g),
             CASE WHEN g <= 1000 THEN 'available' ELSE 'scheduled' END,
             CASE WHEN g <= 1000 THEN now() ELSE now() + interval '1 hour' END
        FROM generate_series(1, 1100) AS g`,
   );
-  await client.query('VACUUM ANALYZE awa.jobs');
+  await client.query('VACUUM ANALYZE awa.jobs, awa.job_history');
 }
 
 /**

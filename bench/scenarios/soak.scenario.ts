@@ -20,17 +20,31 @@ interface TableSample {
   heap_bytes: number;
   total_bytes: number;
   autovacuums: number;
+  /** awa.job_history, where finished jobs go: live rows (statistics, not a count) and size. */
+  history_rows: number;
+  history_bytes: number;
 }
 
-/** Exact row counts (a count is cheap at these sizes), and the statistics and sizes of awa.jobs. */
+/**
+ * Exact row counts of awa.jobs (a count is cheap at these sizes), its statistics and sizes; and
+ * awa.job_history's live rows (from its partitions' statistics: a count of millions of rows every
+ * interval would load the server being measured) and size.
+ */
 async function sample(observer: DbObserver): Promise<TableSample> {
   const [row] = await observer.query<TableSample>(`
     SELECT (SELECT count(*) FROM awa.jobs)::int AS rows,
            (SELECT count(*) FROM awa.jobs WHERE state IN ('available', 'scheduled', 'retryable'))::int AS waiting,
            (SELECT count(*) FROM awa.jobs WHERE state = 'running')::int AS running,
            s.n_live_tup::int AS live, s.n_dead_tup::int AS dead, s.autovacuum_count::int AS autovacuums,
-           pg_table_size('awa.jobs')::float8 AS heap_bytes, pg_total_relation_size('awa.jobs')::float8 AS total_bytes
-      FROM pg_stat_user_tables s WHERE s.relid = 'awa.jobs'::regclass`);
+           pg_table_size('awa.jobs')::float8 AS heap_bytes, pg_total_relation_size('awa.jobs')::float8 AS total_bytes,
+           h.rows AS history_rows, h.bytes AS history_bytes
+      FROM pg_stat_user_tables s,
+           LATERAL (SELECT coalesce(sum(p.n_live_tup), 0)::float8 AS rows,
+                           coalesce(sum(pg_total_relation_size(t.relid)), 0)::float8 AS bytes
+                      FROM pg_partition_tree('awa.job_history') t
+                      LEFT JOIN pg_stat_user_tables p ON p.relid = t.relid
+                     WHERE t.isleaf) h
+     WHERE s.relid = 'awa.jobs'::regclass`);
   return row!;
 }
 
@@ -39,9 +53,9 @@ const mb = (bytes: number) => r2(bytes / 2 ** 20);
 /**
  * Sustained load: one instance (the headline profile, and the maintenance leader) runs no-op jobs
  * that a producer in the same process enqueues at a steady `rate`, for `seconds`, with a short
- * retention. Every `reportMs` it reports the jobs/s handled and enqueued, and awa.jobs' rows, dead
- * tuples and size: once retention applies, cleanup deletes as fast as jobs arrive and the table
- * stops growing (its freed space is reused after autovacuum).
+ * retention. Every `reportMs` it reports the jobs/s handled and enqueued, awa.jobs' rows, dead
+ * tuples and size (unfinished jobs only: it settles at the backlog), and awa.job_history's rows and
+ * size (once retention applies, the rotation truncates a segment as a new one fills).
  */
 export function soakScenario(soak: SoakConfig): Scenario {
   return {
@@ -100,7 +114,8 @@ export function soakScenario(soak: SoakConfig): Scenario {
       ctx.log(
         `  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ` +
           `${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ` +
-          `${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums`,
+          `${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums ` +
+          `${'history rows'.padStart(12)} ${'history MB'.padStart(10)}`,
       );
       try {
         for (let i = 1; (i - 1) * soak.reportMs < soak.seconds * 1_000 && !ctx.abandoned; i++) {
@@ -119,6 +134,8 @@ export function soakScenario(soak: SoakConfig): Scenario {
             heap_mb: mb(s.heap_bytes),
             total_mb: mb(s.total_bytes),
             autovacuums: s.autovacuums - last.autovacuums,
+            history_rows: s.history_rows,
+            history_mb: mb(s.history_bytes),
           };
           rows.push(row);
           last = { t, handled: hooks.handled, enqueued, autovacuums: s.autovacuums };
@@ -127,7 +144,8 @@ export function soakScenario(soak: SoakConfig): Scenario {
               `${String(row.enqueued_per_s).padStart(10)} ${String(row.rows).padStart(9)} ` +
               `${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ` +
               `${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ` +
-              `${String(row.total_mb).padStart(8)} ${row.autovacuums}`,
+              `${String(row.total_mb).padStart(8)} ${String(row.autovacuums).padStart(11)} ` +
+              `${String(row.history_rows).padStart(12)} ${String(row.history_mb).padStart(10)}`,
           );
           const config = { label: `t=${row.at_s}s`, ...row, soak, autovacuum, awa: effectiveOptions(app) };
           ctx.figure({ metric: 'soak_jobs_per_s', value: row.handled_per_s, n: enqueued, unit: 'jobs/s', config });
@@ -151,6 +169,13 @@ export function soakScenario(soak: SoakConfig): Scenario {
             n: enqueued,
             unit: 'MB',
             config: { label: config.label, heap_mb: row.heap_mb },
+          });
+          ctx.figure({
+            metric: 'soak_history_mb',
+            value: row.history_mb,
+            n: enqueued,
+            unit: 'MB',
+            config: { label: config.label, history_rows: row.history_rows },
           });
         }
       } finally {
