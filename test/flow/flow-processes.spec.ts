@@ -86,7 +86,9 @@ describe('key concurrency across 3 worker processes, one of them SIGKILLed', () 
     // Some attempts were rescued (their lease ended without a completion) and ran again.
     expect(leases.length).toBeGreaterThan(300);
     expect(leases.every((l: { end: number | null }) => l.end !== null)).toBe(true);
-    expect(maxOverlap(leases)).toBe(3);
+    // At most 3, and more than 1 so the limit was actually exercised (under load a run may peak at 2).
+    expect(maxOverlap(leases)).toBeLessThanOrEqual(3);
+    expect(maxOverlap(leases)).toBeGreaterThan(1);
   }, 90_000);
 });
 

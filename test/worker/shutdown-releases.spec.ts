@@ -49,10 +49,14 @@ describe('shutdown releases of one job', () => {
       const job = await producer.getJob(id);
       states.push({ state: job?.state, attempt: job?.attempt });
     }
-    expect(states).toEqual([
-      ...Array.from({ length: SHUTDOWN_RELEASE_LIMIT - 1 }, () => ({ state: 'available', attempt: 0 })),
-      { state: 'retryable', attempt: 1 },
-    ]);
+    // The spent attempt waits out its retry backoff as retryable; under load, maintenance may already
+    // have promoted it to available when the test reads it. Either way attempt 1 is spent.
+    const last = states.pop() as { state: string; attempt: number };
+    expect(states).toEqual(
+      Array.from({ length: SHUTDOWN_RELEASE_LIMIT - 1 }, () => ({ state: 'available', attempt: 0 })),
+    );
+    expect(last.attempt).toBe(1);
+    expect(['retryable', 'available']).toContain(last.state);
     const job = await producer.getJob(id);
     expect(job?.errors.map((e) => e.error)).toEqual(
       Array(SHUTDOWN_RELEASE_LIMIT).fill(RescueErrors.releasedOnShutdown),
