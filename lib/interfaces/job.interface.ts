@@ -10,6 +10,8 @@ export const JOB_STATES = [
   'completed',
   'failed',
   'cancelled',
+  /** Waits for its dependencies in a workflow (docs/workflows.md); no claim reads it. */
+  'waiting',
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
