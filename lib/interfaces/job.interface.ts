@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { JobSnooze } from './job-snooze.js';
+import type { DependencyResult, DependencyResultsOptions } from './workflow.interface.js';
 
 /** Every state a job can be in. */
 export const JOB_STATES = [
@@ -61,6 +62,11 @@ export interface Job<TArgs = unknown> {
    * `new RateLimitedError(retryAfterMs)`.
    */
   rateLimit(retryAfterMs: number): RateLimited;
+  /**
+   * A workflow job's dependencies (docs/workflows.md): each one's ref, id, ending and output, by ref,
+   * a page of at most `limit` (default and max 1000) after ref `after`. Empty for a job without any.
+   */
+  dependencyResults<TOutput = unknown>(options?: DependencyResultsOptions): Promise<DependencyResult<TOutput>[]>;
 }
 
 /** What `job.rateLimit()` returns: a handler returns it to back off. */

@@ -5,6 +5,8 @@ import { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
+import { dependencyResults } from '../sql/workflow.sql.js';
+import type { DependencyReader } from './dependency-results.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
@@ -62,6 +64,10 @@ export class LeaseWriter implements ProgressSink {
   get maxProgressBytes(): number {
     return this.options.maxProgressBytes;
   }
+
+  /** job.dependencyResults(): a read, outside the lane (it writes nothing). */
+  readonly dependencies: DependencyReader = (id, after, limit) =>
+    this.db.query(dependencyResults, [id, after, limit]);
 
   /**
    * Writes what the handler returned (`job.returned`): its output on completion, or a snooze.
