@@ -45,6 +45,14 @@ export {
 } from './errors/index.js';
 export { QueueAdmin, BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_MAX } from './admin/queue-admin.service.js';
 export type { JobFilter } from './admin/job-filter.js';
+export {
+  WORKFLOW_READ_MAX,
+  type WorkflowListOptions,
+  type WorkflowPage,
+  type WorkflowState,
+  type WorkflowSummary,
+  type WorkflowView,
+} from './admin/workflow-admin.js';
 export type {
   BulkDeleteResult,
   BulkResult,

@@ -29,6 +29,8 @@ export class AwaWorkflows1764900000000 implements MigrationInterface {
       `ALTER TABLE awa.job_history ADD COLUMN workflow_id uuid, ADD COLUMN waiting_on integer NOT NULL DEFAULT 0`,
       // Plain jobs stay out of both: a job without a workflow adds no index entry.
       `CREATE INDEX jobs_workflow_idx ON awa.jobs (workflow_id) WHERE workflow_id IS NOT NULL`,
+      // Counts of waiting jobs per queue (QueueAdmin, telemetry) read only them.
+      `CREATE INDEX jobs_waiting_idx ON awa.jobs (queue) WHERE state = 'waiting'`,
       `CREATE INDEX job_history_workflow_idx ON awa.job_history (workflow_id) WHERE workflow_id IS NOT NULL`,
       `CREATE TABLE awa.job_dependencies (
         dependent_id  bigint      NOT NULL,
