@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { adminSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import * as workflowSql from '../../lib/sql/workflow.sql.js';
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** A job of insertGraph's payload. */
@@ -183,6 +184,25 @@ describe('workflow.sql', () => {
     expect(first.map((r) => r.ref)).toEqual(['a', 'b']);
     const next = await f.run(workflowSql.dependencyResults, [ids[0]!, 'b', 2]);
     expect(next.map((r) => [r.ref, r.state])).toEqual([['c', 'available']]);
+  });
+
+  it('a completion reads and writes the edges by index (the plan, with sequential scans off)', async () => {
+    const [a] = await graph(['a', 'b'], [[1, 0]]);
+    const lease = await claim(a!);
+    const client = await f.client();
+    await client.query('BEGIN');
+    try {
+      await client.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${workerSql.completeJobs.text}`, [[a], [lease]]);
+      const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      const edgeScans = planNodes(plan)
+        .filter((n) => n['Relation Name'] === 'job_dependencies' && n['Node Type'] !== 'ModifyTable')
+        .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`);
+      expect(edgeScans.length).toBeGreaterThan(0);
+      expect(edgeScans.filter((scan) => !scan.startsWith('Index') && !scan.startsWith('Bitmap'))).toEqual([]);
+    } finally {
+      await client.query('ROLLBACK');
+    }
   });
 
   it('runs every statement of its module', () => {
