@@ -146,3 +146,24 @@ export const dependencyResults = statement<[id: string, afterRef: string, limit:
    ORDER BY e.ref
    LIMIT $3`,
 );
+
+/**
+ * Deletes up to $1 edges whose dependent is gone from both tables (rotated out of awa.job_history, or
+ * deleted): nothing reads them any more. A waiting dependent is in awa.jobs, so its edges stay, and
+ * so do the outputs stored on them. Each edge costs two primary-key probes; run after a rotation.
+ */
+export const pruneEdges = statement<[limit: number], { pruned: number }>(
+  'workflow_prune_edges',
+  `
+  WITH gone AS (
+    SELECT e.dependent_id, e.dependency_id FROM awa.job_dependencies e
+     WHERE NOT EXISTS (SELECT FROM awa.jobs j WHERE j.id = e.dependent_id)
+       AND NOT EXISTS (SELECT FROM awa.job_history h WHERE h.id = e.dependent_id)
+     LIMIT $1
+  ), pruned AS (
+    DELETE FROM awa.job_dependencies e USING gone g
+     WHERE e.dependent_id = g.dependent_id AND e.dependency_id = g.dependency_id
+    RETURNING 1
+  )
+  SELECT count(*)::int AS pruned FROM pruned`,
+);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import * as workflowAdminSql from '../../lib/sql/workflow-admin.sql.js';
 import { insertGraph } from '../../lib/sql/workflow.sql.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** Workflows as QueueAdmin reads and retries them. */
@@ -34,10 +35,9 @@ describe('workflow-admin.sql', () => {
   const archive = (ids: string[], state: string) =>
     f.sql(
       `WITH moved AS (DELETE FROM awa.jobs WHERE id = ANY($1::bigint[]) RETURNING *)
-       INSERT INTO awa.job_history SELECT m.id, m.kind, m.queue, m.args, $2, m.priority, m.attempt, m.max_attempts,
-         m.run_at, m.created_at, m.attempted_at, now(), m.errors, m.run_lease, m.shutdown_releases, m.tags,
-         m.unique_key, m.unique_states, m.snoozes, m.progress, m.output, m.concurrency_key, m.traceparent,
-         CASE WHEN $2 = 'completed' THEN 0 ELSE 8 END, m.workflow_id, m.waiting_on FROM moved m`,
+       INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment)
+       SELECT ${JOB_TABLE_COLUMNS.map((c) => (c === 'state' ? '$2::text' : `m.${c}`)).join(', ')},
+              CASE WHEN $2 = 'completed' THEN 0 ELSE 8 END FROM moved m`,
       [ids, state],
     );
 

@@ -171,6 +171,27 @@ describe('workflow.sql', () => {
     expect(await stateOf(b!)).toBe('cancelled');
   });
 
+  it('edges of dependents gone from both tables are pruned; a waiting dependent keeps its own', async () => {
+    const [a, b] = await graph(['a', 'b'], [[1, 0]]);
+    const [x, y] = await graph(['x', 'y'], [[1, 0]]);
+    await complete(a!);
+    await complete(x!);
+    await f.sql('DELETE FROM awa.jobs WHERE id = $1', [b]);
+    expect(await f.run(workflowSql.pruneEdges, [10])).toEqual([{ pruned: 1 }]);
+    expect(await f.sql('SELECT dependent_id::text FROM awa.job_dependencies')).toEqual([{ dependent_id: y }]);
+  });
+
+  it('a dependency rotated out of the history still gives its waiting dependent its ending and output', async () => {
+    const [a, b, c] = await graph(['a', 'b', 'c'], [[2, 0], [2, 1]]);
+    await f.run(workerSql.completeJobsWithOutput, [[a!], [await claim(a!)], ['{"pages": 3}'], [null]]);
+    await f.sql('TRUNCATE awa.job_history');
+    expect(await stateOf(c!)).toBe('waiting');
+    expect(await f.run(workflowSql.dependencyResults, [c!, '', 10])).toEqual([
+      { ref: 'a', id: a, state: 'completed', output: { pages: 3 } },
+      { ref: 'b', id: b, state: 'available', output: null },
+    ]);
+  });
+
   it('dependency results page by ref', async () => {
     const ids = await graph(
       ['p', 'a', 'b', 'c'],
