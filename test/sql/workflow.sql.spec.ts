@@ -171,6 +171,15 @@ describe('workflow.sql', () => {
     expect(await stateOf(b!)).toBe('cancelled');
   });
 
+  it('a final hard deadline resolves dependents like a failure (fail policy: failed)', async () => {
+    const [a, b] = await graph(['a', 'b'], [[1, 0, 'fail']]);
+    await claim(a!);
+    await f.sql(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second'`);
+    const rescued = await f.run(maintenanceSql.rescueExpiredDeadlines, [[], [], [], 1000, 1000, 100, 'deadline']);
+    expect(rescued.map((r) => r.state)).toEqual(['failed']);
+    expect(await stateOf(b!)).toBe('failed');
+  });
+
   it('edges of dependents gone from both tables are pruned; a waiting dependent keeps its own', async () => {
     const [a, b] = await graph(['a', 'b'], [[1, 0]]);
     const [x, y] = await graph(['x', 'y'], [[1, 0]]);

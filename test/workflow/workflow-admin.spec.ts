@@ -111,6 +111,20 @@ describe('workflow admin', () => {
     expect(ran).toEqual(['ok', 'bad', 'bad', 'next']);
   });
 
+  it('retrying one failed job leaves its already resolved dependents as they ended', async () => {
+    const graph = await producer.enqueueGraph([
+      { ref: 'bad', kind: 'flaky', args: { name: 'bad' }, maxAttempts: 1 },
+      { ref: 'next', kind: 'step', args: { name: 'next' }, dependsOn: ['bad'] },
+    ]);
+    expect(await workflowState(graph.workflowId)).toBe('failed');
+    flaky.succeed = true;
+    expect(await admin.retryJob(graph.ids.bad!)).toEqual({ outcome: 'retried' });
+    await waitFor(async () => (await producer.getJob(graph.ids.bad!))?.state === 'completed');
+    expect((await producer.getJob(graph.ids.next!))?.state).toBe('cancelled');
+    expect(await workflowState(graph.workflowId)).toBe('cancelled');
+    expect(ran).toEqual(['bad', 'bad']);
+  });
+
   it('listWorkflows lists them newest first, by state, a page at a time', async () => {
     const running = await producer.enqueueGraph([{ ref: 'a', kind: 'step', args: { name: 'a' }, runAt: LATER() }]);
     const done = await producer.enqueueGraph([{ ref: 'a', kind: 'step', args: { name: 'a' } }]);
