@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { JobSnooze } from './job-snooze.js';
-import type { DependencyResult, DependencyResultsOptions } from './workflow.interface.js';
+import type { DependencyResult, DependencyResultsOptions, GraphJob, GraphOptions } from './workflow.interface.js';
 
 /** Every state a job can be in. */
 export const JOB_STATES = [
@@ -67,6 +67,13 @@ export interface Job<TArgs = unknown> {
    * a page of at most `limit` (default and max 1000) after ref `after`. Empty for a job without any.
    */
   dependencyResults<TOutput = unknown>(options?: DependencyResultsOptions): Promise<DependencyResult<TOutput>[]>;
+  /**
+   * Adds steps to this job's workflow, written atomically with this attempt's completion (fenced: a
+   * rescued attempt writes none): `jobs` as enqueueGraph takes them (refs local to the call), checked
+   * now. The jobs waiting for this one also wait for the steps no other step waits for (split into N
+   * pages, then merge). Once per attempt; a failure, snooze or cancel drops them. docs/workflows.md.
+   */
+  addSteps(jobs: ReadonlyArray<GraphJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void;
 }
 
 /** What `job.rateLimit()` returns: a handler returns it to back off. */

@@ -167,3 +167,42 @@ export const pruneEdges = statement<[limit: number], { pruned: number }>(
   )
   SELECT count(*)::int AS pruned FROM pruned`,
 );
+
+/**
+ * Steps added by a running handler (job.addSteps), first statement of its completion's transaction:
+ * locks attempt ($1 id, $2 lease) if it still holds its lease, and returns its workflow and whether a
+ * cancel was requested. Nothing: the attempt lost its lease, and nothing of its steps may land.
+ */
+export const lockAttempt = statement<
+  [id: string, runLease: string],
+  { workflow_id: string | null; cancel_requested: boolean }
+>(
+  'workflow_lock_attempt',
+  `
+  SELECT j.workflow_id::text, l.cancel_requested
+    FROM awa.jobs j JOIN awa.active_leases l ON l.job_id = j.id AND l.run_lease = j.run_lease
+   WHERE j.id = $1::bigint AND j.run_lease = $2::bigint AND j.state = 'running'
+     FOR UPDATE OF j, l`,
+);
+
+/**
+ * Makes the waiting dependents of job $1 also wait for steps $2 (ids) named $3 (refs) of workflow $4,
+ * each edge with the policy of the dependent's edge to job $1; their counts grow by as many. Run
+ * before job $1's completion in the same transaction, so no dependent is available in between.
+ */
+export const waitForSteps = statement<[id: string, stepIds: string[], refs: string[], workflowId: string]>(
+  'workflow_wait_for_steps',
+  `
+  WITH dependents AS (
+    SELECT e.dependent_id, e.policy FROM awa.job_dependencies e
+      JOIN awa.jobs d ON d.id = e.dependent_id AND d.state = 'waiting'
+     WHERE e.dependency_id = $1::bigint AND e.state IS NULL
+     ORDER BY e.dependent_id FOR UPDATE OF d
+  ), edges AS (
+    INSERT INTO awa.job_dependencies (dependent_id, dependency_id, workflow_id, ref, policy)
+    SELECT d.dependent_id, s.id, $4::uuid, s.ref, d.policy
+      FROM dependents d CROSS JOIN unnest($2::bigint[], $3::text[]) AS s(id, ref)
+  )
+  UPDATE awa.jobs j SET waiting_on = j.waiting_on + cardinality($2::bigint[])
+    FROM dependents d WHERE j.id = d.dependent_id`,
+);
