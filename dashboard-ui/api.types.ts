@@ -1,6 +1,14 @@
 // The shapes of the JSON API's answers, as the pages read them (dates are ISO strings, ids strings).
 
-export type JobState = 'scheduled' | 'available' | 'running' | 'retryable' | 'completed' | 'failed' | 'cancelled';
+export type JobState =
+  | 'scheduled'
+  | 'available'
+  | 'running'
+  | 'retryable'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'waiting';
 
 export interface QueueSummary {
   name: string;

@@ -4,7 +4,16 @@ import { chart } from './chart.js';
 import { ago, api, base, button, canAct, h, num, rate, table, td, type Heading } from './dom.js';
 import { act, type Page } from './live.js';
 
-const STATES: JobState[] = ['scheduled', 'available', 'running', 'retryable', 'completed', 'failed', 'cancelled'];
+const STATES: JobState[] = [
+  'scheduled',
+  'available',
+  'running',
+  'retryable',
+  'completed',
+  'failed',
+  'cancelled',
+  'waiting',
+];
 
 // A count the server estimated (finished states of a big table) is shown with ≈.
 function about(q: QueueSummary, s: JobState): string {

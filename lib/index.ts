@@ -45,6 +45,14 @@ export {
 } from './errors/index.js';
 export { QueueAdmin, BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_MAX } from './admin/queue-admin.service.js';
 export type { JobFilter } from './admin/job-filter.js';
+export {
+  WORKFLOW_READ_MAX,
+  type WorkflowListOptions,
+  type WorkflowPage,
+  type WorkflowState,
+  type WorkflowSummary,
+  type WorkflowView,
+} from './admin/workflow-admin.js';
 export type {
   BulkDeleteResult,
   BulkResult,
@@ -58,6 +66,17 @@ export type {
   RetryJobResult,
 } from './admin/queue-admin.types.js';
 export type { UniqueOptions } from './interfaces/job.interface.js';
+export { MAX_GRAPH_EDGES, MAX_GRAPH_JOBS } from './interfaces/workflow.interface.js';
+export type {
+  DependencyFailurePolicy,
+  DependencyResult,
+  DependencyResultsOptions,
+  EnqueuedFlow,
+  EnqueuedGraph,
+  FlowJob,
+  GraphJob,
+  GraphOptions,
+} from './interfaces/workflow.interface.js';
 export { MAX_SNOOZE_MS } from './errors/job-snoozed.error.js';
 export type { JobSnooze } from './interfaces/job-snooze.js';
 export { Periodic, type PeriodicOptions } from './decorators/periodic.decorator.js';

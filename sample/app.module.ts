@@ -14,6 +14,8 @@ import { HousekeepingHandler } from './housekeeping/housekeeping.handler.js';
 import { JobsController } from './jobs/jobs.controller.js';
 import { Report } from './reports/report.entity.js';
 import { ReportHandler } from './reports/report.handler.js';
+import { DocumentHandlers } from './workflows/document.handlers.js';
+import { WorkflowsController } from './workflows/workflows.controller.js';
 
 @Module({
   imports: [
@@ -47,7 +49,7 @@ import { ReportHandler } from './reports/report.handler.js';
     TerminusModule,
     AwaHealthModule,
   ],
-  controllers: [JobsController, HealthController],
-  providers: [EmailHandler, ReportHandler, HousekeepingHandler],
+  controllers: [JobsController, HealthController, WorkflowsController],
+  providers: [EmailHandler, ReportHandler, HousekeepingHandler, DocumentHandlers],
 })
 export class AppModule {}

@@ -6,6 +6,7 @@ import type { DrainRun } from '../support/bench.repeat.js';
 import { r2 } from '../support/bench.report.js';
 import { drainInProcess, processLabel, processQueueOptions, recordDrains } from './process.scenario.js';
 import type { Scenario } from './scenario.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
 
 /**
  * `rows` completed jobs in awa.job_history, where finished jobs live, finalized within the last hour (so the default 24 h retention keeps them
@@ -27,7 +28,7 @@ async function seedFinishedJobs(observer: DbObserver, rows: number): Promise<Rec
     [rows],
   );
   await observer.query(
-    `INSERT INTO awa.job_history SELECT s.*, r.segment FROM seed_jobs s, awa.history_rings r WHERE r.class = 'completed'`,
+    `INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment) SELECT s.*, r.segment FROM seed_jobs s, awa.history_rings r WHERE r.class = 'completed'`,
   );
   await observer.query('DROP TABLE seed_jobs');
   const insertMs = now() - t0;

@@ -9,6 +9,7 @@ import { createBenchApp } from '../support/bench.app.js';
 import { now } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
 import type { Scenario } from './scenario.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
 
 const QUEUES = ['default', 'emails', 'reports'];
 /** Timed calls of each page (after one untimed warm-up): the figure is their median. */
@@ -36,7 +37,7 @@ async function seed(client: pg.Client, rows: number): Promise<void> {
     [rows],
   );
   await client.query(
-    `INSERT INTO awa.job_history SELECT s.*, r.segment FROM seed_jobs s JOIN awa.history_rings r
+    `INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment) SELECT s.*, r.segment FROM seed_jobs s JOIN awa.history_rings r
         ON r.class = CASE WHEN s.state = 'completed' THEN 'completed' ELSE 'failed' END`,
   );
   await client.query('DROP TABLE seed_jobs');

@@ -24,6 +24,8 @@ export interface JobFilter {
   createdBefore?: Date;
   finalizedAfter?: Date;
   finalizedBefore?: Date;
+  /** The jobs of one workflow (docs/workflows.md). */
+  workflowId?: string;
 }
 
 /** A filter as SQL: fixed fragments whose values are parameters. */
@@ -66,6 +68,7 @@ const FILTER_KEYS = Object.keys({
   createdBefore: 1,
   finalizedAfter: 1,
   finalizedBefore: 1,
+  workflowId: 1,
 } satisfies Record<keyof JobFilter, 1>);
 
 const refuse = (field: string, message: string): never => {
@@ -120,6 +123,13 @@ function checkState(value: unknown, field: string): JobState {
   return value as JobState;
 }
 
+/** A workflow id: a UUID. */
+export function checkWorkflowId(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !UUID.test(value)) refuse(field, AdminMessages.badWorkflowId(field));
+  return value as string;
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function checkDate(value: unknown, field: string): Date {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) refuse(field, AdminMessages.badDate(field));
   return value as Date;
@@ -167,6 +177,7 @@ export function checkFilter(filter: unknown, limits: FilterLimits = ADMIN_LIMITS
     createdBefore: given('createdBefore', checkDate),
     finalizedAfter: given('finalizedAfter', checkDate),
     finalizedBefore: given('finalizedBefore', checkDate),
+    workflowId: given('workflowId', checkWorkflowId),
   };
   return Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined));
 }
@@ -202,6 +213,7 @@ export function compileFilter(filter: unknown): CompiledFilter {
   // checkFilter has made sure the args stringify (no BigInt, no cycle).
   if (f.args) add('a', (p) => `args @> ${p}::jsonb`, JSON.stringify(f.args));
   if (f.search) add('x', (p) => `(args::text ILIKE ${p} OR kind ILIKE ${p})`, containsPattern(f.search));
+  if (f.workflowId) add('w', (p) => `workflow_id = ${p}::uuid`, f.workflowId);
   const dates = [
     ['createdAfter', 'ca', 'created_at >'],
     ['createdBefore', 'cb', 'created_at <'],

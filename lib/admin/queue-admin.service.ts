@@ -15,6 +15,7 @@ import { WorkerService } from '../worker/worker.service.js';
 import {
   checkPlainObject,
   checkText,
+  checkWorkflowId,
   compileFilter,
   isJobId,
   type CompiledFilter,
@@ -36,6 +37,14 @@ import {
 } from './queue-admin.limits.js';
 import { adminHandOff, filterQueues } from './queue-admin.routing.js';
 import { readQueueCounts } from './queue-counts.js';
+import {
+  listWorkflowPage,
+  readWorkflow,
+  retryWorkflowJobs,
+  type WorkflowListOptions,
+  type WorkflowPage,
+  type WorkflowView,
+} from './workflow-admin.js';
 import type {
   BulkDeleteResult,
   BulkResult,
@@ -277,6 +286,30 @@ export class QueueAdmin {
       cancelled += row.signalled;
     });
     return { deleted, cancelled, batches };
+  }
+
+  /** A workflow (docs/workflows.md): its state, jobs and dependency edges, or null if none of its jobs is left. */
+  getWorkflow(id: string): Promise<WorkflowView | null> {
+    return readWorkflow(this.reads, id);
+  }
+
+  /** Workflows, newest first, optionally in one state; a page at a time. */
+  listWorkflows(options: WorkflowListOptions = {}): Promise<WorkflowPage> {
+    return listWorkflowPage(this.reads, options);
+  }
+
+  /** Cancels every unfinished job of a workflow (as cancelJobs; their dependents resolve by their policies). */
+  cancelWorkflow(id: string): Promise<BulkResult> {
+    checkWorkflowId(id, 'workflowId');
+    return this.cancelJobs({ workflowId: id });
+  }
+
+  /**
+   * Retries the failed and cancelled jobs of a workflow, in dependency order: each waits again for
+   * those of its dependencies retried with it (or not ended yet). Completed jobs do not run again.
+   */
+  retryWorkflow(id: string): Promise<{ retried: number }> {
+    return retryWorkflowJobs(this.db, id);
   }
 
   /**

@@ -39,4 +39,8 @@ export class AwaJobEntity<TArgs = unknown> {
   @Column({ type: 'jsonb', nullable: true }) output!: unknown;
   /** The W3C trace context stored at enqueue when a span was active (OpenTelemetry). */
   @Column({ type: 'text', nullable: true }) traceparent!: string | null;
+  /** The workflow the job belongs to (docs/workflows.md), else null. */
+  @Column({ type: 'uuid', name: 'workflow_id', nullable: true }) workflowId!: string | null;
+  /** Dependencies not ended yet: the job is `waiting` while it is above 0. */
+  @Column({ type: 'integer', name: 'waiting_on' }) waitingOn!: number;
 }

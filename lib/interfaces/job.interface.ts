@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { JobSnooze } from './job-snooze.js';
+import type { DependencyResult, DependencyResultsOptions, GraphJob, GraphOptions } from './workflow.interface.js';
 
 /** Every state a job can be in. */
 export const JOB_STATES = [
@@ -10,6 +11,8 @@ export const JOB_STATES = [
   'completed',
   'failed',
   'cancelled',
+  /** Waits for its dependencies in a workflow (docs/workflows.md); no claim reads it. */
+  'waiting',
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
@@ -59,6 +62,18 @@ export interface Job<TArgs = unknown> {
    * `new RateLimitedError(retryAfterMs)`.
    */
   rateLimit(retryAfterMs: number): RateLimited;
+  /**
+   * A workflow job's dependencies (docs/workflows.md): each one's ref, id, ending and output, by ref,
+   * a page of at most `limit` (default and max 1000) after ref `after`. Empty for a job without any.
+   */
+  dependencyResults<TOutput = unknown>(options?: DependencyResultsOptions): Promise<DependencyResult<TOutput>[]>;
+  /**
+   * Adds steps to this job's workflow, written atomically with this attempt's completion (fenced: a
+   * rescued attempt writes none): `jobs` as enqueueGraph takes them (refs local to the call), checked
+   * now. The jobs waiting for this one also wait for the steps no other step waits for (split into N
+   * pages, then merge). Once per attempt; a failure, snooze or cancel drops them. docs/workflows.md.
+   */
+  addSteps(jobs: ReadonlyArray<GraphJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void;
 }
 
 /** What `job.rateLimit()` returns: a handler returns it to back off. */

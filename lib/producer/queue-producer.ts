@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { AWA_OPTIONS, DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
@@ -16,8 +17,10 @@ import type {
   JobState,
 } from '../interfaces/job.interface.js';
 import { WORKER_WAKEUP, type WorkerWakeup } from '../interfaces/worker-wakeup.interface.js';
+import type { EnqueuedFlow, EnqueuedGraph, FlowJob, GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { jobsSql } from '../sql/index.js';
+import { insertGraph } from '../sql/workflow.sql.js';
 import type { SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import {
@@ -29,6 +32,7 @@ import {
   withTraceparent,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
+import { checkGraph, flowToGraph, graphPayload } from './workflow-graph.js';
 
 export interface EnqueuedJob {
   id: string;
@@ -81,6 +85,43 @@ export class QueueProducer {
   }
 
   /**
+   * Enqueues a workflow (docs/workflows.md): jobs that wait for others (`dependsOn`, by ref), in one
+   * statement, so all or none (in the caller's transaction with `manager`). A job with dependencies
+   * is `waiting` until they have all ended. Checked before the database: refs, dependsOn, cycles,
+   * size (MAX_GRAPH_JOBS), and every enqueue option per job but `unique`.
+   */
+  async enqueueGraph<TArgs = unknown>(
+    jobs: ReadonlyArray<GraphJob<TArgs>>,
+    options: GraphOptions = {},
+  ): Promise<EnqueuedGraph> {
+    const graph = checkGraph(jobs, options);
+    const owner = this.route(graph.items);
+    if (owner) return owner.get(QueueProducer).enqueueGraph(jobs, options);
+    const { manager } = options;
+    this.checkManager(manager, graph.items);
+    const encoded = graph.items.map((item, i) => encodeJob(item, this.options, (kind) => this.defaultQueue(kind), i));
+    const run = this.runner(manager);
+    const workflowId = randomUUID();
+    const kinds = encoded.map((e, i) => ({ kind: graph.items[i]!.kind, queue: e.queue }));
+    const rows = await this.events.send(kinds, (traceparent) =>
+      run(insertGraph, [graphPayload(encoded, graph.waitingOn, traceparent), workflowId, JSON.stringify(graph.edges)]),
+    );
+    this.events.emit({ type: 'enqueued', jobs: kinds });
+    if (!manager) for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);
+    return { workflowId, ids: Object.fromEntries(graph.refs.map((ref, i) => [ref, rows[i]!.id])) };
+  }
+
+  /**
+   * Enqueues a tree as a workflow: each job waits for its `children`, which run first (any depth).
+   * Built on enqueueGraph (same options and checks); returns the root's id as `id`.
+   */
+  async enqueueFlow<TArgs = unknown>(root: FlowJob<TArgs>, options: GraphOptions = {}): Promise<EnqueuedFlow> {
+    const { jobs, rootRef } = flowToGraph(root as FlowJob);
+    const graph = await this.enqueueGraph(jobs, options);
+    return { ...graph, id: graph.ids[rootRef]! };
+  }
+
+  /**
    * A job as stored, or null. With several AwaModules, pass the job's `queue` to read it from that
    * queue's database; without it, in the default module's (job ids are per database).
    */
@@ -129,9 +170,7 @@ export class QueueProducer {
     const encoded = items.map((item, i) =>
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
-    // db.query's spread parameter is a conditional type a generic P cannot be matched against: hence the cast.
-    const run: RunStatement = (sql, values) =>
-      manager ? queryRowsWithManager(manager, sql, values) : this.db.query(sql, ...([values] as SqlValues<never>));
+    const run = this.runner(manager);
     const jobs = encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue }));
     const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
       if (encoded.some((e) => e.unique)) return insertWithUnique(run, withTraceparent(encoded, traceparent));
@@ -150,6 +189,13 @@ export class QueueProducer {
       duplicate: o.duplicate,
       replaced: o.replaced,
     }));
+  }
+
+  /** Runs statements in the caller's transaction (`manager`), else on the pool. */
+  private runner(manager: EntityManager | undefined): RunStatement {
+    // db.query's spread parameter is a conditional type a generic P cannot be matched against: hence the cast.
+    return (sql, values) =>
+      manager ? queryRowsWithManager(manager, sql, values) : this.db.query(sql, ...([values] as SqlValues<never>));
   }
 
   private defaultQueue(kind: string): string {

@@ -14,7 +14,8 @@ export const MAX_UNIQUE_KEY_LENGTH = 200;
  * duplicate holds the key (the index would then refuse that job's own state change).
  */
 export const UNIQUE_REQUIRED_STATES: readonly JobState[] = ['scheduled', 'available', 'running', 'retryable'];
-const UNIQUE_OPTIONAL_STATES = JOB_STATES.filter((s) => !UNIQUE_REQUIRED_STATES.includes(s));
+/** `waiting` is not one: jobs of a workflow cannot be unique (docs/workflows.md). */
+const UNIQUE_OPTIONAL_STATES = JOB_STATES.filter((s) => !UNIQUE_REQUIRED_STATES.includes(s) && s !== 'waiting');
 
 const UNIQUE_KEYS = Object.keys({
   key: 1,
@@ -101,7 +102,7 @@ function uniqueStates(states: unknown, refuse: Refuse): JobState[] {
     refuse('unique.states', UniqueMessages.statesInvalid(UNIQUE_REQUIRED_STATES, UNIQUE_OPTIONAL_STATES));
   if (!Array.isArray(states)) return invalid();
   const given = new Set<unknown>(states);
-  if ([...given].some((s) => !JOB_STATES.includes(s as JobState))) invalid();
+  if ([...given].some((s) => s === 'waiting' || !JOB_STATES.includes(s as JobState))) invalid();
   if (UNIQUE_REQUIRED_STATES.some((s) => !given.has(s))) invalid();
   return JOB_STATES.filter((s) => given.has(s));
 }

@@ -4,6 +4,7 @@ import { JOB_COLUMNS, type JobRow } from './jobs.sql.js';
 import { appendError, statement, type SqlStatement } from './sql-statement.js';
 import { changeJobs, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
+import { deletedSource, resolveDependents } from './workflow.sql.js';
 
 /** What the admin service's statements over a filter are built from (see lib/admin/job-filter.ts). */
 export interface FilterSql {
@@ -57,7 +58,7 @@ const LOCK_TARGET = `live_target AS (
   )`;
 
 const RETRYABLE_STATES = `('completed', 'failed', 'cancelled')`;
-const WAITING_STATES = `('scheduled', 'available', 'retryable')`;
+const WAITING_STATES = `('scheduled', 'available', 'retryable', 'waiting')`;
 
 /**
  * Pauses queue $1 (a row in awa.queues; an earlier pause keeps its time) and NOTIFYs `awa_control`.
@@ -126,8 +127,8 @@ export const deleteJob = statement<[id: string], { state: JobState; deleted: boo
   `
   WITH ${LOCK_TARGET}, deleted AS (
     DELETE FROM awa.jobs j USING target t WHERE j.id = t.id AND NOT t.archived AND t.state <> 'running'
-    RETURNING j.id
-  ), erased AS (
+    RETURNING j.id, j.workflow_id
+  ), ${resolveDependents(deletedSource('deleted'))}, erased AS (
     DELETE FROM awa.job_history j USING target t WHERE j.id = t.id AND t.archived RETURNING j.id
   )
   SELECT t.state, EXISTS (SELECT FROM deleted) OR EXISTS (SELECT FROM erased) AS deleted FROM target t`,
@@ -249,7 +250,8 @@ export const cancelBatch = (filter: FilterSql) =>
     () => `
   WITH picked AS (
     SELECT id, state FROM awa.jobs
-     WHERE id <= $1::bigint AND state IN ('scheduled', 'available', 'retryable', 'running') AND ${filter.where(4)}
+     WHERE id <= $1::bigint AND state IN ('scheduled', 'available', 'retryable', 'waiting', 'running')
+       AND ${filter.where(4)}
      ORDER BY id DESC LIMIT $2
   ), ${SIGNAL_RUNNING}, waiting AS (
     SELECT id FROM awa.jobs
@@ -288,8 +290,8 @@ export const deleteBatch = (filter: FilterSql) =>
     SELECT id FROM awa.job_history WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running'))
      FOR UPDATE SKIP LOCKED
   ), deleted AS (
-    DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING j.id
-  ), erased AS (
+    DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING j.id, j.workflow_id
+  ), ${resolveDependents(deletedSource('deleted'))}, erased AS (
     DELETE FROM awa.job_history j USING doomed_archive d WHERE j.id = d.id RETURNING j.id
   )
   SELECT ${PICKED}, ((SELECT count(*) FROM deleted) + (SELECT count(*) FROM erased))::int AS deleted, ${SIGNALLED}`,

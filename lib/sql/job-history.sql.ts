@@ -1,4 +1,5 @@
 import { millis, statement, type JobChanges } from './sql-statement.js';
+import { resolveDependents } from './workflow.sql.js';
 
 /*
  * Finished jobs live in awa.job_history (migration AwaJobHistory): every statement that finishes a job
@@ -31,6 +32,8 @@ export const JOB_TABLE_COLUMNS = [
   'output',
   'concurrency_key',
   'traceparent',
+  'workflow_id',
+  'waiting_on',
 ] as const;
 
 const COLUMN_LIST = JOB_TABLE_COLUMNS.join(', ');
@@ -86,7 +89,7 @@ export function changeJobs(change: JobChange): string {
       FROM moved m JOIN awa.history_rings h ON h.class = ${historyClass('m.state')}
   ), finished AS (
     SELECT * FROM stayed UNION ALL SELECT * FROM moved
-  )`;
+  ), ${resolveDependents('finished')}`;
 }
 
 /** A class of awa.job_history: its ring of 8 segments and its own retention. */

@@ -171,7 +171,7 @@ export const cancelWaitingJob = statement<
   `
   WITH target AS (
     SELECT id, state FROM awa.jobs
-     WHERE id = $1::bigint AND state IN ('scheduled', 'available', 'retryable')
+     WHERE id = $1::bigint AND state IN ('scheduled', 'available', 'retryable', 'waiting')
      FOR UPDATE
   ), ${changeJobs({
     from: 'target t',

@@ -36,6 +36,8 @@ export const queueWaitingCounts = statement<[queues: string[]], QueueWaitingRow>
     SELECT queue, state, count(*)::int, NULL FROM awa.jobs
      WHERE state IN ('scheduled', 'retryable') GROUP BY queue, state
     UNION ALL
+    SELECT queue, 'waiting', count(*)::int, NULL FROM awa.jobs WHERE state = 'waiting' GROUP BY queue
+    UNION ALL
     SELECT j.queue, 'running', count(DISTINCT j.id)::int, NULL
       FROM awa.active_leases l JOIN awa.jobs j ON j.id = l.job_id
      WHERE j.state = 'running' GROUP BY j.queue

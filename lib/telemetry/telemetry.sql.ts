@@ -3,7 +3,7 @@ import { statement } from '../sql/sql-statement.js';
 /** One (queue, state) count of the unfinished jobs, with the age of the oldest due available job. */
 export interface QueueDepthRow {
   queue: string;
-  state: 'scheduled' | 'available' | 'running' | 'retryable';
+  state: 'scheduled' | 'available' | 'running' | 'retryable' | 'waiting';
   count: number;
   /** Seconds since run_at of the oldest available job; null for the other states. */
   oldest_available_s: number | null;
@@ -23,6 +23,8 @@ export const queueDepths = statement<[], QueueDepthRow>(
   UNION ALL
   SELECT queue, state, count(*)::int, NULL FROM awa.jobs
    WHERE state IN ('scheduled', 'retryable') GROUP BY queue, state
+  UNION ALL
+  SELECT queue, 'waiting', count(*)::int, NULL FROM awa.jobs WHERE state = 'waiting' GROUP BY queue
   UNION ALL
   SELECT j.queue, 'running', count(*)::int, NULL
     FROM awa.active_leases l JOIN awa.jobs j ON j.id = l.job_id AND j.run_lease = l.run_lease

@@ -5,6 +5,11 @@ import type { ObservedAttempt } from '../events/observed-attempt.js';
 import type { DeadlineSweep } from './deadline-sweep.js';
 import { backOffOf, rateLimitMarker } from './rate-limit.marker.js';
 import type { Job, RateLimited } from '../interfaces/job.interface.js';
+import type { DependencyResult, DependencyResultsOptions } from '../interfaces/workflow.interface.js';
+import { readDependencyResults, type DependencyReader } from './dependency-results.js';
+import type { EncodedSteps } from './step-completion.js';
+import type { GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
+import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { encodeJson } from '../util/json-value.js';
 import { JobSnooze } from '../interfaces/job-snooze.js';
@@ -29,6 +34,10 @@ export interface ProgressSink {
   readonly maxProgressBytes: number;
   /** Queues a write of `job.progressJson`; resolves once it was written (or given up on). */
   writeProgress(job: InFlightJob): Promise<void>;
+  /** Reads a workflow job's dependencies (job.dependencyResults()); absent: it has none to read. */
+  readonly dependencies?: DependencyReader;
+  /** Checks and encodes job.addSteps() (absent: steps are refused). */
+  encodeSteps?(jobs: ReadonlyArray<GraphJob>, options: Pick<GraphOptions, 'onDependencyFailure'>): EncodedSteps;
 }
 
 /**
@@ -73,6 +82,21 @@ export class InFlightJob {
   progressJson: string | undefined;
   /** Resolves once the progress queued last is written: the attempt's result is written after it. */
   progressWritten: Promise<void> | undefined;
+
+  /** Steps the handler added (job.addSteps), written with its completion. */
+  steps: EncodedSteps | undefined;
+
+  /** job.addSteps(): once per attempt. */
+  addSteps(jobs: ReadonlyArray<GraphJob>, options: Pick<GraphOptions, 'onDependencyFailure'> = {}): void {
+    if (this.steps || !this.progressSink?.encodeSteps)
+      throw new EnqueueValidationError('steps', 'nestjs-awa: job.addSteps() may be called once per attempt.');
+    this.steps = this.progressSink.encodeSteps(jobs, options);
+  }
+
+  /** @internal For job.dependencyResults(). */
+  get dependencies(): DependencyReader | undefined {
+    return this.progressSink?.dependencies;
+  }
 
   constructor(
     readonly row: ClaimedJobRow,
@@ -289,5 +313,13 @@ class AttemptJob implements Job {
 
   rateLimit(retryAfterMs: number): RateLimited {
     return rateLimitMarker(retryAfterMs);
+  }
+
+  dependencyResults<TOutput = unknown>(options?: DependencyResultsOptions): Promise<DependencyResult<TOutput>[]> {
+    return readDependencyResults<TOutput>(this.#inFlight.dependencies, this.id, options);
+  }
+
+  addSteps(jobs: ReadonlyArray<GraphJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void {
+    this.#inFlight.addSteps(jobs, options);
   }
 }

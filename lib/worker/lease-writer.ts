@@ -5,6 +5,12 @@ import { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
+import { dependencyResults } from '../sql/workflow.sql.js';
+import type { DependencyReader } from './dependency-results.js';
+import { completeWithSteps, encodeSteps, type EncodedSteps } from './step-completion.js';
+import { AwaExplorer } from '../awa.explorer.js';
+import type { GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
+import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
@@ -57,11 +63,26 @@ export class LeaseWriter implements ProgressSink {
   constructor(
     private readonly db: AwaDatabase,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
+    private readonly explorer: AwaExplorer,
   ) {}
 
   get maxProgressBytes(): number {
     return this.options.maxProgressBytes;
   }
+
+  /** job.addSteps(): checked now, as enqueueGraph checks, written with the completion. */
+  encodeSteps(jobs: ReadonlyArray<GraphJob>, options: Pick<GraphOptions, 'onDependencyFailure'>): EncodedSteps {
+    return encodeSteps(jobs, options, this.options, (kind) => this.explorer.handlerQueue(kind) ?? DEFAULT_QUEUE);
+  }
+
+  /** A completion with steps: its own transaction, out of the batch (see completeWithSteps). */
+  private completeWithSteps(job: InFlightJob, steps: EncodedSteps): Promise<boolean> {
+    if (job.returned !== undefined) encodeOutput(job, this.options.maxOutputBytes);
+    return this.persist(() => this.lane.run(() => completeWithSteps(this.db, job, steps)));
+  }
+
+  /** job.dependencyResults(): a read, outside the lane (it writes nothing). */
+  readonly dependencies: DependencyReader = (id, after, limit) => this.db.query(dependencyResults, [id, after, limit]);
 
   /**
    * Writes what the handler returned (`job.returned`): its output on completion, or a snooze.
@@ -73,6 +94,7 @@ export class LeaseWriter implements ProgressSink {
   }
 
   private completeNow(job: InFlightJob): Promise<boolean> {
+    if (job.steps && !snoozeOf(job)) return this.completeWithSteps(job, job.steps);
     if (job.returned === undefined) return this.completions.push(job);
     if (snoozeOf(job)) return this.snoozes.push(job);
     encodeOutput(job, this.options.maxOutputBytes);

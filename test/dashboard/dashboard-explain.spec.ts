@@ -9,6 +9,7 @@ import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.j
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
 
 const ROWS = 200_000;
 /** "<node> on <table> [using <index>]" for every scan of a table. */
@@ -56,7 +57,7 @@ describe('dashboard query plans on 200k jobs', () => {
                                         ELSE 'completed' END AS state) s`);
     // The finished ones where the queue keeps them: in awa.job_history, by finalized_at over each ring.
     await f.sql(`WITH moved AS (DELETE FROM awa.jobs WHERE state IN ('completed', 'failed', 'cancelled') RETURNING *)
-      INSERT INTO awa.job_history
+      INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment)
       SELECT m.*, (CASE WHEN m.state = 'completed' THEN 0 ELSE 8 END + least(7, m.id * 8 / ${ROWS}))::smallint
         FROM moved m`);
     await f.sql('ANALYZE awa.jobs');

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { HistoryRotationTask } from '../../lib/maintenance/tasks/history-rotation.task.js';
 import { seedJob, type Exec } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
 
 const HOUR = 3_600_000;
 
@@ -23,7 +24,7 @@ describe('HistoryRotationTask', () => {
     const id = await seedJob(exec, { state: 'completed', attempt: 1, finalizedAtMs: 0 });
     await exec(
       `WITH moved AS (DELETE FROM awa.jobs WHERE id = $1 RETURNING *)
-       INSERT INTO awa.job_history SELECT m.*, $2::smallint FROM moved m`,
+       INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment) SELECT m.*, $2::smallint FROM moved m`,
       [id, segment],
     );
     return id;

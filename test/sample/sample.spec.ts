@@ -86,6 +86,30 @@ describe('the sample app', () => {
   );
 
   it(
+    'runs the document workflow: every page, then the merge, then the mail',
+    async () => {
+      const res = await fetch(`${app.baseUrl}/workflows/document`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Q3', to: 'ada@example.com', pages: 3 }),
+      });
+      expect(res.status).toBe(202);
+      const { workflowId, ids } = (await res.json()) as { workflowId: string; ids: Record<string, string> };
+      expect(Object.keys(ids)).toEqual(['page-1', 'page-2', 'page-3', 'merge', 'mail']);
+      await jobInState(ids.mail!, 'completed');
+      const view = (await (await fetch(`${app.baseUrl}/workflows/${workflowId}`)).json()) as {
+        state: string;
+        edges: unknown[];
+      };
+      expect(view.state).toBe('completed');
+      expect(view.edges).toHaveLength(4);
+      const [merge] = await query<{ output: unknown }>('SELECT output FROM awa.all_jobs WHERE id = $1', [ids.merge]);
+      expect(merge!.output).toEqual({ pages: 3, bytes: 6_000 });
+    },
+    TIMEOUT,
+  );
+
+  it(
     'shows the error of each failed attempt',
     async () => {
       const created = await post('/jobs/email', { to: 'nobody@fail.test', subject: 'bounce' });

@@ -4,6 +4,7 @@ import { AwaDatabase } from '../../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { historySql, sessionSql } from '../../sql/index.js';
 import type { HistoryClass } from '../../sql/job-history.sql.js';
+import { pruneEdges } from '../../sql/workflow.sql.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 
 /** A ring moves on after retention / WIDTH_DIVISOR: 8 segments cover retention + 2 widths. */
@@ -11,6 +12,9 @@ export const WIDTH_DIVISOR = 6;
 /** How long the TRUNCATE waits for readers of the segment before this tick gives up on it. */
 export const ROTATION_LOCK_TIMEOUT_MS = 500;
 const LOCK_NOT_AVAILABLE = '55P03';
+/** Workflow edges pruned per statement after a rotation, and the most statements per sweep. */
+export const EDGE_PRUNE_BATCH = 5_000;
+const EDGE_PRUNE_ROUNDS = 20;
 
 /**
  * Retention of finished jobs as ring rotation (docs/storage.md): each class of awa.job_history
@@ -38,6 +42,11 @@ export class HistoryRotationTask implements MaintenanceTask {
     let rotated = 0;
     if (completed > 0 && (await this.rotate('completed', completed))) rotated++;
     if (failed > 0 && (await this.rotate('failed', failed))) rotated++;
+    // A rotation dropped jobs: the workflow edges of the dependents it dropped go too (docs/workflows.md).
+    for (let round = 0; rotated > 0 && round < EDGE_PRUNE_ROUNDS; round++) {
+      const [row] = await this.db.query(pruneEdges, [EDGE_PRUNE_BATCH]);
+      if ((row?.pruned ?? 0) < EDGE_PRUNE_BATCH) break;
+    }
     return rotated;
   }
 

@@ -1,0 +1,129 @@
+import type { AwaDatabase } from '../database/awa-database.js';
+import type { JobState } from '../interfaces/job.interface.js';
+import type { DependencyFailurePolicy } from '../interfaces/workflow.interface.js';
+import { FIRST_CURSOR } from '../sql/admin.sql.js';
+import * as workflowAdminSql from '../sql/workflow-admin.sql.js';
+import type { WorkflowState, WorkflowSummaryRow } from '../sql/workflow-admin.sql.js';
+import { checkPlainObject, checkWorkflowId, isJobId } from './job-filter.js';
+import { checkPageLimit, JOB_PAGE_DEFAULT } from './queue-admin.limits.js';
+import { AdminValidationError } from '../errors/admin-validation.error.js';
+import { AdminMessages } from '../awa.messages.js';
+
+export type { WorkflowState };
+
+/** The most jobs, and the most edges, getWorkflow returns of one workflow. */
+export const WORKFLOW_READ_MAX = 20_000;
+
+/** A workflow as QueueAdmin lists it. */
+export interface WorkflowSummary {
+  id: string;
+  /** running while any job is unfinished; then failed if any failed, cancelled if any was cancelled, else completed. */
+  state: WorkflowState;
+  jobs: number;
+  createdAt: Date;
+  /** When its last job ended, once all have. */
+  finishedAt: Date | null;
+}
+
+/** A workflow as QueueAdmin.getWorkflow returns it: its jobs and its dependency edges. */
+export interface WorkflowView extends WorkflowSummary {
+  jobs: number;
+  jobList: Array<{
+    id: string;
+    kind: string;
+    queue: string;
+    state: JobState;
+    attempt: number;
+    /** Dependencies it still waits for. */
+    waitingOn: number;
+    createdAt: Date;
+    finalizedAt: Date | null;
+  }>;
+  edges: Array<{
+    dependentId: string;
+    dependencyId: string;
+    /** The dependency's ref, as the dependent names it. */
+    ref: string;
+    policy: DependencyFailurePolicy;
+    /** How the dependency ended, once it resolved the edge; null while it has not. */
+    state: 'completed' | 'failed' | 'cancelled' | 'deleted' | null;
+  }>;
+}
+
+/** listWorkflows' options: a state, and a page (`after`: the previous page's `next`). */
+export interface WorkflowListOptions {
+  state?: WorkflowState;
+  after?: string;
+  /** 1 to 500, default 50. */
+  limit?: number;
+}
+
+export interface WorkflowPage {
+  workflows: WorkflowSummary[];
+  next: string | null;
+}
+
+const WORKFLOW_STATES: readonly WorkflowState[] = ['running', 'completed', 'failed', 'cancelled'];
+
+const summary = (row: WorkflowSummaryRow): WorkflowSummary => ({
+  id: row.workflow_id,
+  state: row.state,
+  jobs: row.jobs,
+  createdAt: row.created_at,
+  finishedAt: row.finished_at,
+});
+
+/** QueueAdmin.getWorkflow. */
+export async function readWorkflow(db: AwaDatabase, id: string): Promise<WorkflowView | null> {
+  checkWorkflowId(id, 'workflowId');
+  const [row] = await db.query(workflowAdminSql.workflowSummary, [id]);
+  if (!row) return null;
+  const [jobs, edges] = await Promise.all([
+    db.query(workflowAdminSql.workflowJobs, [id, WORKFLOW_READ_MAX]),
+    db.query(workflowAdminSql.workflowEdges, [id, WORKFLOW_READ_MAX]),
+  ]);
+  return {
+    ...summary(row),
+    jobList: jobs.map((j) => ({
+      id: j.id,
+      kind: j.kind,
+      queue: j.queue,
+      state: j.state,
+      attempt: j.attempt,
+      waitingOn: j.waiting_on,
+      createdAt: j.created_at,
+      finalizedAt: j.finalized_at,
+    })),
+    edges: edges.map((e) => ({
+      dependentId: e.dependent_id,
+      dependencyId: e.dependency_id,
+      ref: e.ref,
+      policy: e.policy,
+      state: e.state,
+    })),
+  };
+}
+
+/** QueueAdmin.listWorkflows. */
+export async function listWorkflowPage(db: AwaDatabase, options: WorkflowListOptions): Promise<WorkflowPage> {
+  const o = checkPlainObject(options, 'options', ['state', 'after', 'limit']) as WorkflowListOptions;
+  if (o.state !== undefined && !WORKFLOW_STATES.includes(o.state))
+    throw new AdminValidationError(
+      'options.state',
+      AdminMessages.badState('options.state', String(o.state), WORKFLOW_STATES),
+    );
+  if (o.after !== undefined && !isJobId(o.after))
+    throw new AdminValidationError('options.after', AdminMessages.badId('options.after'));
+  const limit = o.limit ?? JOB_PAGE_DEFAULT;
+  checkPageLimit(limit);
+  const rows = await db.query(workflowAdminSql.listWorkflows, [o.state ?? null, o.after ?? FIRST_CURSOR, limit + 1]);
+  const page = rows.slice(0, limit);
+  return { workflows: page.map(summary), next: rows.length > limit ? page[page.length - 1]!.first_id : null };
+}
+
+/** QueueAdmin.retryWorkflow. */
+export async function retryWorkflowJobs(db: AwaDatabase, id: string): Promise<{ retried: number }> {
+  checkWorkflowId(id, 'workflowId');
+  const [row] = await db.query(workflowAdminSql.retryWorkflow, [id]);
+  return { retried: row?.retried ?? 0 };
+}
