@@ -4,7 +4,8 @@ import { JobValueError } from '../errors/job-value.error.js';
 import type { ObservedAttempt } from '../events/observed-attempt.js';
 import type { DeadlineSweep } from './deadline-sweep.js';
 import { backOffOf, rateLimitMarker } from './rate-limit.marker.js';
-import type { Job, RateLimited } from '../interfaces/job.interface.js';
+import type { Job, JobTransactionBody, RateLimited } from '../interfaces/job.interface.js';
+import { JobTransactionError } from '../errors/job-transaction.error.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { encodeJson } from '../util/json-value.js';
 import { JobSnooze } from '../interfaces/job-snooze.js';
@@ -29,6 +30,8 @@ export interface ProgressSink {
   readonly maxProgressBytes: number;
   /** Queues a write of `job.progressJson`; resolves once it was written (or given up on). */
   writeProgress(job: InFlightJob): Promise<void>;
+  /** Runs job.transaction (see JobTransactions); absent, it throws. */
+  readonly transactions?: { run<T>(job: InFlightJob, body: JobTransactionBody<T>): Promise<T> };
 }
 
 /**
@@ -73,10 +76,16 @@ export class InFlightJob {
   progressJson: string | undefined;
   /** Resolves once the progress queued last is written: the attempt's result is written after it. */
   progressWritten: Promise<void> | undefined;
+  /** job.transaction was called; `transactionOpen` settles (never rejects) when it does. */
+  transactionUsed = false;
+  transactionOpen: Promise<void> | undefined;
+  /** The job completed in job.transaction: whatever the handler does after, its end writes nothing. */
+  completedInTransaction = false;
 
   constructor(
     readonly row: ClaimedJobRow,
-    private readonly progressSink?: ProgressSink,
+    /** @internal Where progress and job.transaction go (the LeaseWriter). */
+    readonly progressSink?: ProgressSink,
     /** When its claim was sent, on the monotonic clock: the wait in the buffer is timed from it. */
     readonly claimedAt = performance.now(),
   ) {
@@ -112,8 +121,15 @@ export class InFlightJob {
     this.whileBuffered?.();
   }
 
+  /** The outcome was given (job.transaction may not start then). */
+  get hasEnded(): boolean {
+    return this.ended;
+  }
+
   /** The lease was rescued: abort the handler, or drop the job if it has not started. */
   markLost(reason: string): void {
+    // A heartbeat that finds the lease gone after job.transaction completed the job: not a loss.
+    if (this.completedInTransaction || this.transactionOpen) return;
     this.lost = true;
     this.abort(reason);
     this.whileBuffered?.();
@@ -139,7 +155,7 @@ export class InFlightJob {
     const limit = this.progressSink?.maxProgressBytes ?? Infinity;
     if (encoded.bytes > limit)
       throw new JobValueError('progress', JobValueMessages.progressTooLarge(encoded.bytes, limit));
-    if (this.settled || this.lost || !this.progressSink) return; // it could not land any more
+    if (this.settled || this.lost || this.completedInTransaction || !this.progressSink) return; // it could not land any more
     const queued = this.progressJson !== undefined;
     this.progressJson = encoded.json;
     if (!queued) this.progressWritten = this.progressSink.writeProgress(this);
@@ -209,7 +225,7 @@ export class InFlightJob {
 
   private returnedValue(value: unknown): void {
     const backOff = settledAs(value, RETURNED);
-    if (!this.ended && backOff === RETURNED) this.returned = value;
+    if (!this.ended && backOff === RETURNED && !this.completedInTransaction) this.returned = value;
     this.finish(backOff);
   }
 
@@ -219,6 +235,8 @@ export class InFlightJob {
   }
 
   private finish(outcome: AttemptOutcome): void {
+    // Completed in job.transaction: what the handler did after (threw, backed off) changes nothing.
+    if (this.completedInTransaction && outcome.kind !== 'released') outcome = RETURNED;
     if (this.ended) {
       if (outcome.kind !== 'released') this.onLate?.(outcome, this);
       return;
@@ -289,5 +307,10 @@ class AttemptJob implements Job {
 
   rateLimit(retryAfterMs: number): RateLimited {
     return rateLimitMarker(retryAfterMs);
+  }
+
+  transaction<T>(body: JobTransactionBody<T>): Promise<T> {
+    const runner = this.#inFlight.progressSink?.transactions;
+    return runner ? runner.run(this.#inFlight, body) : Promise.reject(new JobTransactionError('unavailable', this.id));
   }
 }
