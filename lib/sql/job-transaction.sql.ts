@@ -20,12 +20,18 @@ export interface HeldAttemptRow {
 
 /**
  * Takes the fence of attempt ($1 job id, $2 run lease): locks its lease row FOR KEY SHARE if the
- * attempt still holds it and its job runs on it. No row: the attempt no longer owns the job.
+ * attempt still holds it and its job runs on it. No row: the attempt no longer owns the job. $3
+ * (ms as text, null: left as it is) is the transaction's idle_in_transaction_session_timeout, set
+ * first in the same round trip.
  */
-export const holdAttempt = statement<[id: string, runLease: string], HeldAttemptRow>(
+export const holdAttempt = statement<[id: string, runLease: string, idleTimeout: string | null], HeldAttemptRow>(
   'job_transaction_hold',
   `
-  SELECT l.cancel_requested FROM awa.active_leases l
+  WITH limits AS MATERIALIZED (
+    SELECT set_config('idle_in_transaction_session_timeout',
+                      coalesce($3::text, current_setting('idle_in_transaction_session_timeout')), true) AS idle
+  )
+  SELECT l.cancel_requested FROM limits, awa.active_leases l
     JOIN awa.jobs j ON j.id = l.job_id AND j.run_lease = l.run_lease AND j.state = 'running'
    WHERE l.job_id = $1::bigint AND l.run_lease = $2::bigint
      FOR KEY SHARE OF l`,

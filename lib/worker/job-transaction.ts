@@ -5,7 +5,7 @@ import { queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { JobTransactionError } from '../errors/job-transaction.error.js';
 import type { JobTransactionBody } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
-import { jobTransactionSql, sessionSql } from '../sql/index.js';
+import { jobTransactionSql } from '../sql/index.js';
 import { encodeJson } from '../util/json-value.js';
 import type { InFlightJob } from './in-flight-job.js';
 
@@ -48,13 +48,6 @@ export class JobTransactions {
   private async execute<T>(job: InFlightJob, body: JobTransactionBody<T>): Promise<T> {
     if (job.progressWritten) await job.progressWritten; // progress reported before lands before
     const result = await this.db.dataSource.transaction(async (manager) => {
-      // A frozen process (SIGSTOP) must not hold the fence for ever: past heartbeatStaleAfter of
-      // silence the server ends the session, the fence goes, and a rescue can run the job again.
-      await queryRowsWithManager(manager, sessionSql.setLocalLimits, [
-        null,
-        null,
-        String(this.options.heartbeatStaleAfter),
-      ]);
       await this.hold(manager, job);
       const value = await body(manager);
       const { output, note } = encodeOutput(value, this.options.maxOutputBytes);
@@ -72,9 +65,14 @@ export class JobTransactions {
     return result;
   }
 
-  /** Takes (or re-reads) the fence; throws if the attempt lost it or its job has a cancel request. */
+  /**
+   * Takes (or re-reads) the fence; throws if the attempt lost it or its job has a cancel request. A
+   * frozen process (SIGSTOP) must not hold the fence for ever: past heartbeatStaleAfter of silence
+   * the server ends the session, the fence goes, and a rescue can run the job again.
+   */
   private async hold(manager: EntityManager, job: InFlightJob, otherwise?: 'cancelled'): Promise<void> {
-    const [held] = await queryRowsWithManager(manager, jobTransactionSql.holdAttempt, [job.id, job.runLease]);
+    const idle = String(this.options.heartbeatStaleAfter);
+    const [held] = await queryRowsWithManager(manager, jobTransactionSql.holdAttempt, [job.id, job.runLease, idle]);
     if (!held) throw new JobTransactionError('lease-lost', job.id);
     if (held.cancel_requested || otherwise) throw new JobTransactionError(otherwise ?? 'cancelled', job.id);
   }

@@ -207,7 +207,7 @@ describe('query plans', () => {
       [['1'], ['1'], [1_000], [100], ['cap']],
       ['active_leases_pkey', 'jobs_pkey'],
     ),
-    planCase('holdAttempt', jobTransactionSql.holdAttempt, ['1', '1'], ['active_leases_pkey', 'jobs_pkey']),
+    planCase('holdAttempt', jobTransactionSql.holdAttempt, ['1', '1', '60000'], ['active_leases_pkey', 'jobs_pkey']),
     planCase(
       'completeAttempt',
       jobTransactionSql.completeAttempt,

@@ -18,8 +18,12 @@ describe('job-transaction.sql', () => {
     const c = await f.client();
     await c.query('BEGIN');
     try {
-      expect(await f.run(jobTransactionSql.holdAttempt, [attempt.id, attempt.runLease], c)).toEqual([
+      expect(await f.run(jobTransactionSql.holdAttempt, [attempt.id, attempt.runLease, '60000'], c)).toEqual([
         { cancel_requested: false },
+      ]);
+      // The fence sets the transaction's idle limit in the same round trip.
+      expect(await execOn(c)('SHOW idle_in_transaction_session_timeout')).toEqual([
+        { idle_in_transaction_session_timeout: '1min' },
       ]);
       await body(c);
     } finally {
@@ -30,23 +34,23 @@ describe('job-transaction.sql', () => {
   describe('holdAttempt', () => {
     it("returns the lease's cancel request while the attempt holds its running job", async () => {
       const held = await seedRunning(f.sql);
-      expect(await f.run(jobTransactionSql.holdAttempt, [held.id, held.runLease])).toEqual([
+      expect(await f.run(jobTransactionSql.holdAttempt, [held.id, held.runLease, null])).toEqual([
         { cancel_requested: false },
       ]);
       await f.sql('UPDATE awa.active_leases SET cancel_requested = true WHERE job_id = $1', [held.id]);
-      expect(await f.run(jobTransactionSql.holdAttempt, [held.id, held.runLease])).toEqual([
+      expect(await f.run(jobTransactionSql.holdAttempt, [held.id, held.runLease, null])).toEqual([
         { cancel_requested: true },
       ]);
     });
 
     it('returns nothing for a stale lease, a lease gone, or a job not running on it', async () => {
       const held = await seedRunning(f.sql, { attempt: 2 });
-      expect(await f.run(jobTransactionSql.holdAttempt, [held.id, '1'])).toEqual([]);
+      expect(await f.run(jobTransactionSql.holdAttempt, [held.id, '1', null])).toEqual([]);
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
-      expect(await f.run(jobTransactionSql.holdAttempt, [gone.id, gone.runLease])).toEqual([]);
+      expect(await f.run(jobTransactionSql.holdAttempt, [gone.id, gone.runLease, null])).toEqual([]);
       const waiting = await seedJob(f.sql, { state: 'retryable', attempt: 1, runLease: 1 });
-      expect(await f.run(jobTransactionSql.holdAttempt, [waiting, '1'])).toEqual([]);
+      expect(await f.run(jobTransactionSql.holdAttempt, [waiting, '1', null])).toEqual([]);
     });
 
     it('makes every rescue skip the lease while it is held, and take it once the holder rolled back', async () => {
