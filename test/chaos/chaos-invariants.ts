@@ -61,7 +61,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
     },
   }),
   rowsCheck(
-    'every error entry is a documented one (the three rescues, the two releases, the flaky handler)',
+    'every error entry is a documented one (the three rescues, the two releases, the flaky and counted handlers)',
     `SELECT j.id::text, e->>'error' AS error FROM awa.all_jobs j, jsonb_array_elements(j.errors) e
       WHERE NOT (e->>'error' = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM chaos.instance_pids p WHERE e->>'error' = $2 || p.instance_id))`,
