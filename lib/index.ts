@@ -18,6 +18,7 @@ export type {
   JobError,
   JobHandlerFn,
   JobRecord,
+  JobTransactionBody,
   JobState,
 } from './interfaces/job.interface.js';
 export type {
@@ -35,6 +36,7 @@ export {
   EnqueueValidationError,
   HandlerRegistrationError,
   JobSnoozedError,
+  JobTransactionError,
   JobValueError,
   RateLimitedError,
   ScheduleNotFoundError,
@@ -42,6 +44,7 @@ export {
   StatementTimeoutError,
   UniqueConflictError,
   type AwaErrorCode,
+  type JobTransactionRefusal,
 } from './errors/index.js';
 export { QueueAdmin, BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_MAX } from './admin/queue-admin.service.js';
 export type { JobFilter } from './admin/job-filter.js';

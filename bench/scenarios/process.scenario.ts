@@ -37,6 +37,8 @@ export async function drainInProcess(
   db: BenchDatabase,
   profile: QueueProfile,
   imports: DynamicModule[] = [],
+  /** The kind of the drained jobs (default: bench.noop). */
+  kind?: string,
 ): Promise<DrainRun> {
   const { config } = ctx;
   const bootStarted = now();
@@ -59,6 +61,7 @@ export async function drainInProcess(
       handled: () => hooks.handled,
       timeoutMs: config.scenarioTimeoutMs,
       log: ctx.log,
+      kind,
     });
     statements.detach();
     const vacuumsAfter = await autovacuums(observer);

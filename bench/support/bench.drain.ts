@@ -37,10 +37,16 @@ export async function gatedDrain(options: {
   log: (line: string) => void;
   /** Enqueue options of job `i` (e.g. its concurrencyKey). Default: none. */
   options?: (i: number) => Omit<EnqueueManyItem, 'kind' | 'args'>;
+  /** The kind of the jobs. Default: bench.noop. */
+  kind?: string;
 }): Promise<GatedDrain> {
   const { producer, observer, n, chunk } = options;
   const queue = producer.get(QueueProducer);
-  const items = Array.from({ length: n }, (_, i) => ({ ...options.options?.(i), kind: BenchKinds.noop, args: { i } }));
+  const items = Array.from({ length: n }, (_, i) => ({
+    ...options.options?.(i),
+    kind: options.kind ?? BenchKinds.noop,
+    args: { i },
+  }));
   const ids: string[] = [];
   let t0 = 0;
   let first = '';

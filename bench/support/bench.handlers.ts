@@ -9,7 +9,11 @@ export const BenchKinds = {
   noop: 'bench.noop',
   latency: 'bench.latency',
   hold: 'bench.hold',
+  transaction: 'bench.transaction',
 } as const;
+
+/** The rows bench.transaction jobs count in (job i adds 1 to row i % COUNTER_ROWS of public.bench_counter). */
+export const COUNTER_ROWS = 64;
 
 /** What the handlers of one app report to, and wait on. One object per app, no globals. */
 export class BenchHooks {
@@ -53,6 +57,15 @@ export class BenchHandlers {
   @JobHandler(BenchKinds.latency)
   async latency(job: Job<{ i: number }>): Promise<void> {
     this.hooks.hitLatency(job.args.i);
+  }
+
+  /** A no-op that writes one row with its completion, in job.transaction: the cost of that path. */
+  @JobHandler(BenchKinds.transaction)
+  async transaction(job: Job<{ i: number }>): Promise<void> {
+    await job.transaction((manager) =>
+      manager.query('UPDATE public.bench_counter SET n = n + 1 WHERE id = $1', [job.args.i % COUNTER_ROWS]),
+    );
+    this.hooks.handled++;
   }
 
   @JobHandler(BenchKinds.hold)

@@ -28,6 +28,8 @@ export const AwaErrorCodes = {
   scheduleNotFound: 'AWA_SCHEDULE_NOT_FOUND',
   /** Thrown by a handler to back off (RateLimitedError): the job waits again without spending an attempt. */
   rateLimited: 'AWA_RATE_LIMITED',
+  /** job.transaction() did not commit: the attempt lost its lease, the job was cancelled, or it was called twice. */
+  jobTransaction: 'AWA_JOB_TRANSACTION',
 } as const;
 
 export type AwaErrorCode = (typeof AwaErrorCodes)[keyof typeof AwaErrorCodes];

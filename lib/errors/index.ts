@@ -13,3 +13,4 @@ export { JobSnoozedError } from './job-snoozed.error.js';
 export { JobValueError } from './job-value.error.js';
 export { ScheduleNotFoundError } from './schedule-not-found.error.js';
 export { RateLimitedError } from './rate-limited.error.js';
+export { JobTransactionError, type JobTransactionRefusal } from './job-transaction.error.js';

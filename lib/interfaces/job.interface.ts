@@ -74,7 +74,19 @@ export interface Job<TArgs = unknown> {
    * pages, then merge). Once per attempt; a failure, snooze or cancel drops them. docs/workflows.md.
    */
   addSteps(jobs: ReadonlyArray<GraphJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void;
+  /**
+   * Runs `body` in one transaction of the app's DataSource that also completes the job: everything
+   * written through `manager` (including `producer.enqueue(..., { manager })`) commits with the
+   * completion, or nothing does. Fenced on this attempt's lease: if the attempt no longer owns the
+   * job (rescued, released, past its deadline) or the job has a cancel request, it rolls back and
+   * throws a JobTransactionError. Resolves with `body`'s value, stored as the job's output; the job
+   * is completed then, whatever the handler does after. Once per attempt. See docs/exactly-once.md.
+   */
+  transaction<T>(body: JobTransactionBody<T>): Promise<T>;
 }
+
+/** What `job.transaction(body)` runs: the handler's writes, on the transaction's EntityManager. */
+export type JobTransactionBody<T> = (manager: EntityManager) => T | Promise<T>;
 
 /** What `job.rateLimit()` returns: a handler returns it to back off. */
 export interface RateLimited {

@@ -41,6 +41,11 @@ export async function writeAttemptOutcome(
 ): Promise<JobState | null> {
   const { writer, events } = sinks;
   if (outcome.kind === 'deadline') inFlight.abort(AbortReasons.deadline);
+  if (inFlight.transactionUsed) {
+    // Its job.transaction decides first; if it completed the job, there is nothing left to write.
+    await writer.transactions.settled(inFlight);
+    if (inFlight.completedInTransaction) return ended(events, inFlight, { kind: 'returned' }, 'completed');
+  }
   const snoozed = inFlight.returned instanceof JobSnooze;
   const state = inFlight.cancelRequested
     ? ifHeld(await writer.cancel(inFlight, RescueErrors.cancelled), 'cancelled')
@@ -59,8 +64,13 @@ export async function writeAttemptOutcome(
             retryBaseDelay: options.retryBaseDelay,
             retryMaxDelay: options.retryMaxDelay,
           });
-  if (!events.listening) return state;
-  events.emit({ type: 'ended', attempt: inFlight.observed, outcome, state });
-  if (state === 'scheduled' && snoozed) events.emit({ type: 'snoozed', attempt: inFlight.observed });
+  ended(events, inFlight, outcome, state);
+  if (events.listening && state === 'scheduled' && snoozed)
+    events.emit({ type: 'snoozed', attempt: inFlight.observed });
+  return state;
+}
+
+function ended(events: AwaEvents, inFlight: InFlightJob, outcome: UnwrittenOutcome, state: JobState | null) {
+  if (events.listening) events.emit({ type: 'ended', attempt: inFlight.observed, outcome, state });
   return state;
 }

@@ -21,6 +21,10 @@ export class AttemptResults {
    * than record()'s chain of promises: `done` is called once it is written or given up on.
    */
   complete(job: InFlightJob, done: (job: InFlightJob) => void): void {
+    if (job.transactionUsed) {
+      void this.record(job, { kind: 'returned' }).finally(() => done(job));
+      return;
+    }
     this.sinks.writer.complete(job).then(
       (held) => this.written(job, held, undefined, done),
       (error: unknown) => this.written(job, false, error, done),
@@ -36,7 +40,7 @@ export class AttemptResults {
       const state = await writeAttemptOutcome(this.sinks, this.options, inFlight, outcome);
       if (outcome.kind === 'rateLimited') this.backedOff(state, outcome.retryAfterMs);
       if (state === null) this.leaseLost(inFlight);
-      else if (outcome.kind === 'threw') {
+      else if (outcome.kind === 'threw' && !inFlight.completedInTransaction) {
         this.logger.warn(AwaMessages.handlerThrew(row.id, row.kind, row.attempt, describeThrown(outcome.error)));
       }
     } catch (error) {

@@ -4,12 +4,13 @@ import { JobValueError } from '../errors/job-value.error.js';
 import type { ObservedAttempt } from '../events/observed-attempt.js';
 import type { DeadlineSweep } from './deadline-sweep.js';
 import { backOffOf, rateLimitMarker } from './rate-limit.marker.js';
-import type { Job, RateLimited } from '../interfaces/job.interface.js';
 import type { DependencyResult, DependencyResultsOptions } from '../interfaces/workflow.interface.js';
 import { readDependencyResults, type DependencyReader } from './dependency-results.js';
 import type { EncodedSteps } from './step-completion.js';
 import type { GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
+import type { Job, JobTransactionBody, RateLimited } from '../interfaces/job.interface.js';
+import { JobTransactionError } from '../errors/job-transaction.error.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 import { encodeJson } from '../util/json-value.js';
 import { JobSnooze } from '../interfaces/job-snooze.js';
@@ -38,6 +39,8 @@ export interface ProgressSink {
   readonly dependencies?: DependencyReader;
   /** Checks and encodes job.addSteps() (absent: steps are refused). */
   encodeSteps?(jobs: ReadonlyArray<GraphJob>, options: Pick<GraphOptions, 'onDependencyFailure'>): EncodedSteps;
+  /** Runs job.transaction (see JobTransactions); absent, it throws. */
+  readonly transactions?: { run<T>(job: InFlightJob, body: JobTransactionBody<T>): Promise<T> };
 }
 
 /**
@@ -82,6 +85,11 @@ export class InFlightJob {
   progressJson: string | undefined;
   /** Resolves once the progress queued last is written: the attempt's result is written after it. */
   progressWritten: Promise<void> | undefined;
+  /** job.transaction was called; `transactionOpen` settles (never rejects) when it does. */
+  transactionUsed = false;
+  transactionOpen: Promise<void> | undefined;
+  /** The job completed in job.transaction: whatever the handler does after, its end writes nothing. */
+  completedInTransaction = false;
 
   /** Steps the handler added (job.addSteps), written with its completion. */
   steps: EncodedSteps | undefined;
@@ -100,7 +108,8 @@ export class InFlightJob {
 
   constructor(
     readonly row: ClaimedJobRow,
-    private readonly progressSink?: ProgressSink,
+    /** @internal Where progress and job.transaction go (the LeaseWriter). */
+    readonly progressSink?: ProgressSink,
     /** When its claim was sent, on the monotonic clock: the wait in the buffer is timed from it. */
     readonly claimedAt = performance.now(),
   ) {
@@ -136,8 +145,15 @@ export class InFlightJob {
     this.whileBuffered?.();
   }
 
+  /** The outcome was given (job.transaction may not start then). */
+  get hasEnded(): boolean {
+    return this.ended;
+  }
+
   /** The lease was rescued: abort the handler, or drop the job if it has not started. */
   markLost(reason: string): void {
+    // A heartbeat that finds the lease gone after job.transaction completed the job: not a loss.
+    if (this.completedInTransaction || this.transactionOpen) return;
     this.lost = true;
     this.abort(reason);
     this.whileBuffered?.();
@@ -163,7 +179,7 @@ export class InFlightJob {
     const limit = this.progressSink?.maxProgressBytes ?? Infinity;
     if (encoded.bytes > limit)
       throw new JobValueError('progress', JobValueMessages.progressTooLarge(encoded.bytes, limit));
-    if (this.settled || this.lost || !this.progressSink) return; // it could not land any more
+    if (this.settled || this.lost || this.completedInTransaction || !this.progressSink) return; // it could not land any more
     const queued = this.progressJson !== undefined;
     this.progressJson = encoded.json;
     if (!queued) this.progressWritten = this.progressSink.writeProgress(this);
@@ -233,7 +249,7 @@ export class InFlightJob {
 
   private returnedValue(value: unknown): void {
     const backOff = settledAs(value, RETURNED);
-    if (!this.ended && backOff === RETURNED) this.returned = value;
+    if (!this.ended && backOff === RETURNED && !this.completedInTransaction) this.returned = value;
     this.finish(backOff);
   }
 
@@ -243,6 +259,8 @@ export class InFlightJob {
   }
 
   private finish(outcome: AttemptOutcome): void {
+    // Completed in job.transaction: what the handler did after (threw, backed off) changes nothing.
+    if (this.completedInTransaction && outcome.kind !== 'released') outcome = RETURNED;
     if (this.ended) {
       if (outcome.kind !== 'released') this.onLate?.(outcome, this);
       return;
@@ -321,5 +339,10 @@ class AttemptJob implements Job {
 
   addSteps(jobs: ReadonlyArray<GraphJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void {
     this.#inFlight.addSteps(jobs, options);
+  }
+
+  transaction<T>(body: JobTransactionBody<T>): Promise<T> {
+    const runner = this.#inFlight.progressSink?.transactions;
+    return runner ? runner.run(this.#inFlight, body) : Promise.reject(new JobTransactionError('unavailable', this.id));
   }
 }

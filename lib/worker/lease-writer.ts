@@ -15,6 +15,7 @@ import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
 import { encodeOutput, held, refusedData, snoozeOf } from './job-result.js';
+import { JobTransactions } from './job-transaction.js';
 
 /**
  * Connections a heartbeat tick spreads its chunks over. The server's per-row work dominates a tick
@@ -60,11 +61,16 @@ export class LeaseWriter implements ProgressSink {
     this.writeStarts(reqs),
   );
 
+  /** job.transaction(): not batched, one transaction of the DataSource each. */
+  readonly transactions: JobTransactions;
+
   constructor(
     private readonly db: AwaDatabase,
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
     private readonly explorer: AwaExplorer,
-  ) {}
+  ) {
+    this.transactions = new JobTransactions(db, options);
+  }
 
   get maxProgressBytes(): number {
     return this.options.maxProgressBytes;

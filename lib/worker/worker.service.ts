@@ -90,8 +90,11 @@ export class WorkerService {
   private async release(jobs: InFlightJob[], started: boolean): Promise<void> {
     if (jobs.length === 0) return;
     jobs.forEach((job) => job.release(AbortReasons.shutdown));
+    // Inside job.transaction the lease is fenced until it ends: not released here (it would wait on
+    // the fence); it commits, or it rolls back and the job is rescued like a lost instance's.
+    const releasable = jobs.filter((job) => !job.transactionUsed);
     try {
-      await this.writer.release(jobs, RescueErrors.releasedOnShutdown, started);
+      await this.writer.release(releasable, RescueErrors.releasedOnShutdown, started);
     } catch (error) {
       // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
       this.logger.error(AwaMessages.operationFailed('releasing jobs on shutdown', String(error)));

@@ -12,11 +12,16 @@ export const CHAOS_KINDS = {
   keyedA: { kind: 'chaos.keyed.a', queue: 'keyed' },
   keyedB: { kind: 'chaos.keyed.b', queue: 'keyed' },
   rated: { kind: 'chaos.rated', queue: 'rated' },
+  // Adds 1 to chaos.counter inside job.transaction: the counter must end equal to the completed ones.
+  counted: { kind: 'chaos.counted', queue: 'fast' },
 } as const;
 export type ChaosKindName = keyof typeof CHAOS_KINDS;
 
 /** Thrown (as a string) by chaos.flaky on its first attempt: the one documented handler error. */
 export const FLAKY_ERROR = 'chaos: flaky handler fails its first attempt';
+
+/** What chaos.counted throws when its job.transaction did not commit (a fault, not a refusal). */
+export const COUNTED_ERROR = 'chaos: counted handler: job.transaction rolled back';
 
 /** Hanging jobs never settle: each attempt ends at the slow queue's hard deadline, then they fail. */
 export const HANG_MAX_ATTEMPTS = 2;
@@ -115,4 +120,12 @@ export const ENV = {
 
 /** Fractions of each kind among the jobs (the rest are quick). */
 export type ChaosMix = Record<Exclude<ChaosKindName, 'quick'>, number>;
-export const DEFAULT_MIX: ChaosMix = { flaky: 0.05, slow: 0.1, hang: 0.01, keyedA: 0.1, keyedB: 0.1, rated: 0.15 };
+export const DEFAULT_MIX: ChaosMix = {
+  flaky: 0.05,
+  slow: 0.1,
+  hang: 0.01,
+  keyedA: 0.1,
+  keyedB: 0.1,
+  rated: 0.15,
+  counted: 0.15,
+};

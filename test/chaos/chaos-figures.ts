@@ -1,4 +1,4 @@
-import { FLAKY_ERROR } from './chaos-config.js';
+import { COUNTED_ERROR, FLAKY_ERROR } from './chaos-config.js';
 import { INSTANCE_DIED_PREFIX, type Query } from './chaos-invariants.js';
 import { RescueErrors } from 'nestjs-awa';
 
@@ -44,6 +44,7 @@ const errorKind = (e: string) => `CASE
   WHEN ${e} = $4 THEN 'released on shutdown'
   WHEN ${e} = $5 THEN 'flaky handler error'
   WHEN ${e} = $6 THEN 'released unstarted'
+  WHEN ${e} = '${COUNTED_ERROR}' THEN 'counted handler: job.transaction rolled back'
   ELSE 'other' END`;
 const ERROR_KIND_VALUES = [
   RescueErrors.heartbeatStale,

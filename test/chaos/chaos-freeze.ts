@@ -3,7 +3,10 @@ import type { ChaosProcess } from './chaos-process.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The freeze fault: one worker's every connection to PostgreSQL stalls (no data, no FIN), then thaws. */
+/**
+ * The freeze fault: one worker's every connection to PostgreSQL stalls (no data, no FIN), then thaws;
+ * or, `process`, the worker itself is stopped (SIGSTOP) and continued (SIGCONT), its connections open.
+ */
 export interface FreezeRecord {
   pid: number;
   /** When it began (database clock). */
@@ -37,6 +40,7 @@ export async function freezeOne(
   query: Query,
   ms: number,
   log: (line: string) => void,
+  mode: 'connections' | 'process' = 'connections',
 ): Promise<FreezeRecord | undefined> {
   const ready = workers.filter((w) => w.alive && !w.expectedExit && w.readyAt !== undefined);
   if (ready.length < 2) return undefined;
@@ -57,8 +61,12 @@ export async function freezeOne(
   const proxy = victim && proxyOf(victim);
   if (!victim || !proxy) return undefined;
   const leases: string[] = held[0].leases;
-  proxy.freeze(undefined, { newOnes: true });
-  log(`chaos: froze worker ${victim.pid}'s connections holding ${leases.length} job(s) for ${ms} ms`);
+  const what = mode === 'process' ? 'stopped (SIGSTOP) worker' : 'froze worker';
+  if (mode === 'process') victim.kill('SIGSTOP');
+  else proxy.freeze(undefined, { newOnes: true });
+  log(
+    `chaos: ${what} ${victim.pid}${mode === 'process' ? '' : "'s connections"} holding ${leases.length} job(s) for ${ms} ms`,
+  );
   await sleep(ms);
   // Its own writes are stalled, so a lease gone by now was taken from it (rescued).
   const [{ n: rescued }] = await query(
@@ -74,9 +82,10 @@ export async function freezeOne(
         AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [LEADER_LOCK_KEY],
   );
-  proxy.thaw();
+  if (mode === 'process') victim.kill('SIGCONT');
+  else proxy.thaw();
   log(
-    `chaos: thawed worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) ` +
+    `chaos: ${mode === 'process' ? 'continued' : 'thawed'} worker ${victim.pid}; ${rescued} of its ${leases.length} job(s) ` +
       `had been rescued; leader then: ${leader?.pid ?? 'none'}`,
   );
   return { pid: victim.pid, at: held[0].at, ms, jobsHeld: leases.length, rescued, leaderPid: leader?.pid ?? null };

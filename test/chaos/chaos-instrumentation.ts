@@ -16,6 +16,10 @@ export const INSTRUMENTATION_SQL = [
      job_id bigint NOT NULL, attempt int NOT NULL, run_lease bigint NOT NULL, pid int NOT NULL,
      token uuid NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   'CREATE INDEX ON chaos.runs (token)',
+  // chaos.counted jobs add 1 here, and note their attempt, inside job.transaction (docs/exactly-once.md).
+  'CREATE TABLE chaos.counter (id int PRIMARY KEY, n bigint NOT NULL)',
+  'INSERT INTO chaos.counter VALUES (1, 0)',
+  'CREATE TABLE chaos.counted (job_id bigint NOT NULL, run_lease bigint NOT NULL)',
   `CREATE TABLE chaos.claims (
      job_id bigint NOT NULL, run_lease bigint NOT NULL, instance_id text NOT NULL, claimed_at timestamptz,
      at timestamptz NOT NULL DEFAULT clock_timestamp())`,

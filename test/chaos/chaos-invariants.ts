@@ -1,5 +1,5 @@
 import { RescueErrors } from 'nestjs-awa';
-import { CHAOS_KINDS, FLAKY_ERROR } from './chaos-config.js';
+import { CHAOS_KINDS, COUNTED_ERROR, FLAKY_ERROR } from './chaos-config.js';
 
 export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 
@@ -13,6 +13,7 @@ export const DOCUMENTED_ERRORS = [
   RescueErrors.releasedOnShutdown,
   RescueErrors.releasedUnstarted,
   FLAKY_ERROR,
+  COUNTED_ERROR,
 ];
 /** 'worker instance died: ' — followed by the id of an instance that really existed. */
 export const INSTANCE_DIED_PREFIX = RescueErrors.instanceDiedPrefix;
@@ -60,7 +61,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
     },
   }),
   rowsCheck(
-    'every error entry is a documented one (the three rescues, the two releases, the flaky handler)',
+    'every error entry is a documented one (the three rescues, the two releases, the flaky and counted handlers)',
     `SELECT j.id::text, e->>'error' AS error FROM awa.all_jobs j, jsonb_array_elements(j.errors) e
       WHERE NOT (e->>'error' = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM chaos.instance_pids p WHERE e->>'error' = $2 || p.instance_id))`,
@@ -117,6 +118,29 @@ const CHECKS: Array<(jobs: number) => Check> = [
        LEFT JOIN LATERAL (SELECT array_agg(pid) AS pids, bool_or(pid = p.pid AND at <= t.at) AS ok
                             FROM chaos.runs WHERE job_id = j.id AND run_lease = t.run_lease) r ON true
       WHERE t.run_lease <> j.run_lease OR NOT coalesce(r.ok, false)`,
+  ),
+  // job.transaction (docs/exactly-once.md): the handler's writes committed exactly once per job.
+  (jobs) => ({
+    name: 'the job.transaction counter equals the completed counted jobs, exactly',
+    async run(query) {
+      const [r] = await query(
+        `SELECT (SELECT n FROM chaos.counter WHERE id = 1)::int AS counter,
+                (SELECT count(*) FROM awa.all_jobs WHERE kind = $1 AND state = 'completed')::int AS completed,
+                (SELECT count(*) FROM awa.all_jobs WHERE kind = $1)::int AS counted_jobs`,
+        [CHAOS_KINDS.counted.kind],
+      );
+      if (jobs >= 100 && r.counted_jobs === 0) return ['no chaos.counted job was produced'];
+      return r.counter === r.completed ? [] : [`counter ${r.counter}, completed counted jobs ${r.completed}`];
+    },
+  }),
+  rowsCheck(
+    "each counted job's writes landed once, from the attempt that completed it, and none from another",
+    `SELECT j.id::text, j.state, j.run_lease::text, c.leases FROM awa.all_jobs j
+       LEFT JOIN (SELECT job_id, array_agg(run_lease::text) AS leases FROM chaos.counted GROUP BY job_id) c
+              ON c.job_id = j.id
+      WHERE j.kind = $1
+        AND coalesce(c.leases, '{}') <> CASE WHEN j.state = 'completed' THEN ARRAY[j.run_lease::text] ELSE '{}' END`,
+    () => [CHAOS_KINDS.counted.kind],
   ),
   // Finished jobs leave awa.jobs in the statement that finishes them (docs/storage.md).
   rowsCheck(

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export type Sql = (text: string, values?: unknown[]) => Promise<any[]>;
 
 /** The order in which a job's first random number picks its kind (the rest are quick). */
-const MIX_ORDER: Array<keyof ChaosMix> = ['hang', 'slow', 'flaky', 'keyedA', 'keyedB', 'rated'];
+const MIX_ORDER: Array<keyof ChaosMix> = ['hang', 'slow', 'flaky', 'keyedA', 'keyedB', 'rated', 'counted'];
 
 /** A small deterministic PRNG (mulberry32), so a job's kind and duration follow from its seq. */
 function prng(seed: number): () => number {
@@ -37,6 +37,7 @@ const DURATION: Record<Exclude<ChaosKindName, 'hang'>, [number, number]> = {
   keyedA: [5, 60],
   keyedB: [5, 60],
   rated: [2, 20],
+  counted: [2, 20],
 };
 
 export function chaosJob(seq: number, batch: string, mix: ChaosMix): EnqueueManyItem<ChaosArgs> {

@@ -44,6 +44,12 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
           `${report.freeze.lateResultsDiscarded ?? 0} late result(s) discarded as lease lost`
         : 'none'
     }`,
+    `sigstop:      ${
+      report.stop
+        ? `at +${(report.stop.atSeconds ?? 0).toFixed(1)}s worker ${report.stop.pid} stopped ${report.stop.ms} ms ` +
+          `(connections open) holding ${report.stop.jobsHeld} job(s), ${report.stop.rescued} rescued meanwhile`
+        : 'none'
+    }`,
     `rated queue:  limit ${flow.rateLimit.limit} per ${flow.rateLimit.period} ms; ${flow.ratedStarts} handler ` +
       `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
       `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,

@@ -8,13 +8,14 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaModule, JobHandler, QueueProducer, type Job, type RateLimitOptions } from 'nestjs-awa';
+import { AwaModule, JobHandler, JobTransactionError, QueueProducer, type Job, type RateLimitOptions } from 'nestjs-awa';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import {
   CHAOS_KINDS,
   chaosAwaOptions,
+  COUNTED_ERROR,
   DEFAULT_RATE_LIMIT,
   ENV,
   FLAKY_ERROR,
@@ -49,6 +50,17 @@ class RunRecorder {
   async work(job: Job<ChaosArgs>) {
     await sleep(job.args.ms);
     await this.record(job);
+  }
+
+  /** The record of a finished run, inside the job.transaction that completes the job. */
+  async recordIn(manager: EntityManager, job: Job<ChaosArgs>) {
+    await manager.query(`INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token) VALUES ($1, $2, $3, $4, $5)`, [
+      job.id,
+      job.attempt,
+      job.runLease,
+      process.pid,
+      randomUUID(),
+    ]);
   }
 
   /**
@@ -106,6 +118,26 @@ class ChaosHandlers {
   @JobHandler(CHAOS_KINDS.hang.kind, { queue: CHAOS_KINDS.hang.queue })
   hang(): Promise<never> {
     return new Promise<never>(() => undefined);
+  }
+
+  /**
+   * Exactly once under every fault: the counter, its note and the run's record commit with the
+   * completion or not at all. A refused transaction (lease lost) throws on as it is (its failure is
+   * fenced out); any other rollback (a fault) fails the attempt with the one documented text.
+   */
+  @JobHandler(CHAOS_KINDS.counted.kind, { queue: CHAOS_KINDS.counted.queue })
+  async counted(job: Job<ChaosArgs>) {
+    await sleep(job.args.ms);
+    try {
+      await job.transaction(async (manager) => {
+        await manager.query('UPDATE chaos.counter SET n = n + 1 WHERE id = 1');
+        await manager.query('INSERT INTO chaos.counted (job_id, run_lease) VALUES ($1, $2)', [job.id, job.runLease]);
+        await this.runs.recordIn(manager, job);
+      });
+    } catch (error) {
+      if (error instanceof JobTransactionError) throw error;
+      throw COUNTED_ERROR;
+    }
   }
 
   @JobHandler(CHAOS_KINDS.keyedA.kind, { queue: CHAOS_KINDS.keyedA.queue })

@@ -53,6 +53,12 @@ export interface ChaosConfig {
   freezeAt: number | null;
   /** How long they stay frozen: longer than heartbeatStaleAfter, so that its leases are rescued meanwhile. */
   freezeMs: number;
+  /**
+   * SIGSTOP one worker once, when this fraction of the jobs has been enqueued, for freezeMs; null: never.
+   * Its connections stay open: its job.transactions hold their fences until the server's idle limit
+   * (heartbeatStaleAfter) ends them, and only then can its leases be rescued.
+   */
+  stopAt: number | null;
   /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
   timeoutMs: number;
   mix: ChaosMix;
@@ -96,6 +102,8 @@ export interface ChaosReport {
   errors: Record<string, number>;
   restart: RestartRecord | null;
   freeze: FreezeRecord | null;
+  /** The SIGSTOP fault (see stopAt). */
+  stop: FreezeRecord | null;
   flow: FlowFigures;
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
@@ -113,6 +121,7 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   downMs: 1_000,
   freezeAt: 0.7,
   freezeMs: 4_000,
+  stopAt: 0.55,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,
   rateLimit: DEFAULT_RATE_LIMIT,
@@ -151,6 +160,7 @@ class ChaosRun {
   private producer: ChaosProcess | undefined;
   private restart: RestartRecord | null = null;
   private freeze: FreezeRecord | null = null;
+  private stop: FreezeRecord | null = null;
   /** Each worker reaches PostgreSQL through a proxy of its own, which the freeze fault stalls. */
   private readonly proxies = new Map<ChaosProcess, TcpProxy>();
   /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
@@ -216,6 +226,25 @@ class ChaosRun {
         (this.producer?.produced ?? 0) >= config.restartAt * config.jobs
       ) {
         await this.restartPostgres();
+        this.faultsOverAt = Date.now();
+        nextKillAt = Date.now() + between(config.killEveryMs);
+        continue;
+      }
+      if (
+        this.stop === null &&
+        config.stopAt !== null &&
+        (this.restart !== null || config.restartAt === null) &&
+        (this.producer?.produced ?? 0) >= config.stopAt * config.jobs
+      ) {
+        const stopped = freezeOne(
+          this.workers,
+          (w) => this.proxies.get(w),
+          this.query,
+          config.freezeMs,
+          config.log,
+          'process',
+        );
+        this.stop = (await stopped.catch(() => undefined)) ?? null;
         this.faultsOverAt = Date.now();
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
@@ -453,6 +482,10 @@ class ChaosRun {
         ...this.freeze,
         atSeconds: speed.startedAt ? (this.freeze.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
         lateResultsDiscarded: this.processes.find((p) => p.pid === this.freeze!.pid)?.counts.leaseLost ?? 0,
+      },
+      stop: this.stop && {
+        ...this.stop,
+        atSeconds: speed.startedAt ? (this.stop.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
       },
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
       logs,

@@ -26,6 +26,7 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     expect(report.kills).toBeGreaterThan(0);
     expect(report.restart).not.toBeNull();
     expect(report.freeze).not.toBeNull();
+    expect(report.stop).not.toBeNull();
     // The flow queues really ran: rated handlers started, and some key held more than one lease at once.
     expect(report.flow.ratedStarts).toBeGreaterThan(0);
     expect(report.flow.mostKeyLeases).toBeGreaterThan(1);

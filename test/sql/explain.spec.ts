@@ -5,6 +5,7 @@ import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import {
   instancesSql,
   jobsSql,
+  jobTransactionSql,
   maintenanceSql,
   workerSql,
   type SqlParams,
@@ -204,6 +205,13 @@ describe('query plans', () => {
       'snoozeJobs',
       workerSql.snoozeJobs,
       [['1'], ['1'], [1_000], [100], ['cap']],
+      ['active_leases_pkey', 'jobs_pkey'],
+    ),
+    planCase('holdAttempt', jobTransactionSql.holdAttempt, ['1', '1', '60000'], ['active_leases_pkey', 'jobs_pkey']),
+    planCase(
+      'completeAttempt',
+      jobTransactionSql.completeAttempt,
+      ['1', '1', '{"n": 1}', null],
       ['active_leases_pkey', 'jobs_pkey'],
     ),
     planCase(
