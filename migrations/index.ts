@@ -13,6 +13,7 @@ import { AwaScheduleDeclarations1764700000001 } from './1764700000001-AwaSchedul
 import { AwaQueueCountEstimates1764700000004 } from './1764700000004-AwaQueueCountEstimates.js';
 import { AwaRateLogEnds1764700000005 } from './1764700000005-AwaRateLogEnds.js';
 import { AwaJobHistory1764800000000 } from './1764800000000-AwaJobHistory.js';
+import { AwaJobEvents1764900000200 } from './1764900000200-AwaJobEvents.js';
 
 export {
   AwaInit1764400000000,
@@ -30,6 +31,7 @@ export {
   AwaQueueCountEstimates1764700000004,
   AwaRateLogEnds1764700000005,
   AwaJobHistory1764800000000,
+  AwaJobEvents1764900000200,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -49,4 +51,5 @@ export const AwaMigrations = [
   AwaQueueCountEstimates1764700000004,
   AwaRateLogEnds1764700000005,
   AwaJobHistory1764800000000,
+  AwaJobEvents1764900000200,
 ];

@@ -12,3 +12,4 @@ export * as schedulesSql from './schedules.sql.js';
 export * as flowSql from './flow.sql.js';
 export * as flowKeysSql from './flow-keys.sql.js';
 export * as historySql from './job-history.sql.js';
+export * as jobEventsSql from './job-events.sql.js';
