@@ -49,6 +49,7 @@ export class AwaJobEvents1764900000200 implements MigrationInterface {
         lease_until  timestamptz,
         failures     integer     NOT NULL DEFAULT 0,
         last_error   text,
+        failed_at    timestamptz,
         updated_at   timestamptz NOT NULL DEFAULT now()
       )`,
     ]);

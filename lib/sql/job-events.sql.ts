@@ -78,6 +78,8 @@ export interface GroupPositionRow {
   position_tx: string;
   position_id: string;
   failures: number;
+  /** How long ago its next event last failed, in ms; null when it did not. */
+  failed_ms_ago: number | null;
 }
 
 /**
@@ -90,7 +92,8 @@ export const claimGroup = statement<[group: string, holder: string, leaseMs: num
   UPDATE awa.event_group_positions
      SET holder = $2, lease_until = now() + ${millis('$3')}, updated_at = now()
    WHERE "group" = $1 AND (holder IS NULL OR holder = $2 OR lease_until < now())
-  RETURNING position_tx::text, position_id::text, failures`,
+  RETURNING position_tx::text, position_id::text, failures,
+            (extract(epoch FROM now() - failed_at) * 1000)::float8 AS failed_ms_ago`,
 );
 
 /** A stored event, as read by a group. */
@@ -135,7 +138,7 @@ export const ackGroup = statement<
   'events_ack_group',
   `
   UPDATE awa.event_group_positions
-     SET position_tx = $3::xid8, position_id = $4::bigint, failures = 0, last_error = NULL,
+     SET position_tx = $3::xid8, position_id = $4::bigint, failures = 0, last_error = NULL, failed_at = NULL,
          lease_until = now() + ${millis('$5')}, updated_at = now()
    WHERE "group" = $1 AND holder = $2
   RETURNING true AS acked`,
@@ -145,7 +148,8 @@ export const ackGroup = statement<
 export const recordGroupFailure = statement<[group: string, holder: string, error: string], { failures: number }>(
   'events_record_group_failure',
   `
-  UPDATE awa.event_group_positions SET failures = failures + 1, last_error = left($3, 2000), updated_at = now()
+  UPDATE awa.event_group_positions
+     SET failures = failures + 1, last_error = left($3, 2000), failed_at = now(), updated_at = now()
    WHERE "group" = $1 AND holder = $2
   RETURNING failures`,
 );
@@ -172,7 +176,7 @@ export const replayGroup = statement<[group: string, from: Date], { first_at: Da
     UPDATE awa.event_group_positions p
        SET position_tx = coalesce((SELECT tx FROM first), pg_snapshot_xmin(pg_current_snapshot())),
            position_id = coalesce((SELECT id - 1 FROM first), 0),
-           holder = NULL, lease_until = NULL, failures = 0, last_error = NULL, updated_at = now()
+           holder = NULL, lease_until = NULL, failures = 0, last_error = NULL, failed_at = NULL, updated_at = now()
      WHERE p."group" = $1
     RETURNING p."group"
   )
