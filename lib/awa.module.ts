@@ -85,6 +85,7 @@ const ENTRY_PARTS = [
   AwaEvents,
   JobSchedules,
   MaintenanceService,
+  JobEventGroups,
 ];
 
 const EXPORTS = [
