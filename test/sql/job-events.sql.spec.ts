@@ -5,7 +5,8 @@ import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import type { RescueParams } from '../../lib/sql/maintenance.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { planNodes, type PlanNode } from '../support/query-plan.js';
-import { useSqlFixture } from './sql-fixture.js';
+import { waitFor } from '../support/wait-for.js';
+import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
 const ALL_EVENTS = ['completed', 'failed', 'cancelled', 'retrying', 'rescued', 'snoozed', 'deleted', 'released'];
 const rescueParams = (): RescueParams => [[], [], [], 60_000, 60_000, 500];
@@ -27,6 +28,15 @@ describe('job-events.sql', () => {
       events.map(() => kind.replace(/\*/g, '%')),
       events.map(() => queue),
     ]);
+  /**
+   * `read`'s rows once it returns at least `n`: an event is read once settled, i.e. once every writing
+   * transaction older than it ended, in any database of the server (other test files' too).
+   */
+  const settled = <T>(read: () => Promise<T[]>, n: number) =>
+    waitFor(async () => {
+      const rows = await read();
+      return rows.length >= n ? rows : undefined;
+    });
   /** The stored events, oldest first, as "job:event:state". */
   const stored = async () =>
     (await f.sql(`SELECT job_id::text || ':' || event || ':' || state AS e FROM awa.job_events ORDER BY tx, id`)).map(
@@ -233,7 +243,10 @@ describe('job-events.sql', () => {
       const [pos] = await claim('a');
       const mine = await complete('mine');
       const theirs = await complete('theirs');
-      const rows = await f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]);
+      const rows = await settled(
+        () => f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]),
+        2,
+      );
       expect(rows.map((r) => [r.job_id, r.matched])).toEqual([
         [mine, true],
         [theirs, false],
@@ -255,7 +268,7 @@ describe('job-events.sql', () => {
       const read = () => f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]);
       expect(await read()).toEqual([]);
       await open.query('COMMIT');
-      expect((await read()).map((r) => r.job_id)).toEqual([slow.id, fast]);
+      expect((await settled(read, 2)).map((r) => r.job_id)).toEqual([slow.id, fast]);
     });
 
     it('counts failures, and is replayed from a time', async () => {
@@ -272,12 +285,18 @@ describe('job-events.sql', () => {
       expect(replayed!.first_at).toBeInstanceOf(Date);
       const [pos] = await claim('b');
       expect(pos!.failures).toBe(0);
-      const rows = await f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]);
+      const rows = await settled(
+        () => f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]),
+        1,
+      );
       expect(rows.map((r) => r.job_id)).toEqual([second]);
 
       await f.run(jobEventsSql.replayGroup, ['g', new Date(Date.now() - 7_200_000)]);
       const [again] = await claim('b');
-      const all = await f.run(jobEventsSql.readGroupEvents, ['g', again!.position_tx, again!.position_id, 10]);
+      const all = await settled(
+        () => f.run(jobEventsSql.readGroupEvents, ['g', again!.position_tx, again!.position_id, 10]),
+        2,
+      );
       expect(all.map((r) => r.job_id)).toEqual([first, second]);
     });
 
@@ -307,5 +326,50 @@ describe('job-events.sql', () => {
       expect(await f.execute(jobEventsSql.deleteExpiredEvents, [60_000, 100])).toBe(1);
       expect(await f.sql('SELECT * FROM awa.event_subscriptions')).toEqual([]);
     });
+  });
+
+  describe('plans', () => {
+    /** The scans of awa.job_events in the plan of `statement` run with `values` (prepared, generic plan). */
+    const scansOf = async (text: string, types: string, values: string) => {
+      const client = await f.client();
+      await client.query('BEGIN');
+      try {
+        await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        await client.query(`PREPARE s(${types}) AS ${text}`);
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE s(${values})`);
+        const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+        return planNodes(plan)
+          .filter((n) => n['Relation Name'] === 'job_events' && n['Node Type'] !== 'ModifyTable')
+          .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    };
+
+    beforeEach(async () => {
+      await f.sql(`INSERT INTO awa.job_events (job_id, event, kind, queue, state, attempt)
+                   SELECT i, 'completed', 'k', 'default', 'completed', 1 FROM generate_series(1, 20000) i`);
+      await f.sql('ANALYZE awa.job_events');
+    });
+
+    it('a group reads on from its position through the primary key', async () => {
+      expect(
+        await scansOf(jobEventsSql.readGroupEvents.text, 'text, xid8, bigint, int', `'g', '1', 19990, 100`),
+      ).toEqual(['Index Scan using job_events_pkey']);
+    });
+
+    it('retention deletes the oldest events first, through the index on at', async () => {
+      const scans = await scansOf(jobEventsSql.deleteExpiredEvents.text, 'float8, int', `60000, 1000`);
+      expect(scans).toContain('Index Scan using job_events_at_idx');
+      expect(scans.filter((s) => s.startsWith('Seq Scan'))).toEqual([]);
+    });
+  });
+
+  it('every statement of job-events.sql.ts ran in this file', () => {
+    expect(
+      statementsOf(jobEventsSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
   });
 });
