@@ -80,7 +80,7 @@ export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, Bef
   async beforeApplicationShutdown(): Promise<void> {
     const consumers = this.consumers;
     this.consumers = [];
-    await Promise.all(consumers.map((c) => c.stop()));
+    await Promise.all(consumers.map((c) => c.stop(this.options.shutdownTimeout)));
   }
 
   /** The groups of this app (those found here), by name. */

@@ -67,12 +67,20 @@ export class JobEventConsumer {
     this.loop = this.run();
   }
 
-  /** Stops after the event being handled, and gives the lease up so another instance takes over at once. */
-  async stop(): Promise<void> {
+  /**
+   * Stops after the event being handled, and gives the lease up so another instance takes over at once.
+   * A handler still running after `waitMs` is left behind: the lease is then kept, and runs out.
+   */
+  async stop(waitMs: number): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    await this.loop;
-    if (this.holding) await this.db.execute(jobEventsSql.releaseGroup, [this.group.group, this.holder]);
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      this.loop?.then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs))),
+    ]);
+    clearTimeout(timer);
+    if (ended && this.holding) await this.db.execute(jobEventsSql.releaseGroup, [this.group.group, this.holder]);
     this.holding = false;
   }
 
@@ -125,7 +133,10 @@ export class JobEventConsumer {
   /** Hands one event to the handler (renewing the lease meanwhile) and acknowledges it. */
   private async deliver(row: JobEventRow): Promise<'acked' | 'failed' | 'lost'> {
     const renew = setInterval(
-      () => void this.db.query(jobEventsSql.claimGroup, [this.group.group, this.holder, this.options.leaseDuration]),
+      () =>
+        void this.db
+          .query(jobEventsSql.claimGroup, [this.group.group, this.holder, this.options.leaseDuration])
+          .catch(() => undefined), // the next one tries again; a lost lease shows at the acknowledgement
       Math.max(1, Math.floor(this.options.leaseDuration / 3)),
     );
     try {

@@ -134,6 +134,21 @@ describe('durable job events', () => {
     expect(maxInFlight).toBe(1);
   });
 
+  it('a group whose holder died is taken over once its lease ran out', async () => {
+    // As a crashed instance leaves it: the group held, its lease running out in a second, never renewed.
+    await queryOnce(
+      db.url,
+      `INSERT INTO awa.event_group_positions ("group", position_tx, holder, lease_until)
+       VALUES ('billing', pg_snapshot_xmin(pg_current_snapshot()), 'crashed', now() + interval '1 second')`,
+    );
+    const app = await boot();
+    const ids = await enqueue(app, 2);
+    await waitSeen(ids, 'the completions, after the takeover');
+    const [billing] = await app.get(JobEventGroups).groups();
+    expect(billing!.holder).not.toBe('crashed');
+    expect(seenIds()).toEqual(ids);
+  });
+
   it('a group that was down catches up from its position', async () => {
     const app = await boot();
     const [before] = await enqueue(app);
