@@ -247,3 +247,25 @@ export const FlowMessages = {
   retryAfterInvalid: (value: string) =>
     `nestjs-awa: retryAfterMs must be a finite number of ms from 0 to 2147483647, got ${value}`,
 } as const;
+
+/** Texts of durable job events (@OnJobEvent groups). */
+export const JobEventMessages = {
+  eventInvalid: (handler: string, event: unknown, known: readonly string[]) =>
+    `@OnJobEvent on ${handler}: unknown event ${JSON.stringify(event)}; the events are ${known.join(', ')}`,
+  groupInvalid: (handler: string) =>
+    `@OnJobEvent on ${handler}: \`group\` must be a string of 1 to 100 letters, digits or . _ : -`,
+  filterInvalid: (handler: string, field: string) =>
+    `@OnJobEvent on ${handler}: \`${field}\` must be a non-empty array of non-empty strings (a kind may use * as a wildcard)`,
+  duplicateGroup: (group: string, first: string, second: string) =>
+    `@OnJobEvent group "${group}" is handled by both ${first} and ${second}: a group has one handler method, ` +
+    'which may take several events',
+  handlerFailed: (group: string, eventId: string, failures: number, retryInMs: number, error: string) =>
+    `event group "${group}": handler failed on event ${eventId} (${failures} time(s) in a row), retrying it in ` +
+    `${retryInMs} ms: ${error}`,
+  deliveryFailed: (group: string, error: string) => `event group "${group}": delivery failed, retrying: ${error}`,
+  leaseLost: (group: string) =>
+    `event group "${group}": another instance took the group over (or it was replayed); this instance stops ` +
+    'delivering it until it can claim it again',
+  fromInvalid: () => 'from must be a valid Date',
+  groupNameInvalid: () => 'group must be a string of 1 to 100 characters',
+} as const;

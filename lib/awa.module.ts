@@ -22,6 +22,8 @@ import { MaintenanceService } from './maintenance/maintenance.service.js';
 import { CleanupTask } from './maintenance/tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './maintenance/tasks/flow-keys-cleanup.task.js';
 import { HistoryRotationTask } from './maintenance/tasks/history-rotation.task.js';
+import { JobEventsCleanupTask } from './maintenance/tasks/job-events-cleanup.task.js';
+import { JobEventGroups } from './events/job-event-groups.service.js';
 import { OrphanRescueTask } from './maintenance/tasks/orphan-rescue.task.js';
 import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { DEADLINE_RESCUE, HEARTBEAT_RESCUE, rescueTaskProvider } from './maintenance/tasks/rescue.task.js';
@@ -60,6 +62,8 @@ const SERVICES: Provider[] = [
   CleanupTask,
   HistoryRotationTask,
   FlowKeysCleanupTask,
+  JobEventsCleanupTask,
+  JobEventGroups,
   UnhandledKindsTask,
   AwaStatus,
   QueueAdmin,
@@ -81,6 +85,7 @@ const ENTRY_PARTS = [
   AwaEvents,
   JobSchedules,
   MaintenanceService,
+  JobEventGroups,
 ];
 
 const EXPORTS = [
@@ -93,6 +98,7 @@ const EXPORTS = [
   QueueAdmin,
   JobSchedules,
   AwaEvents,
+  JobEventGroups,
   // Not public API: what the test helpers (nestjs-awa/testing) build on to run attempts as a worker does.
   AwaExplorer,
   InstanceSession,

@@ -94,3 +94,12 @@ export type {
 export type { RateLimited } from './interfaces/job.interface.js';
 export type { RateLimitOptions } from './options/awa-options.interface.js';
 // AwaTelemetryModule lives in 'nestjs-awa/telemetry', AwaDashboardModule in 'nestjs-awa/dashboard'.
+export {
+  OnJobEvent,
+  JOB_EVENT_NAMES,
+  type JobEventName,
+  type OnJobEventOptions,
+} from './decorators/on-job-event.decorator.js';
+export { JobEventGroups } from './events/job-event-groups.service.js';
+export { JOB_EVENT_LAG_CAP, type JobEvent, type JobEventGroupState } from './events/job-event.js';
+export type { JobEventsOptions } from './options/job-events.options.js';

@@ -14,6 +14,7 @@ import { AwaQueueCountEstimates1764700000004 } from './1764700000004-AwaQueueCou
 import { AwaRateLogEnds1764700000005 } from './1764700000005-AwaRateLogEnds.js';
 import { AwaJobHistory1764800000000 } from './1764800000000-AwaJobHistory.js';
 import { AwaWorkflows1764900000000 } from './1764900000000-AwaWorkflows.js';
+import { AwaJobEvents1764900000200 } from './1764900000200-AwaJobEvents.js';
 
 export {
   AwaInit1764400000000,
@@ -32,6 +33,7 @@ export {
   AwaRateLogEnds1764700000005,
   AwaJobHistory1764800000000,
   AwaWorkflows1764900000000,
+  AwaJobEvents1764900000200,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -52,4 +54,5 @@ export const AwaMigrations = [
   AwaRateLogEnds1764700000005,
   AwaJobHistory1764800000000,
   AwaWorkflows1764900000000,
+  AwaJobEvents1764900000200,
 ];

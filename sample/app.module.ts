@@ -5,6 +5,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AwaModule } from 'nestjs-awa';
 import { AwaDashboardModule } from 'nestjs-awa/dashboard';
 import { AwaHealthModule } from 'nestjs-awa/health';
+import { BillingEvents } from './billing/billing.events.js';
+import { Invoice } from './billing/invoice.entity.js';
 import { SampleDatabase } from './database/sample-database.service.js';
 import { SampleDatabaseModule } from './database/sample-database.module.js';
 import { LocalhostGuard } from './dashboard/localhost.guard.js';
@@ -31,7 +33,7 @@ import { WorkflowsController } from './workflows/workflows.controller.js';
         synchronize: true,
       }),
     }),
-    TypeOrmModule.forFeature([Report]),
+    TypeOrmModule.forFeature([Report, Invoice]),
     // Once, in the root module: AwaModule schedules its heartbeat and maintenance on it.
     ScheduleModule.forRoot(),
     AwaModule.forRoot({
@@ -50,6 +52,6 @@ import { WorkflowsController } from './workflows/workflows.controller.js';
     AwaHealthModule,
   ],
   controllers: [JobsController, HealthController, WorkflowsController],
-  providers: [EmailHandler, ReportHandler, HousekeepingHandler, DocumentHandlers],
+  providers: [EmailHandler, ReportHandler, HousekeepingHandler, DocumentHandlers, BillingEvents],
 })
 export class AppModule {}

@@ -153,6 +153,11 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
       return this.dashboard.schedules();
     }
 
+    @Get('api/event-groups')
+    eventGroups() {
+      return this.dashboard.groups();
+    }
+
     @Post('api/queues/:name/pause')
     @HttpCode(200)
     async pauseQueue(@Req() request: HttpRequest, @Param('name') name: string) {

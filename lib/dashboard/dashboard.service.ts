@@ -5,6 +5,7 @@ import { readQueueCounts } from '../admin/queue-counts.js';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaRegistry, type AwaModuleEntry } from '../awa.registry.js';
 import { AWA_READ_DATABASE, AwaDatabase } from '../database/awa-database.js';
+import { JobEventGroups } from '../events/job-event-groups.service.js';
 import { JOB_STATES, type JobRecord, type JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { toRecord } from '../producer/queue-producer.js';
@@ -194,6 +195,12 @@ export class DashboardService {
 
   async instances(): Promise<sql.InstanceRow[]> {
     return (await Promise.all(this.registry.modules.map((m) => this.reads(m).query(sql.listInstances)))).flat();
+  }
+
+  /** Every durable-event group's position and lag (the default module runs them; none without it). */
+  async groups() {
+    const main = this.registry.modules.find((m) => m.name === undefined);
+    return main ? main.get(JobEventGroups).groups() : [];
   }
 
   /** `available` stays in the answer: the page's script reads it. */

@@ -9,6 +9,7 @@ import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';
 import { HistoryRotationTask } from './tasks/history-rotation.task.js';
+import { JobEventsCleanupTask } from './tasks/job-events-cleanup.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
@@ -27,7 +28,7 @@ export type { SweepReport } from './sweep-runner.js';
 /**
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
  * stale heartbeats and expired deadlines, promotes due jobs, deletes expired finished jobs and the
- * rows of idle flow-control keys;
+ * rows of idle flow-control keys and the durable job events past their retention;
  * every orphanSweepInterval it rescues the leases of dead instances; every scheduleInterval it
  * enqueues the due fires of periodic jobs. Each tick may be a cron instead (maintenanceCron, ...),
  * registered as a CronJob. Every instance asks for leadership on each tick, so a new leader takes
@@ -58,8 +59,10 @@ export class MaintenanceService {
     private readonly schedules: ScheduleTickTask,
     private readonly schedulePrune: SchedulePruneTask,
     historyRotation: HistoryRotationTask,
+    jobEventsCleanup: JobEventsCleanupTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, historyRotation, flowKeysCleanup];
+    this.sweepTasks.push(jobEventsCleanup);
   }
 
   /** Whether this instance leads maintenance (holds the leader lock, or the leader row lease behind a pooler). */

@@ -18,6 +18,8 @@ export interface SweepReport {
   'history rotation': number;
   /** Rows of idle concurrency keys (awa.flow_keys), deleted. */
   'flow keys cleanup': number;
+  /** Durable job events past their retention that every group has passed, deleted. */
+  'job events cleanup': number;
 }
 
 /** The tasks of a sweep, by their report key. */

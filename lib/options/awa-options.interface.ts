@@ -1,4 +1,7 @@
 import type { ModuleMetadata } from '@nestjs/common';
+import type { JobEventsOptions } from './job-events.options.js';
+
+export type { JobEventsOptions };
 import type { ScheduleDefinition } from '../schedules/schedule.interface.js';
 
 /** Options of one queue. Every instance applies them to the jobs it claims from that queue. */
@@ -112,6 +115,8 @@ export interface AwaModuleOptions {
   statementTimeout?: number;
   /** Retention of finished jobs. */
   retention?: RetentionOptions;
+  /** Delivery of durable job events to @OnJobEvent groups (docs/durable-events.md). */
+  jobEvents?: JobEventsOptions;
   /**
    * Manual mode for tests: no workers, heartbeat, maintenance, instance session or LISTEN run in the
    * background, so `app.close()` returns at once; jobs run only when a test drains them with

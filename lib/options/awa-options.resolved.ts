@@ -1,5 +1,5 @@
 import type { ScheduleMissed } from '../sql/schedules.sql.js';
-import type { QueueOptions, RetentionOptions } from './awa-options.interface.js';
+import type { JobEventsOptions, QueueOptions, RetentionOptions } from './awa-options.interface.js';
 
 // The options as the rest of the package reads them. Types only, on the ground floor: every area
 // imports them, so this file imports nothing but other declarations (see CONTRIBUTING, Layering).
@@ -39,6 +39,7 @@ export interface ResolvedAwaOptions {
   connectionMode: 'direct' | 'transaction-pooler';
   statementTimeout: number;
   retention: Required<RetentionOptions>;
+  jobEvents: Required<JobEventsOptions>;
   testing: boolean;
   maxOutputBytes: number;
   maxProgressBytes: number;

@@ -5,6 +5,7 @@ import { checkScheduleOptions } from '../schedules/schedule-definition.js';
 import { findUnknownKey } from '../util/nearest-name.js';
 import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
 import { resolveTickTimer } from './tick-timer.js';
+import { resolveJobEventsOptions } from './job-events.options.js';
 import type {
   AwaModuleAsyncOptions,
   AwaModuleOptions,
@@ -40,6 +41,7 @@ const MODULE_KEYS = Object.keys({
   connectionMode: 1,
   statementTimeout: 1,
   retention: 1,
+  jobEvents: 1,
   testing: 1,
   maxOutputBytes: 1,
   maxProgressBytes: 1,
@@ -334,6 +336,7 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
         MAX_INTERVAL_MS,
       ),
     },
+    jobEvents: resolveJobEventsOptions(o.jobEvents),
     testing: o.testing ?? MODULE_DEFAULTS.testing,
     schedules: checkScheduleOptions(o.schedules, { queues, maxArgsBytes }),
     scheduleInterval: schedule.interval,

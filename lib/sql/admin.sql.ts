@@ -5,6 +5,7 @@ import { appendError, statement, type SqlStatement } from './sql-statement.js';
 import { changeJobs, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 import { deletedSource, resolveDependents } from './workflow.sql.js';
+import { DELETED_EVENTS } from './job-events.sql.js';
 
 /** What the admin service's statements over a filter are built from (see lib/admin/job-filter.ts). */
 export interface FilterSql {
@@ -56,6 +57,12 @@ const LOCK_TARGET = `live_target AS (
   ), target AS (
     SELECT * FROM live_target UNION ALL SELECT * FROM archived_target
   )`;
+
+/**
+ * What a delete returns of each job: its id, what its `deleted` event records (DELETED_EVENTS), and its
+ * workflow (resolveDependents).
+ */
+const DELETED_COLUMNS = 'j.id, j.kind, j.queue, j.state, j.attempt, j.workflow_id';
 
 const RETRYABLE_STATES = `('completed', 'failed', 'cancelled')`;
 const WAITING_STATES = `('scheduled', 'available', 'retryable', 'waiting')`;
@@ -127,10 +134,10 @@ export const deleteJob = statement<[id: string], { state: JobState; deleted: boo
   `
   WITH ${LOCK_TARGET}, deleted AS (
     DELETE FROM awa.jobs j USING target t WHERE j.id = t.id AND NOT t.archived AND t.state <> 'running'
-    RETURNING j.id, j.workflow_id
+    RETURNING ${DELETED_COLUMNS}
   ), ${resolveDependents(deletedSource('deleted'))}, erased AS (
-    DELETE FROM awa.job_history j USING target t WHERE j.id = t.id AND t.archived RETURNING j.id
-  )
+    DELETE FROM awa.job_history j USING target t WHERE j.id = t.id AND t.archived RETURNING ${DELETED_COLUMNS}
+  ), ${DELETED_EVENTS}
   SELECT t.state, EXISTS (SELECT FROM deleted) OR EXISTS (SELECT FROM erased) AS deleted FROM target t`,
 );
 
@@ -290,10 +297,10 @@ export const deleteBatch = (filter: FilterSql) =>
     SELECT id FROM awa.job_history WHERE id = ANY (ARRAY(SELECT id FROM picked WHERE state <> 'running'))
      FOR UPDATE SKIP LOCKED
   ), deleted AS (
-    DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING j.id, j.workflow_id
+    DELETE FROM awa.jobs j USING doomed d WHERE j.id = d.id RETURNING ${DELETED_COLUMNS}
   ), ${resolveDependents(deletedSource('deleted'))}, erased AS (
-    DELETE FROM awa.job_history j USING doomed_archive d WHERE j.id = d.id RETURNING j.id
-  )
+    DELETE FROM awa.job_history j USING doomed_archive d WHERE j.id = d.id RETURNING ${DELETED_COLUMNS}
+  ), ${DELETED_EVENTS}
   SELECT ${PICKED}, ((SELECT count(*) FROM deleted) + (SELECT count(*) FROM erased))::int AS deleted, ${SIGNALLED}`,
   );
 export interface DeleteBatchRow {

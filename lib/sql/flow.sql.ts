@@ -1,4 +1,5 @@
 import { changeJobs } from './job-history.sql.js';
+import { RELEASE_EVENTS } from './job-events.sql.js';
 import { millis, statement } from './sql-statement.js';
 import type { ClaimedJobRow } from './worker.sql.js';
 
@@ -52,6 +53,7 @@ export const rateLimitJob = statement<
       run_at: `CASE WHEN r.cancel_requested OR $4 THEN j.run_at ELSE now() + ${millis('$3')} END`,
       finalized_at: 'CASE WHEN r.cancel_requested THEN now() END',
     },
+    events: RELEASE_EVENTS,
   })}, requeued AS (
     SELECT id, queue, concurrency_key, state FROM finished
   ), held_queue AS (

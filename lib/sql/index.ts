@@ -13,3 +13,4 @@ export * as flowSql from './flow.sql.js';
 export * as flowKeysSql from './flow-keys.sql.js';
 export * as historySql from './job-history.sql.js';
 export * as jobTransactionSql from './job-transaction.sql.js';
+export * as jobEventsSql from './job-events.sql.js';

@@ -1,5 +1,6 @@
 import { millis, statement, type JobChanges } from './sql-statement.js';
 import { resolveDependents } from './workflow.sql.js';
+import { jobEventsAfterChange } from './job-events.sql.js';
 
 /*
  * Finished jobs live in awa.job_history (migration AwaJobHistory): every statement that finishes a job
@@ -61,13 +62,16 @@ export interface JobChange {
   where: string;
   /** The columns changed: expressions over the old row `j` and the FROM items. */
   set: JobChanges;
+  /** The durable events of each changed row `f` (a text[] expression); default: the one of its new state. */
+  events?: string;
 }
 
 /**
  * The CTEs that apply `change`, ending with `finished`: the changed rows as they are now (every
  * column of awa.jobs, as `RETURNING j.*` of an UPDATE). Rows that stay (unfinished, or unique-held) are
  * updated in place; rows that finish are deleted from awa.jobs and inserted into the current segment
- * of their class's ring in awa.job_history. Both halves read the same rows, split by `leaves`, so no
+ * of their class's ring in awa.job_history, and the durable events some group subscribes to are written
+ * (`events_written`, see job-events.sql.ts). Both halves read the same rows, split by `leaves`, so no
  * row is written twice by the statement. `random()` in a change (retryAt) is only for rows that stay.
  */
 export function changeJobs(change: JobChange): string {
@@ -89,7 +93,7 @@ export function changeJobs(change: JobChange): string {
       FROM moved m JOIN awa.history_rings h ON h.class = ${historyClass('m.state')}
   ), finished AS (
     SELECT * FROM stayed UNION ALL SELECT * FROM moved
-  ), ${resolveDependents('finished')}`;
+  ), ${resolveDependents('finished')}, ${jobEventsAfterChange(change.events)}`;
 }
 
 /** A class of awa.job_history: its ring of 8 segments and its own retention. */

@@ -3,6 +3,7 @@ import type { JobState } from '../interfaces/job.interface.js';
 import { failChanges, millis, statement, type SqlStatement } from './sql-statement.js';
 import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
+import { RESCUE_EVENTS } from './job-events.sql.js';
 
 /**
  * $1..$6 of every rescue statement: the leader's queues with their retry base and cap ms, the
@@ -64,6 +65,7 @@ function rescue<P extends unknown[]>(
       from: 'targets t',
       where: `j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'`,
       set: failChanges(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested'),
+      events: RESCUE_EVENTS,
     })}
     SELECT id::text, state, queue, kind FROM finished`,
   );

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { AwaRegistry } from '../awa.registry.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import { AwaEvents } from '../events/awa-events.js';
+import { JobEventGroups } from '../events/job-event-groups.service.js';
 import { MaintenanceService } from '../maintenance/maintenance.service.js';
 import { loadOtelApi, meterProviderRegistered, tracerProviderRegistered } from './otel-api.js';
 import { startMetrics } from './telemetry.metrics.js';
@@ -44,6 +45,7 @@ export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
         db: module.get(AwaDatabase),
         isLeader: () => maintenance.isLeader,
         attributes: module.name === undefined ? undefined : { module: module.name },
+        eventGroups: module.name === undefined ? () => module.get(JobEventGroups).groups() : undefined,
       };
       if (this.active.metrics) this.stops.push(startMetrics(api, events, gauges));
       if (this.active.traces) this.stops.push(startTracing(api, events));

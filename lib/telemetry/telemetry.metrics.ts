@@ -2,6 +2,7 @@ import type { Attributes, BatchObservableResult, Counter, Histogram, Meter } fro
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvent, AwaEvents } from '../events/awa-events.js';
 import type { ObservedAttempt } from '../events/observed-attempt.js';
+import type { JobEventGroupState } from '../events/job-event.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { FAILED_OUTCOMES, JOB_COUNTS, SeriesTable, type JobCount } from './telemetry.series.js';
@@ -24,6 +25,8 @@ export const AwaMetricNames = {
   depth: 'awa.queue.depth',
   oldestAvailable: 'awa.queue.oldest_available_age',
   leader: 'awa.leader',
+  eventGroupLag: 'awa.event_group.lag',
+  eventGroupLagAge: 'awa.event_group.lag_age',
 } as const;
 
 type CounterName = JobCount | 'failed' | 'rescued';
@@ -49,6 +52,8 @@ export interface GaugeSource {
   isLeader: () => boolean;
   /** Of the leader gauge: `{ module }` for a named AwaModule's, none for the default module's. */
   attributes?: Attributes;
+  /** The durable-event groups' lag (JobEventGroups.groups()), for the default module only. */
+  eventGroups?: () => Promise<JobEventGroupState[]>;
 }
 
 /**
@@ -175,6 +180,14 @@ function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => 
     description: '1 while this instance leads maintenance, else 0',
     unit: '1',
   });
+  const lag = meter.createObservableGauge(AwaMetricNames.eventGroupLag, {
+    description: 'Durable job events a group has not acknowledged, counted up to 10,000 (maintenance leader only)',
+    unit: '{event}',
+  });
+  const lagAge = meter.createObservableGauge(AwaMetricNames.eventGroupLagAge, {
+    description: "Age of a durable-event group's oldest unacknowledged event (maintenance leader only)",
+    unit: 's',
+  });
   const callback = async (result: BatchObservableResult): Promise<void> => {
     beforeCollect();
     const leads = source.isLeader();
@@ -184,7 +197,12 @@ function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => 
       result.observe(depth, row.count, { queue: row.queue, state: row.state });
       if (row.oldest_available_s !== null) result.observe(oldest, row.oldest_available_s, { queue: row.queue });
     }
+    for (const group of (await source.eventGroups?.()) ?? []) {
+      result.observe(lag, group.lagEvents, { group: group.group });
+      result.observe(lagAge, group.lagMs / 1000, { group: group.group });
+    }
   };
-  meter.addBatchObservableCallback(callback, [depth, oldest, leader]);
-  return () => meter.removeBatchObservableCallback(callback, [depth, oldest, leader]);
+  const observed = [depth, oldest, leader, lag, lagAge];
+  meter.addBatchObservableCallback(callback, observed);
+  return () => meter.removeBatchObservableCallback(callback, observed);
 }

@@ -110,6 +110,21 @@ describe('dashboard JSON API (Express)', () => {
     expect(list[0].heartbeat_age_ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('lists each durable-event group with its position and lag', async () => {
+    await exec(
+      `INSERT INTO awa.event_subscriptions ("group", event) VALUES ('billing', 'completed');
+       INSERT INTO awa.event_group_positions ("group", position_tx) VALUES ('billing', '0');
+       INSERT INTO awa.job_events (job_id, event, kind, queue, state, attempt, at)
+       VALUES (1, 'completed', 'k', 'default', 'completed', 1, now() - interval '1 minute')`,
+    );
+    const { status, body } = await call(`${dash.url}/api/event-groups`);
+    expect(status).toBe(200);
+    expect(body).toEqual([
+      expect.objectContaining({ group: 'billing', holder: null, failures: 0, lastError: null, lagEvents: 1 }),
+    ]);
+    expect(body[0].lagMs).toBeGreaterThanOrEqual(59_000);
+  });
+
   it.each([
     ['/api/jobs/abc', 'invalid `id`'],
     ['/api/jobs/99999999999999999999', 'invalid `id`'],

@@ -8,7 +8,15 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { startTestApp, waitFor } from '../support/test-app.js';
 
 const HOUR = 3_600_000;
-const TASKS = ['cleanup', 'deadline rescue', 'flow keys cleanup', 'heartbeat rescue', 'history rotation', 'promotion'];
+const TASKS = [
+  'cleanup',
+  'deadline rescue',
+  'flow keys cleanup',
+  'heartbeat rescue',
+  'history rotation',
+  'job events cleanup',
+  'promotion',
+];
 
 /** Leader-guarded sweeps: two apps on one database, one leader at a time. */
 describe('MaintenanceService', () => {
@@ -99,6 +107,7 @@ describe('MaintenanceService', () => {
       cleanup: 1,
       'flow keys cleanup': 1,
       'history rotation': 0,
+      'job events cleanup': 0,
     });
     expect(await readJob(exec, stale.id)).toMatchObject({
       state: 'retryable',
@@ -123,6 +132,7 @@ describe('MaintenanceService', () => {
       cleanup: 0,
       'flow keys cleanup': 0,
       'history rotation': 0,
+      'job events cleanup': 0,
     });
   });
 

@@ -65,6 +65,7 @@ describe('MaintenanceService sweeps in batches', () => {
         cleanup: 45,
         'flow keys cleanup': 25,
         'history rotation': 0,
+        'job events cleanup': 0,
       });
       expect(await counts()).toEqual({ leases: 0, scheduled: 0, completed: 0, keys: 0 });
       const errors = await exec(
@@ -111,6 +112,7 @@ describe('MaintenanceService sweeps in batches', () => {
       cleanup: 20,
       'flow keys cleanup': 20,
       'history rotation': 0,
+      'job events cleanup': 0,
     });
     sweepClock.now = () => performance.now();
     expect(await service().sweep()).toEqual({
@@ -120,6 +122,7 @@ describe('MaintenanceService sweeps in batches', () => {
       cleanup: 25,
       'flow keys cleanup': 5,
       'history rotation': 0,
+      'job events cleanup': 0,
     });
   });
 });

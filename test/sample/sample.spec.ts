@@ -110,6 +110,25 @@ describe('the sample app', () => {
   );
 
   it(
+    'bills a rendered report once, from the billing group of durable events',
+    async () => {
+      const created = await post('/jobs/report', { title: 'billed', pages: 1 });
+      const { id } = created.body;
+      await jobInState(id, 'completed');
+      const invoices = await waitFor(
+        async () => {
+          const rows = await query<{ kind: string }>('SELECT kind FROM sample_invoices WHERE job_id = $1', [id]);
+          return rows.length > 0 ? rows : undefined;
+        },
+        30_000,
+        'the invoice',
+      );
+      expect(invoices).toEqual([{ kind: 'report.render' }]);
+    },
+    TIMEOUT,
+  );
+
+  it(
     'shows the error of each failed attempt',
     async () => {
       const created = await post('/jobs/email', { to: 'nobody@fail.test', subject: 'bounce' });

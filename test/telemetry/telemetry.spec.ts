@@ -155,6 +155,19 @@ describe('AwaTelemetryModule with an OTel SDK registered', () => {
       expect(oldest).toBeGreaterThanOrEqual(0);
       expect(m.get(N.oldestAvailable)?.dataPoints).toHaveLength(1);
     });
+
+    it("has the leader report each durable-event group's lag in events and seconds", async () => {
+      await exec(
+        `INSERT INTO awa.event_subscriptions ("group", event, kind, kind_like) VALUES ('lagging', 'completed', 'no.such', 'no.such');
+         INSERT INTO awa.event_group_positions ("group", position_tx) VALUES ('lagging', '0');
+         INSERT INTO awa.job_events (job_id, event, kind, queue, state, attempt, at)
+         VALUES (1, 'completed', 'no.such', 'default', 'completed', 1, now() - interval '1 minute')`,
+      );
+      await waitFor(() => app.get(MaintenanceService).isLeader, 15_000, 'leadership');
+      const m = await sdk.collect();
+      expect(sumOf(m.get(N.eventGroupLag), { group: 'lagging' })).toBe(1);
+      expect(sumOf(m.get(N.eventGroupLagAge), { group: 'lagging' })).toBeGreaterThanOrEqual(59);
+    });
   });
 
   describe('traces', () => {
