@@ -15,6 +15,29 @@ export const CHAOS_KINDS = {
   // Adds 1 to chaos.counter inside job.transaction: the counter must end equal to the completed ones.
   counted: { kind: 'chaos.counted', queue: 'fast' },
 } as const;
+
+/**
+ * The workflow load: small diamond graphs (a, then b and c, then d) beside the plain jobs. A step runs
+ * like a quick job; a failing step fails its only attempt, so its dependents end by their policy.
+ */
+export const CHAOS_STEP_KINDS = {
+  step: { kind: 'chaos.step', queue: 'fast' },
+  failing: { kind: 'chaos.step.fail', queue: 'fast' },
+} as const;
+
+/** The error entry of a step ended by its policy because a dependency did not complete (docs/workflows.md). */
+export const DEPENDENCY_ENDED_ERROR = 'a dependency did not complete';
+
+/** What chaos.step.fail throws (as a string), its only attempt. */
+export const STEP_FAIL_ERROR = 'chaos: failing workflow step';
+
+/** Args of a workflow step. `batch` (g<n>) lets the producer tell whether an ambiguous insert landed. */
+export interface ChaosStepArgs {
+  graph: number;
+  ref: string;
+  batch: string;
+  ms: number;
+}
 export type ChaosKindName = keyof typeof CHAOS_KINDS;
 
 /** Thrown (as a string) by chaos.flaky on its first attempt: the one documented handler error. */
@@ -114,6 +137,8 @@ export const ENV = {
   /** Workers: the slot's variant (JSON WorkerVariant). Everyone: the rated queue's limit (JSON). */
   variant: 'CHAOS_VARIANT',
   rateLimit: 'CHAOS_RATE_LIMIT',
+  /** Producer only: one workflow graph after every this many batches (0: none). */
+  graphEvery: 'CHAOS_GRAPH_EVERY',
   /** Workers: the directory where each process appends its handler starts (see chaos-starts.ts). */
   startsDir: 'CHAOS_STARTS_DIR',
 } as const;

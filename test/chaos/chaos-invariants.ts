@@ -1,5 +1,12 @@
 import { RescueErrors } from 'nestjs-awa';
-import { CHAOS_KINDS, COUNTED_ERROR, FLAKY_ERROR } from './chaos-config.js';
+import {
+  CHAOS_KINDS,
+  CHAOS_STEP_KINDS,
+  COUNTED_ERROR,
+  DEPENDENCY_ENDED_ERROR,
+  FLAKY_ERROR,
+  STEP_FAIL_ERROR,
+} from './chaos-config.js';
 
 export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 
@@ -14,7 +21,12 @@ export const DOCUMENTED_ERRORS = [
   RescueErrors.releasedUnstarted,
   FLAKY_ERROR,
   COUNTED_ERROR,
+  STEP_FAIL_ERROR,
+  DEPENDENCY_ENDED_ERROR,
 ];
+
+/** A job ended by its workflow policy (it never ran its last claim to an end of its own). */
+const ENDED_BY_DEPENDENCY = `errors @> jsonb_build_array(jsonb_build_object('error', '${DEPENDENCY_ENDED_ERROR}'))`;
 /** 'worker instance died: ' — followed by the id of an instance that really existed. */
 export const INSTANCE_DIED_PREFIX = RescueErrors.instanceDiedPrefix;
 
@@ -38,20 +50,23 @@ function rowsCheck(name: string, sql: string, values: (jobs: number) => unknown[
 }
 
 const CHECKS: Array<(jobs: number) => Check> = [
-  // None lost (and none duplicated by the producer): exactly one job per seq 0..N-1.
+  // None lost (and none duplicated by the producer): exactly one plain job per seq 0..N-1 (workflow
+  // steps are checked in chaos-workflow-checks.ts).
   (jobs) => ({
     name: 'every produced job exists, once',
     async run(query) {
       const [r] = await query(`SELECT count(*)::int AS jobs, count(DISTINCT (args->>'seq')::int)::int AS seqs,
-        min((args->>'seq')::int) AS lo, max((args->>'seq')::int) AS hi FROM awa.all_jobs`);
+        min((args->>'seq')::int) AS lo, max((args->>'seq')::int) AS hi FROM awa.all_jobs WHERE workflow_id IS NULL`);
       return r.jobs === jobs && r.seqs === jobs && r.lo === 0 && r.hi === jobs - 1
         ? []
         : [`expected ${jobs} jobs with seq 0..${jobs - 1}, found ${JSON.stringify(r)}`];
     },
   }),
   rowsCheck(
-    'every job is completed or failed (none left running or waiting)',
-    `SELECT state, count(*)::int AS n FROM awa.all_jobs WHERE state NOT IN ('completed', 'failed') GROUP BY state`,
+    'every job is completed or failed (none left running or waiting; a workflow step may be cancelled)',
+    `SELECT state, count(*)::int AS n FROM awa.all_jobs
+      WHERE state NOT IN ('completed', 'failed') AND NOT (workflow_id IS NOT NULL AND state = 'cancelled')
+      GROUP BY state`,
   ),
   () => ({
     name: 'no lease is left',
@@ -61,7 +76,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
     },
   }),
   rowsCheck(
-    'every error entry is a documented one (the three rescues, the two releases, the flaky and counted handlers)',
+    'every error entry is a documented one (the three rescues, the two releases, the flaky, counted and failing-step handlers, a dependency ending)',
     `SELECT j.id::text, e->>'error' AS error FROM awa.all_jobs j, jsonb_array_elements(j.errors) e
       WHERE NOT (e->>'error' = ANY($1::text[])
              OR EXISTS (SELECT 1 FROM chaos.instance_pids p WHERE e->>'error' = $2 || p.instance_id))`,
@@ -69,22 +84,27 @@ const CHECKS: Array<(jobs: number) => Check> = [
   ),
   rowsCheck(
     'a failed job spent all its attempts',
-    `SELECT id::text, kind, attempt, max_attempts FROM awa.all_jobs WHERE state = 'failed' AND attempt < max_attempts`,
+    `SELECT id::text, kind, attempt, max_attempts FROM awa.all_jobs
+      WHERE state = 'failed' AND attempt < max_attempts AND NOT ${ENDED_BY_DEPENDENCY}`,
   ),
-  // Only hanging jobs may fail: every other handler succeeds by its second attempt at the latest.
+  // Only hanging jobs and failing steps may fail (and steps whose policy says so): every other handler
+  // succeeds by its second attempt at the latest.
   rowsCheck(
-    'only hanging jobs fail, and every hanging job fails',
+    'only hanging jobs and failing steps fail, and every one of them fails',
     `SELECT id::text, kind, state, errors FROM awa.all_jobs
-      WHERE (state = 'failed' AND kind <> $1) OR (state = 'completed' AND kind = $1)`,
-    () => [CHAOS_KINDS.hang.kind],
+      WHERE (state = 'failed' AND kind <> ALL ($1::text[]) AND NOT ${ENDED_BY_DEPENDENCY})
+         OR (state = 'completed' AND kind = ANY ($1::text[]))`,
+    () => [[CHAOS_KINDS.hang.kind, CHAOS_STEP_KINDS.failing.kind]],
   ),
   // Each claim ends exactly once: completed by its holder, or with one error entry (fail, rescue,
-  // release). So a finished job has one entry per claim but the completed one.
+  // release). So a finished job has one entry per claim but the completed one; a step ended by its
+  // policy has one more.
   rowsCheck(
     'one error entry per claim that did not complete',
     `SELECT id::text, state, run_lease::int, jsonb_array_length(errors) AS entries FROM awa.all_jobs
       WHERE state IN ('completed', 'failed')
-        AND jsonb_array_length(errors) <> run_lease - CASE WHEN state = 'completed' THEN 1 ELSE 0 END`,
+        AND jsonb_array_length(errors) <> run_lease - CASE WHEN state = 'completed' THEN 1 ELSE 0 END
+                                          + CASE WHEN ${ENDED_BY_DEPENDENCY} THEN 1 ELSE 0 END`,
   ),
   rowsCheck(
     'claims of a job carry run leases 1..run_lease, each once',

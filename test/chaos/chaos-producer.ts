@@ -1,7 +1,9 @@
-import type { EnqueueManyItem, QueueProducer } from 'nestjs-awa';
+import type { DependencyFailurePolicy, EnqueueManyItem, GraphJob, QueueProducer } from 'nestjs-awa';
 import {
   CHAOS_KEYS,
   CHAOS_KINDS,
+  CHAOS_STEP_KINDS,
+  type ChaosStepArgs,
   DEFAULT_MIX,
   ENV,
   HANG_MAX_ATTEMPTS,
@@ -99,18 +101,66 @@ async function enqueueOnce(producer: QueueProducer, sql: Sql, batch: string, ite
   }
 }
 
-/** Enqueues CHAOS_JOBS jobs at CHAOS_RATE jobs/s in batches of CHAOS_BATCH; returns how many. */
+const POLICIES: DependencyFailurePolicy[] = ['cancel', 'fail', 'ignore'];
+
+/**
+ * Workflow graph `g`: a, then b and c (default policy), then d (policy by g). Every third graph's b
+ * fails its only attempt, so over 9 graphs d meets each policy with a failed dependency.
+ */
+export function chaosGraph(g: number): GraphJob<ChaosStepArgs>[] {
+  const random = prng(1_000_000 + g);
+  const batch = `g${g}`;
+  const step = (ref: string, failing = false): GraphJob<ChaosStepArgs> => ({
+    ref,
+    ...(failing ? CHAOS_STEP_KINDS.failing : CHAOS_STEP_KINDS.step),
+    args: { graph: g, ref, batch, ms: 2 + Math.floor(random() * 18) },
+    ...(failing ? { maxAttempts: 1 } : {}),
+  });
+  return [
+    step('a'),
+    { ...step('b', g % 3 === 1), dependsOn: ['a'] },
+    { ...step('c'), dependsOn: ['a'] },
+    { ...step('d'), dependsOn: ['b', 'c'], onDependencyFailure: POLICIES[Math.floor(g / 3) % 3]! },
+  ];
+}
+
+/** Enqueues graph `g` exactly once (see enqueueOnce: an ambiguous failure asks whether it landed). */
+async function enqueueGraphOnce(producer: QueueProducer, sql: Sql, g: number) {
+  const jobs = chaosGraph(g);
+  for (;;) {
+    try {
+      await producer.enqueueGraph(jobs);
+      return;
+    } catch {
+      const [{ n }] = await untilAnswered(
+        () => sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1`, [`g${g}`]),
+        'checking a graph',
+      );
+      if (n === jobs.length) return;
+      if (n !== 0) throw new Error(`chaos producer: graph ${g} landed partly (${n} of ${jobs.length})`);
+      await sleep(200);
+    }
+  }
+}
+
+/**
+ * Enqueues CHAOS_JOBS jobs at CHAOS_RATE jobs/s in batches of CHAOS_BATCH, and a workflow graph after
+ * every CHAOS_GRAPH_EVERY batches (see chaosGraph); returns how many plain jobs.
+ */
 export async function produceAll(producer: QueueProducer, sql: Sql, say: (line: string) => void): Promise<number> {
   const total = Number(process.env[ENV.jobs] ?? 5_000);
   const rate = Number(process.env[ENV.rate] ?? 250);
   const batchSize = Number(process.env[ENV.batch] ?? 25);
   const mix: ChaosMix = process.env[ENV.mix] ? JSON.parse(process.env[ENV.mix]!) : DEFAULT_MIX;
+  const graphEvery = Number(process.env[ENV.graphEvery] ?? 1);
   const started = Date.now();
   let seq = 0;
+  let graphs = 0;
   for (let b = 0; seq < total; b++) {
     const batch = `b${b}`;
     const items = Array.from({ length: Math.min(batchSize, total - seq) }, (_, i) => chaosJob(seq + i, batch, mix));
     await enqueueOnce(producer, sql, batch, items);
+    if (graphEvery > 0 && b % graphEvery === 0) await enqueueGraphOnce(producer, sql, graphs++);
     seq += items.length;
     say(`PRODUCED ${seq}`);
     const due = started + (seq / rate) * 1000;

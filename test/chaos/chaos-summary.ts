@@ -54,6 +54,8 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
       `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
       `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,
     `keyed queue:  at most ${flow.mostKeyLeases} leases of one key at once`,
+    `workflows:    ${report.workflows.graphs} diamond graphs, ${report.workflows.steps} steps ` +
+      `(${counts(report.workflows.states)}; included in the jobs above)`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
       `leader acquisitions ${report.logs.leaderAcquired}, ` +

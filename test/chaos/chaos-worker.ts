@@ -14,12 +14,15 @@ import type { Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   CHAOS_KINDS,
+  CHAOS_STEP_KINDS,
   chaosAwaOptions,
   COUNTED_ERROR,
   DEFAULT_RATE_LIMIT,
   ENV,
   FLAKY_ERROR,
+  STEP_FAIL_ERROR,
   type ChaosArgs,
+  type ChaosStepArgs,
   type WorkerVariant,
 } from './chaos-config.js';
 import { recordStart } from './chaos-starts.js';
@@ -47,7 +50,7 @@ class RunRecorder {
   }
 
   /** A handler's work: its args' run time, then the record of the finished run. */
-  async work(job: Job<ChaosArgs>) {
+  async work(job: Job<ChaosArgs | ChaosStepArgs>) {
     await sleep(job.args.ms);
     await this.record(job);
   }
@@ -72,7 +75,7 @@ class RunRecorder {
    * then (its FATAL arriving in the same read as ReadyForQuery) crashes the process with an
    * unhandled 'error'. That is TypeORM's gap, not the queue's; this suite tests the queue.
    */
-  async record(job: Job<ChaosArgs>) {
+  async record(job: Job<ChaosArgs | ChaosStepArgs>) {
     const token = randomUUID();
     const giveUpAt = Date.now() + 15_000;
     for (;;) {
@@ -153,6 +156,23 @@ class ChaosHandlers {
   }
 }
 
+/** The workflow load's steps (chaosGraph): a step works like a quick job; a failing one always throws. */
+@Injectable()
+class StepHandlers {
+  constructor(private readonly runs: RunRecorder) {}
+
+  @JobHandler(CHAOS_STEP_KINDS.step.kind, { queue: CHAOS_STEP_KINDS.step.queue })
+  async step(job: Job<ChaosStepArgs>) {
+    await this.runs.work(job);
+  }
+
+  @JobHandler(CHAOS_STEP_KINDS.failing.kind, { queue: CHAOS_STEP_KINDS.failing.queue })
+  async failing(job: Job<ChaosStepArgs>) {
+    await sleep(job.args.ms);
+    throw STEP_FAIL_ERROR;
+  }
+}
+
 /** Not on every worker: the slot without it is a second service sharing the keyed queue. */
 @Injectable()
 class KeyedBHandler {
@@ -169,7 +189,7 @@ function appModule(role: string): DynamicModule {
   const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
     ? JSON.parse(process.env[ENV.rateLimit]!)
     : DEFAULT_RATE_LIMIT;
-  const handlers = [RunRecorder, ChaosHandlers, ...(variant.keyedB ? [KeyedBHandler] : [])];
+  const handlers = [RunRecorder, ChaosHandlers, StepHandlers, ...(variant.keyedB ? [KeyedBHandler] : [])];
   return {
     module: ChaosAppModule,
     imports: [

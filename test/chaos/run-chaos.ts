@@ -29,6 +29,7 @@ import {
 import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, type Query } from './chaos-invariants.js';
+import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
 import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
@@ -105,6 +106,8 @@ export interface ChaosReport {
   /** The SIGSTOP fault (see stopAt). */
   stop: FreezeRecord | null;
   flow: FlowFigures;
+  /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
+  workflows: { graphs: number; steps: number; states: Record<string, number> };
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
   summary: string;
@@ -214,7 +217,14 @@ class ChaosRun {
         );
         nextProgressAt = Date.now() + 2_000;
       }
-      if (status && this.producedAll && status.finished === config.jobs && status.leases === 0) break;
+      if (
+        status &&
+        this.producedAll &&
+        status.finished === config.jobs &&
+        status.openSteps === 0 &&
+        status.leases === 0
+      )
+        break;
       if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
       if (Date.now() > giveUpAt) {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
@@ -360,11 +370,35 @@ class ChaosRun {
     }
   }
 
-  private async status(): Promise<{ states: Record<string, number>; finished: number; leases: number }> {
-    const rows = await this.query('SELECT state, count(*)::int AS n FROM awa.all_jobs GROUP BY state');
+  private async workflowFigures(): Promise<ChaosReport['workflows']> {
+    const rows = await this.query(
+      'SELECT state, count(*)::int AS n FROM awa.all_jobs WHERE workflow_id IS NOT NULL GROUP BY state',
+    );
+    const [{ graphs }] = await this.query(
+      'SELECT count(DISTINCT workflow_id)::int AS graphs FROM awa.all_jobs WHERE workflow_id IS NOT NULL',
+    );
+    const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
+    return { graphs, steps: rows.reduce((total, r) => total + r.n, 0), states };
+  }
+
+  /** Jobs by state; the plain jobs finished; the workflow steps not ended yet; the leases held. */
+  private async status(): Promise<{
+    states: Record<string, number>;
+    finished: number;
+    openSteps: number;
+    leases: number;
+  }> {
+    const rows = await this.query(
+      `SELECT state, count(*)::int AS n,
+              count(*) FILTER (WHERE workflow_id IS NULL AND state IN ('completed', 'failed'))::int AS finished,
+              count(*) FILTER (WHERE workflow_id IS NOT NULL
+                                 AND state NOT IN ('completed', 'failed', 'cancelled'))::int AS open_steps
+         FROM awa.all_jobs GROUP BY state`,
+    );
     const [{ n: leases }] = await this.query('SELECT count(*)::int AS n FROM awa.active_leases');
     const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
-    return { states, finished: (states.completed ?? 0) + (states.failed ?? 0), leases };
+    const sum = (key: string) => rows.reduce((total, r) => total + r[key], 0);
+    return { states, finished: sum('finished'), openSteps: sum('open_steps'), leases };
   }
 
   /**
@@ -448,6 +482,7 @@ class ChaosRun {
       rateWindowCheck(this.startsDir, this.config.rateLimit),
       keyConcurrencyCheck(),
       strandedCheck(this.stranded),
+      ...WORKFLOW_CHECKS,
     ]);
     const allViolations = [...this.violations, ...violations];
     const status = await this.status();
@@ -488,6 +523,7 @@ class ChaosRun {
         atSeconds: speed.startedAt ? (this.stop.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
       },
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
+      workflows: await this.workflowFigures(),
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };

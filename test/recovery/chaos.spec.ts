@@ -30,6 +30,12 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     // The flow queues really ran: rated handlers started, and some key held more than one lease at once.
     expect(report.flow.ratedStarts).toBeGreaterThan(0);
     expect(report.flow.mostKeyLeases).toBeGreaterThan(1);
-    expect((report.states.completed ?? 0) + (report.states.failed ?? 0)).toBe(300);
+    // Every plain job finished; the workflow load ran beside it (4 steps per graph, each ended).
+    const steps = report.workflows.states;
+    expect(
+      (report.states.completed ?? 0) + (report.states.failed ?? 0) - (steps.completed ?? 0) - (steps.failed ?? 0),
+    ).toBe(300);
+    expect(report.workflows.graphs).toBeGreaterThan(0);
+    expect(report.workflows.steps).toBe(4 * report.workflows.graphs);
   }, 300_000);
 });
