@@ -1,6 +1,7 @@
 import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
 import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
+import { recordJobEvents } from './job-events.sql.js';
 
 /*
  * Workflows (docs/workflows.md, migration AwaWorkflows): a job with unmet dependencies is `waiting`,
@@ -27,6 +28,8 @@ export const DEPENDENCY_ENDED_TEXT = 'a dependency did not complete';
  * - wf_unblocked: each still-waiting dependent's count goes down by its edges resolved here that
  *   count (completed, or `ignore`), one UPDATE per dependent however many of its dependencies end
  *   in this statement; at 0 it becomes available (scheduled if its runAt is later).
+ * - wf_doomed_events: the doomed jobs' durable events (cancelled, failed), in the same statement as
+ *   every other transition's.
  * Rows of `source` are never changed again here (one statement must not write a row twice). Rows to
  * write are locked in id order first, so two statements lock shared dependents in the same order.
  */
@@ -80,6 +83,7 @@ export function resolveDependents(source: string): string {
     INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment)
     SELECT ${JOB_TABLE_COLUMNS.map((c) => `m.${c}`).join(', ')}, h.segment
       FROM wf_doomed_moved m JOIN awa.history_rings h ON h.class = ${historyClass('m.state')}
+  ), wf_doomed_events AS (${recordJobEvents('wf_doomed_moved')}
   )`;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The chaos run's own record of what happened, in schema `chaos` of its private database:
  * - runs: written by handlers when they finish (job_id, attempt, run_lease, pid, at);
+ * - events_seen: each delivery of a durable job event to the audit group (event_id, job_id, pid, at);
  * - claims: every lease row ever inserted (a trigger on awa.active_leases), with its instance, its
  *   claimed_at (the claim's own time, which its rate log counts) and when the row was written;
  * - lease_ends: every lease row deleted (completion, failure, release, rescue), so that the leases of a
@@ -20,6 +21,11 @@ export const INSTRUMENTATION_SQL = [
   'CREATE TABLE chaos.counter (id int PRIMARY KEY, n bigint NOT NULL)',
   'INSERT INTO chaos.counter VALUES (1, 0)',
   'CREATE TABLE chaos.counted (job_id bigint NOT NULL, run_lease bigint NOT NULL)',
+  // What the durable-event group AUDIT_GROUP was handed: one row per delivery.
+  `CREATE TABLE chaos.events_seen (
+     event_id bigint NOT NULL, job_id bigint NOT NULL, event text NOT NULL, pid int NOT NULL,
+     at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  'CREATE INDEX ON chaos.events_seen (event_id)',
   `CREATE TABLE chaos.claims (
      job_id bigint NOT NULL, run_lease bigint NOT NULL, instance_id text NOT NULL, claimed_at timestamptz,
      at timestamptz NOT NULL DEFAULT clock_timestamp())`,

@@ -8,11 +8,22 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaModule, JobHandler, JobTransactionError, QueueProducer, type Job, type RateLimitOptions } from 'nestjs-awa';
+import {
+  AwaModule,
+  JobHandler,
+  JobTransactionError,
+  OnJobEvent,
+  QueueProducer,
+  type Job,
+  type JobEvent,
+  type RateLimitOptions,
+} from 'nestjs-awa';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
+  AUDIT_EVENTS,
+  AUDIT_GROUP,
   CHAOS_KINDS,
   CHAOS_STEP_KINDS,
   chaosAwaOptions,
@@ -77,18 +88,36 @@ class RunRecorder {
    */
   async record(job: Job<ChaosArgs | ChaosStepArgs>) {
     const token = randomUUID();
+    await this.retried('the run', () =>
+      this.pool.query(
+        `INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token)
+         SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.runs WHERE token = $5)`,
+        [job.id, job.attempt, job.runLease, process.pid, token],
+      ),
+    );
+  }
+
+  /** Records one delivery of a durable event (a retry after an ambiguous commit may record it twice: see the check). */
+  async recordEvent(event: JobEvent) {
+    await this.retried('the event', () =>
+      this.pool.query(`INSERT INTO chaos.events_seen (event_id, job_id, event, pid) VALUES ($1, $2, $3, $4)`, [
+        event.id,
+        event.jobId,
+        event.event,
+        process.pid,
+      ]),
+    );
+  }
+
+  private async retried(what: string, write: () => Promise<unknown>) {
     const giveUpAt = Date.now() + 15_000;
     for (;;) {
       try {
-        await this.pool.query(
-          `INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token)
-           SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.runs WHERE token = $5)`,
-          [job.id, job.attempt, job.runLease, process.pid, token],
-        );
+        await write();
         return;
       } catch (error) {
         if (Date.now() > giveUpAt)
-          throw new Error(`chaos: could not record the run: ${String(error)}`, { cause: error });
+          throw new Error(`chaos: could not record ${what}: ${String(error)}`, { cause: error });
         await sleep(100);
       }
     }
@@ -173,6 +202,17 @@ class StepHandlers {
   }
 }
 
+/** The durable-event group of every worker: it records each event it is handed. */
+@Injectable()
+class AuditEvents {
+  constructor(private readonly runs: RunRecorder) {}
+
+  @OnJobEvent([...AUDIT_EVENTS], { group: AUDIT_GROUP })
+  async audit(event: JobEvent) {
+    await this.runs.recordEvent(event);
+  }
+}
+
 /** Not on every worker: the slot without it is a second service sharing the keyed queue. */
 @Injectable()
 class KeyedBHandler {
@@ -189,7 +229,7 @@ function appModule(role: string): DynamicModule {
   const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
     ? JSON.parse(process.env[ENV.rateLimit]!)
     : DEFAULT_RATE_LIMIT;
-  const handlers = [RunRecorder, ChaosHandlers, StepHandlers, ...(variant.keyedB ? [KeyedBHandler] : [])];
+  const handlers = [RunRecorder, ChaosHandlers, StepHandlers, AuditEvents, ...(variant.keyedB ? [KeyedBHandler] : [])];
   return {
     module: ChaosAppModule,
     imports: [

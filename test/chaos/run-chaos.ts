@@ -30,6 +30,7 @@ import { errorCounts, recoveryFigures, throughput, type KillRecord, type Recover
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, type Query } from './chaos-invariants.js';
 import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
+import { eventChecks, UNSEEN_EVENTS_SQL, UNSEEN_EVENTS_VALUES, type EventFaults } from './chaos-event-checks.js';
 import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
@@ -222,7 +223,8 @@ class ChaosRun {
         this.producedAll &&
         status.finished === config.jobs &&
         status.openSteps === 0 &&
-        status.leases === 0
+        status.leases === 0 &&
+        status.unseenEvents === 0
       )
         break;
       if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
@@ -370,6 +372,18 @@ class ChaosRun {
     }
   }
 
+  /** The faults after which the audit group may see an event again (see eventChecks). */
+  private eventFaults(): EventFaults {
+    const pids = [...this.kills.map((k) => k.pid), this.freeze?.pid, this.stop?.pid].filter(
+      (pid): pid is number => pid !== undefined,
+    );
+    const restart = this.restart && {
+      from: this.restart.at.getTime() - 1_000,
+      to: this.restart.at.getTime() + this.restart.downMs + (this.restart.reconnectMs ?? 30_000) + 5_000,
+    };
+    return { pids, restart };
+  }
+
   private async workflowFigures(): Promise<ChaosReport['workflows']> {
     const rows = await this.query(
       'SELECT state, count(*)::int AS n FROM awa.all_jobs WHERE workflow_id IS NOT NULL GROUP BY state',
@@ -387,6 +401,7 @@ class ChaosRun {
     finished: number;
     openSteps: number;
     leases: number;
+    unseenEvents: number;
   }> {
     const rows = await this.query(
       `SELECT state, count(*)::int AS n,
@@ -398,7 +413,8 @@ class ChaosRun {
     const [{ n: leases }] = await this.query('SELECT count(*)::int AS n FROM awa.active_leases');
     const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
     const sum = (key: string) => rows.reduce((total, r) => total + r[key], 0);
-    return { states, finished: sum('finished'), openSteps: sum('open_steps'), leases };
+    const [{ n: unseenEvents }] = await this.query(UNSEEN_EVENTS_SQL, UNSEEN_EVENTS_VALUES);
+    return { states, finished: sum('finished'), openSteps: sum('open_steps'), leases, unseenEvents };
   }
 
   /**
@@ -483,6 +499,7 @@ class ChaosRun {
       keyConcurrencyCheck(),
       strandedCheck(this.stranded),
       ...WORKFLOW_CHECKS,
+      ...eventChecks(() => this.eventFaults()),
     ]);
     const allViolations = [...this.violations, ...violations];
     const status = await this.status();
