@@ -19,7 +19,10 @@ export const WORKFLOW_CHECKS: Check[] = [
   // Every dependency ends in this run, so a step still waiting waits for nothing that can finish.
   rows(
     'no workflow step is left waiting (its dependencies have all ended)',
-    `SELECT j.id::text, j.waiting_on, array_agg(e.dependency_id::text || ':' || coalesce(e.state, 'open')) AS edges
+    `SELECT j.id::text, j.waiting_on,
+            array_agg(e.dependency_id::text || ':' || coalesce(e.state, 'open') || '@' || coalesce(e.resolved_at::text, '-')
+                      || ' ' || coalesce((SELECT string_agg(t.old_state || '>' || t.new_state || '@' || t.at::time::text, ',' ORDER BY t.at)
+                                            FROM chaos.transitions t WHERE t.job_id = e.dependency_id), '')) AS edges
        FROM awa.jobs j LEFT JOIN awa.job_dependencies e ON e.dependent_id = j.id
       WHERE j.state = 'waiting' GROUP BY j.id, j.waiting_on`,
   ),
