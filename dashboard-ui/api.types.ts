@@ -1,14 +1,7 @@
 // The shapes of the JSON API's answers, as the pages read them (dates are ISO strings, ids strings).
 
 export type JobState =
-  | 'scheduled'
-  | 'available'
-  | 'running'
-  | 'retryable'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'waiting';
+  'scheduled' | 'available' | 'running' | 'retryable' | 'completed' | 'failed' | 'cancelled' | 'waiting';
 
 export interface QueueSummary {
   name: string;
@@ -43,6 +36,7 @@ export interface JobRecord {
   maxAttempts: number;
   priority: number;
   uniqueKey: string | null;
+  workflowId: string | null;
   snoozes: number;
   errors: JobError[];
   output: unknown;

@@ -94,6 +94,7 @@ export const jobPage: Page<JobDetail> = {
       ['Priority', j.priority],
       ['Tags', j.tags.join(', ') || '–'],
       ['Unique key', j.uniqueKey || '–'],
+      ['Workflow', j.workflowId || '–'],
       ['Snoozes', j.snoozes],
       ['Created', when(j.createdAt)],
       ['Run at', when(j.runAt)],
