@@ -14,6 +14,7 @@ import { processLongScenario } from './scenarios/process-long.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import { soakScenario } from './scenarios/soak.scenario.js';
+import { workflowScenario } from './scenarios/workflow.scenario.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { profileLabel, readBenchConfig, type BenchConfig, type QueueProfile } from './support/bench.config.js';
 import { createBenchDatabase, serverInfo, startBenchServer, type BenchServer } from './support/bench.database.js';
@@ -41,6 +42,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     dashboardScenario,
     flowScenario,
     otelScenario(headline),
+    workflowScenario,
   ];
 }
 

@@ -9,12 +9,15 @@ export const BenchKinds = {
   noop: 'bench.noop',
   latency: 'bench.latency',
   hold: 'bench.hold',
+  step: 'bench.step',
 } as const;
 
 /** What the handlers of one app report to, and wait on. One object per app, no globals. */
 export class BenchHooks {
   handled = 0;
   started = 0;
+  /** When each bench.step job (by its args.i) started: the workflow scenario's chain latencies. */
+  readonly stepStarts = new Map<number, number>();
   private wantLatency = -1;
   private onLatency: ((t: number) => void) | undefined;
   private releaseHeld: () => void = () => undefined;
@@ -53,6 +56,12 @@ export class BenchHandlers {
   @JobHandler(BenchKinds.latency)
   async latency(job: Job<{ i: number }>): Promise<void> {
     this.hooks.hitLatency(job.args.i);
+  }
+
+  @JobHandler(BenchKinds.step)
+  async step(job: Job<{ i: number }>): Promise<void> {
+    this.hooks.stepStarts.set(job.args.i, now());
+    this.hooks.handled++;
   }
 
   @JobHandler(BenchKinds.hold)
