@@ -67,9 +67,20 @@ export interface Lease {
   deadline_at: string;
 }
 
+export interface JobLink {
+  side: 'dependency' | 'dependent';
+  id: string;
+  ref: string;
+  policy: string;
+  kind: string | null;
+  state: JobState | 'deleted';
+}
+
 export interface JobDetail {
   job: JobRecord;
   lease: Lease | null;
+  /** A workflow job's dependencies and dependents. */
+  links: JobLink[];
 }
 
 export interface BulkAnswer {

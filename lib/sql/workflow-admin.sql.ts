@@ -129,3 +129,28 @@ export const retryWorkflow = statement<[workflowId: string], { retried: number }
   )
   SELECT (SELECT count(*) FROM restored)::int AS retried`,
 );
+
+/** A job's dependency or dependent, as the dashboard's job page lists it. */
+export interface JobLinkRow {
+  side: 'dependency' | 'dependent';
+  id: string;
+  ref: string;
+  policy: DependencyPolicy;
+  kind: string | null;
+  /** Its state now (`deleted` if it is gone). */
+  state: JobState | 'deleted';
+}
+
+/** Up to $2 dependencies and up to $2 dependents of job $1, with their states now. */
+export const jobLinks = statement<[id: string, limit: number], JobLinkRow>(
+  'workflow_job_links',
+  `
+  (SELECT 'dependency' AS side, e.dependency_id::text AS id, e.ref, e.policy, a.kind,
+          coalesce(a.state, 'deleted') AS state
+     FROM awa.job_dependencies e LEFT JOIN awa.all_jobs a ON a.id = e.dependency_id
+    WHERE e.dependent_id = $1::bigint ORDER BY e.ref LIMIT $2)
+  UNION ALL
+  (SELECT 'dependent', e.dependent_id::text, e.ref, e.policy, a.kind, coalesce(a.state, 'deleted')
+     FROM awa.job_dependencies e LEFT JOIN awa.all_jobs a ON a.id = e.dependent_id
+    WHERE e.dependency_id = $1::bigint ORDER BY e.dependent_id LIMIT $2)`,
+);
