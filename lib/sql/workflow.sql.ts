@@ -1,6 +1,7 @@
 import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
 import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /*
  * Workflows (docs/workflows.md, migration AwaWorkflows): a job with unmet dependencies is `waiting`,
@@ -31,6 +32,7 @@ export const DEPENDENCY_ENDED_TEXT = 'a dependency did not complete';
  * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
  * order; the writes then join wf_locked alone, by primary key: two CTE scans joined to each other
  * would be a nested loop (the planner expects one row of each), quadratic in a fan-out of thousands.
+ * The key rows of keyed jobs it makes available are locked first too (see lockFlowKeys).
  */
 export function resolveDependents(source: string): string {
   const doomedSet = { state: 'l.doom', finalized_at: 'now()', errors: appendError(`'${DEPENDENCY_ENDED_TEXT}'`) };
@@ -63,10 +65,13 @@ export function resolveDependents(source: string): string {
        AND r.dependent_id NOT IN (SELECT id FROM wf_doomed) AND r.dependent_id NOT IN (SELECT src.id FROM ${source} src)
      GROUP BY r.dependent_id
   ), wf_locked AS (
-    SELECT j.id, j.state, t.n, t.doom FROM awa.jobs j
+    SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom FROM awa.jobs j
       JOIN (SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed) t
         ON t.id = j.id
      ORDER BY j.id FOR UPDATE OF j
+  ), wf_keys_locked AS (${lockFlowKeys(
+    "(SELECT queue, concurrency_key FROM wf_locked WHERE n IS NOT NULL AND state = 'waiting' AND waiting_on <= n)",
+  )}
   ), wf_unblocked AS (
     UPDATE awa.jobs j
        SET waiting_on = greatest(j.waiting_on - l.n, 0),
