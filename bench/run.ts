@@ -15,6 +15,7 @@ import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import { soakScenario } from './scenarios/soak.scenario.js';
 import { transactionScenario } from './scenarios/transaction.scenario.js';
+import { workflowScenario } from './scenarios/workflow.scenario.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { profileLabel, readBenchConfig, type BenchConfig, type QueueProfile } from './support/bench.config.js';
 import { createBenchDatabase, serverInfo, startBenchServer, type BenchServer } from './support/bench.database.js';
@@ -43,6 +44,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     dashboardScenario,
     flowScenario,
     otelScenario(headline),
+    workflowScenario,
   ];
 }
 

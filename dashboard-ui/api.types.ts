@@ -1,14 +1,7 @@
 // The shapes of the JSON API's answers, as the pages read them (dates are ISO strings, ids strings).
 
 export type JobState =
-  | 'scheduled'
-  | 'available'
-  | 'running'
-  | 'retryable'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'waiting';
+  'scheduled' | 'available' | 'running' | 'retryable' | 'completed' | 'failed' | 'cancelled' | 'waiting';
 
 export interface QueueSummary {
   name: string;
@@ -43,6 +36,7 @@ export interface JobRecord {
   maxAttempts: number;
   priority: number;
   uniqueKey: string | null;
+  workflowId: string | null;
   snoozes: number;
   errors: JobError[];
   output: unknown;
@@ -73,9 +67,20 @@ export interface Lease {
   deadline_at: string;
 }
 
+export interface JobLink {
+  side: 'dependency' | 'dependent';
+  id: string;
+  ref: string;
+  policy: string;
+  kind: string | null;
+  state: JobState | 'deleted';
+}
+
 export interface JobDetail {
   job: JobRecord;
   lease: Lease | null;
+  /** A workflow job's dependencies and dependents. */
+  links: JobLink[];
 }
 
 export interface BulkAnswer {

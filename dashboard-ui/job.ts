@@ -1,6 +1,6 @@
 // The job page: every field, args, output and progress as JSON, the attempts and their errors, the
-// current lease; retry, cancel and delete.
-import type { JobDetail, JobRecord, Outcome } from './api.types.js';
+// current lease, a workflow job's dependencies and dependents; retry, cancel and delete.
+import type { JobDetail, JobLink, JobRecord, Outcome } from './api.types.js';
 import {
   ago,
   api,
@@ -14,6 +14,8 @@ import {
   messageOf,
   notice,
   stateBadge,
+  table,
+  td,
   when,
 } from './dom.js';
 import { act, type Page } from './live.js';
@@ -79,6 +81,28 @@ function timeline(j: JobRecord): HTMLElement[] {
   return items;
 }
 
+/** A workflow job's dependencies and dependents, with their states now. */
+function links(list: JobLink[]): HTMLElement {
+  const side = (which: JobLink['side'], title: string) => {
+    const rows = list
+      .filter((l) => l.side === which)
+      .map((l) =>
+        h('tr', { 'data-link': l.id }, [
+          td(h('a', { href: base + '/jobs/' + l.id, text: '#' + l.id })),
+          td(l.ref),
+          td(l.kind ?? '–'),
+          td(stateBadge(l.state)),
+          td(l.policy),
+        ]),
+      );
+    return h('div', { cls: 'panel', id: which + 's' }, [
+      h('h2', { text: title }),
+      rows.length ? table(['Id', 'Ref', 'Kind', 'State', 'On failure'], rows) : h('p', { cls: 'muted', text: 'None.' }),
+    ]);
+  };
+  return h('div', { cls: 'grid2' }, [side('dependency', 'Waits for'), side('dependent', 'Waited for by')]);
+}
+
 export const jobPage: Page<JobDetail> = {
   load() {
     return api<JobDetail>('/jobs/' + body.dataset['jobId']);
@@ -94,6 +118,7 @@ export const jobPage: Page<JobDetail> = {
       ['Priority', j.priority],
       ['Tags', j.tags.join(', ') || '–'],
       ['Unique key', j.uniqueKey || '–'],
+      ['Workflow', j.workflowId || '–'],
       ['Snoozes', j.snoozes],
       ['Created', when(j.createdAt)],
       ['Run at', when(j.runAt)],
@@ -122,6 +147,7 @@ export const jobPage: Page<JobDetail> = {
         h('div', { cls: 'panel', id: 'output' }, [h('h2', { text: 'Output' }), jsonBlock(j.output)]),
         h('div', { cls: 'panel', id: 'progress' }, [h('h2', { text: 'Progress' }), jsonBlock(j.progress)]),
       ]),
+      d.links.length ? links(d.links) : null,
       h('div', { cls: 'panel', id: 'attempts' }, [
         h('h2', { text: 'Attempts and errors' }),
         attempts.length ? h('ol', { cls: 'timeline' }, attempts) : h('p', { cls: 'muted', text: 'No error so far.' }),

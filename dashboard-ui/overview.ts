@@ -95,7 +95,7 @@ export const overviewPage: Page<{ queues: QueueSummary[]; minutes: Minute[] }> =
       h('h2', { text: 'Queues' }),
       table(
         headings,
-        rows.length ? rows : [h('tr', {}, [h('td', { colspan: 13, cls: 'muted', text: 'No queues yet.' })])],
+        rows.length ? rows : [h('tr', {}, [h('td', { colspan: 14, cls: 'muted', text: 'No queues yet.' })])],
       ),
     ]);
   },

@@ -154,7 +154,8 @@ export const AdminMessages = {
   notArray: (field: string) => `nestjs-awa: \`${field}\` must be an array.`,
   tooMany: (field: string, max: number) => `nestjs-awa: \`${field}\` may hold at most ${max} values.`,
   badId: (field: string) => `nestjs-awa: \`${field}\` must be a job id: a string of digits that fits a bigint.`,
-  badWorkflowId: (field: string) => `nestjs-awa: \`${field}\` must be a workflow id (a UUID, as enqueueGraph returns it).`,
+  badWorkflowId: (field: string) =>
+    `nestjs-awa: \`${field}\` must be a workflow id (a UUID, as enqueueGraph returns it).`,
   badState: (field: string, value: string, states: readonly string[]) =>
     `nestjs-awa: \`${field}\` is "${value}", not a job state; states: ${states.join(', ')}.`,
   badText: (field: string, max: number) =>

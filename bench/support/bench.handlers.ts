@@ -10,6 +10,7 @@ export const BenchKinds = {
   latency: 'bench.latency',
   hold: 'bench.hold',
   transaction: 'bench.transaction',
+  step: 'bench.step',
 } as const;
 
 /** The rows bench.transaction jobs count in (job i adds 1 to row i % COUNTER_ROWS of public.bench_counter). */
@@ -19,6 +20,8 @@ export const COUNTER_ROWS = 64;
 export class BenchHooks {
   handled = 0;
   started = 0;
+  /** When each bench.step job (by its args.i) started: the workflow scenario's chain latencies. */
+  readonly stepStarts = new Map<number, number>();
   private wantLatency = -1;
   private onLatency: ((t: number) => void) | undefined;
   private releaseHeld: () => void = () => undefined;
@@ -65,6 +68,12 @@ export class BenchHandlers {
     await job.transaction((manager) =>
       manager.query('UPDATE public.bench_counter SET n = n + 1 WHERE id = $1', [job.args.i % COUNTER_ROWS]),
     );
+    this.hooks.handled++;
+  }
+
+  @JobHandler(BenchKinds.step)
+  async step(job: Job<{ i: number }>): Promise<void> {
+    this.hooks.stepStarts.set(job.args.i, now());
     this.hooks.handled++;
   }
 

@@ -17,6 +17,10 @@ import { filterParams, type BulkRequest, type DashboardJobFilter } from './dashb
 import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { AwaDashboardMessages } from './dashboard.messages.js';
+import { jobLinks, type JobLinkRow } from '../sql/workflow-admin.sql.js';
+
+/** The most dependencies, and dependents, a job page lists. */
+const JOB_LINKS_MAX = 200;
 
 /** The count shown before a bulk action stops at this many jobs. */
 export const COUNT_CAP = 100_000;
@@ -185,12 +189,14 @@ export class DashboardService {
   }
 
   /** A job and its lease; `queue` names the module's database it is in (default: the default module's). */
-  async job(id: string, queue?: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null }> {
+  async job(id: string, queue?: string): Promise<{ job: JobRecord; lease: sql.LeaseRow | null; links: JobLinkRow[] }> {
     const db = this.reads(this.moduleOf([queue]));
     const [row] = await db.query(jobsSql.getJob, [id]);
     if (!row) throw new NotFoundException(AwaDashboardMessages.jobNotFound(id));
     const [lease] = await db.query(sql.jobLease, [id]);
-    return { job: toRecord(row), lease: lease ?? null };
+    // A workflow job's dependencies and dependents (docs/workflows.md); none for a plain job.
+    const links = row.workflow_id ? await db.query(jobLinks, [id, JOB_LINKS_MAX]) : [];
+    return { job: toRecord(row), lease: lease ?? null, links };
   }
 
   async instances(): Promise<sql.InstanceRow[]> {

@@ -174,6 +174,8 @@ export interface JobRecord<TArgs = unknown> {
   progress: unknown;
   /** The handler's return value, when it returned one, else null. */
   output: unknown;
+  /** The workflow the job belongs to (docs/workflows.md), else null. */
+  workflowId: string | null;
 }
 
 /** Result of producer.cancel(id). */

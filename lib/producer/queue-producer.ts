@@ -274,5 +274,6 @@ export function toRecord<TArgs>(row: JobRow): JobRecord<TArgs> {
     snoozes: row.snoozes,
     progress: row.progress,
     output: row.output,
+    workflowId: row.workflow_id,
   };
 }

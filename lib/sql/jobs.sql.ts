@@ -25,11 +25,12 @@ export interface JobRow {
   snoozes: number;
   progress: unknown;
   output: unknown;
+  workflow_id: string | null;
 }
 
 /** Columns of a job as `JobRecord` reads them. */
 export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attempt, max_attempts, run_at, created_at,
-  attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output`;
+  attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output, workflow_id::text`;
 
 /**
  * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, tags?,

@@ -2,6 +2,7 @@ import type { JobState } from '../interfaces/job.interface.js';
 import type { DependencyPolicy } from './workflow.sql.js';
 import { statement } from './sql-statement.js';
 import { JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /** A workflow's state from its jobs: running while any is unfinished, then failed, cancelled or completed. */
 export type WorkflowState = 'running' | 'completed' | 'failed' | 'cancelled';
@@ -93,7 +94,7 @@ export const workflowEdges = statement<[workflowId: string, limit: number], Work
  * (workflow jobs are never unique, so every finished one is in awa.job_history), its attempts
  * restarted, and waits again for its dependencies that are retried with it or still unresolved;
  * the edges between retried jobs are reopened. Those without such dependencies are available at
- * once (the insert trigger NOTIFYs their queues). Completed jobs stay completed (their outputs stay on the edges); an edge a dependent has
+ * once (the insert trigger NOTIFYs their queues). Key rows: see lockFlowKeys. Completed jobs stay completed (their outputs stay on the edges); an edge a dependent has
  * already consumed is never reopened, so no count is decremented twice. Returns how many were retried.
  */
 export const retryWorkflow = statement<[workflowId: string], { retried: number }>(
@@ -125,7 +126,33 @@ export const retryWorkflow = statement<[workflowId: string], { retried: number }
     })}
   ), restored AS (
     INSERT INTO awa.jobs (${JOB_TABLE_COLUMNS.join(', ')}) SELECT * FROM unarchived
-    RETURNING queue, state
+    RETURNING queue, state, concurrency_key
+  ), keys_locked AS (${lockFlowKeys("(SELECT * FROM restored WHERE state = 'available')")}
   )
   SELECT (SELECT count(*) FROM restored)::int AS retried`,
+);
+
+/** A job's dependency or dependent, as the dashboard's job page lists it. */
+export interface JobLinkRow {
+  side: 'dependency' | 'dependent';
+  id: string;
+  ref: string;
+  policy: DependencyPolicy;
+  kind: string | null;
+  /** Its state now (`deleted` if it is gone). */
+  state: JobState | 'deleted';
+}
+
+/** Up to $2 dependencies and up to $2 dependents of job $1, with their states now. */
+export const jobLinks = statement<[id: string, limit: number], JobLinkRow>(
+  'workflow_job_links',
+  `
+  (SELECT 'dependency' AS side, e.dependency_id::text AS id, e.ref, e.policy, a.kind,
+          coalesce(a.state, 'deleted') AS state
+     FROM awa.job_dependencies e LEFT JOIN awa.all_jobs a ON a.id = e.dependency_id
+    WHERE e.dependent_id = $1::bigint ORDER BY e.ref LIMIT $2)
+  UNION ALL
+  (SELECT 'dependent', e.dependent_id::text, e.ref, e.policy, a.kind, coalesce(a.state, 'deleted')
+     FROM awa.job_dependencies e LEFT JOIN awa.all_jobs a ON a.id = e.dependent_id
+    WHERE e.dependency_id = $1::bigint ORDER BY e.dependent_id LIMIT $2)`,
 );

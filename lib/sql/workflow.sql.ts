@@ -2,6 +2,7 @@ import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
 import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
 import { recordJobEvents } from './job-events.sql.js';
+import { lockFlowKeys } from './flow-keys.sql.js';
 
 /*
  * Workflows (docs/workflows.md, migration AwaWorkflows): a job with unmet dependencies is `waiting`,
@@ -31,10 +32,13 @@ export const DEPENDENCY_ENDED_TEXT = 'a dependency did not complete';
  * - wf_doomed_events: the doomed jobs' durable events (cancelled, failed), in the same statement as
  *   every other transition's.
  * Rows of `source` are never changed again here (one statement must not write a row twice). Rows to
- * write are locked in id order first, so two statements lock shared dependents in the same order.
+ * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
+ * order; the writes then join wf_locked alone, by primary key: two CTE scans joined to each other
+ * would be a nested loop (the planner expects one row of each), quadratic in a fan-out of thousands.
+ * The key rows of keyed jobs it makes available are locked first too (see lockFlowKeys).
  */
 export function resolveDependents(source: string): string {
-  const doomedSet = { state: 'd.state', finalized_at: 'now()', errors: appendError(`'${DEPENDENCY_ENDED_TEXT}'`) };
+  const doomedSet = { state: 'l.doom', finalized_at: 'now()', errors: appendError(`'${DEPENDENCY_ENDED_TEXT}'`) };
   return `wf_ended AS (
     SELECT s.id, s.state, s.output FROM ${source} s
      WHERE s.workflow_id IS NOT NULL AND s.state IN ('completed', 'failed', 'cancelled', 'deleted')
@@ -64,20 +68,24 @@ export function resolveDependents(source: string): string {
        AND r.dependent_id NOT IN (SELECT id FROM wf_doomed) AND r.dependent_id NOT IN (SELECT src.id FROM ${source} src)
      GROUP BY r.dependent_id
   ), wf_locked AS (
-    SELECT id, state FROM awa.jobs
-     WHERE id IN (SELECT id FROM wf_counts UNION ALL SELECT id FROM wf_doomed)
-     ORDER BY id FOR UPDATE
+    SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom FROM awa.jobs j
+      JOIN (SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed) t
+        ON t.id = j.id
+     ORDER BY j.id FOR UPDATE OF j
+  ), wf_keys_locked AS (${lockFlowKeys(
+    "(SELECT queue, concurrency_key FROM wf_locked WHERE n IS NOT NULL AND state = 'waiting' AND waiting_on <= n)",
+  )}
   ), wf_unblocked AS (
     UPDATE awa.jobs j
-       SET waiting_on = greatest(j.waiting_on - c.n, 0),
-           state = CASE WHEN j.waiting_on > c.n THEN 'waiting' WHEN j.run_at > now() THEN 'scheduled' ELSE 'available' END,
-           run_at = CASE WHEN j.waiting_on > c.n THEN j.run_at ELSE greatest(j.run_at, now()) END
-      FROM wf_counts c JOIN wf_locked l ON l.id = c.id
-     WHERE j.id = c.id AND l.state = 'waiting' AND j.state = 'waiting'
+       SET waiting_on = greatest(j.waiting_on - l.n, 0),
+           state = CASE WHEN j.waiting_on > l.n THEN 'waiting' WHEN j.run_at > now() THEN 'scheduled' ELSE 'available' END,
+           run_at = CASE WHEN j.waiting_on > l.n THEN j.run_at ELSE greatest(j.run_at, now()) END
+      FROM wf_locked l
+     WHERE j.id = l.id AND l.n IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING j.id
   ), wf_doomed_moved AS (
-    DELETE FROM awa.jobs j USING wf_doomed d JOIN wf_locked l ON l.id = d.id
-     WHERE j.id = d.id AND l.state = 'waiting' AND j.state = 'waiting'
+    DELETE FROM awa.jobs j USING wf_locked l
+     WHERE j.id = l.id AND l.doom IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING ${jobRowAfter(doomedSet)}
   ), wf_doomed_archived AS (
     INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment)

@@ -77,6 +77,7 @@ describe('QueueAdmin', () => {
         completed: 0,
         failed: 1,
         cancelled: 0,
+        waiting: 0,
       });
       const [oldest] = await exec(`SELECT min(run_at) AS at FROM awa.all_jobs WHERE state = 'available'`);
       expect(byName.get('default')?.oldestAvailableAt).toEqual(oldest.at);

@@ -1,3 +1,4 @@
+import { insertGraph } from '../../lib/sql/workflow.sql.js';
 import { seedJob } from '../support/job-factory.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
@@ -95,6 +96,29 @@ describe('dashboard JSON API (Express)', () => {
     expect(body.job.errors).toEqual([{ at: '2026-01-01T00:00:00Z', attempt: 1, error: 'boom' }]);
     expect(body.lease).toMatchObject({ instance_id: 'inst-1', run_lease: '5' });
     expect(body.lease.heartbeat_age_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("gives a workflow job's dependencies and dependents with the job", async () => {
+    const [{ id: first }, { id: second }] = await exec(insertGraph.text, [
+      JSON.stringify(
+        ['wf.a', 'wf.b'].map((kind, i) => ({
+          kind,
+          queue: 'default',
+          args: {},
+          priority: 0,
+          max_attempts: 1,
+          waiting_on: i,
+        })),
+      ),
+      '00000000-0000-4000-8000-000000000001',
+      JSON.stringify([{ dependent: 1, dependency: 0, ref: 'a', policy: 'cancel' }]),
+    ]);
+    const { body } = await call(`${dash.url}/api/jobs/${second}`);
+    expect(body.job).toMatchObject({ state: 'waiting', workflowId: '00000000-0000-4000-8000-000000000001' });
+    expect(body.links).toEqual([
+      { side: 'dependency', id: first, ref: 'a', policy: 'cancel', kind: 'wf.a', state: 'available' },
+    ]);
+    expect((await call(`${dash.url}/api/jobs/${first}`)).body.links).toMatchObject([{ side: 'dependent', id: second }]);
   });
 
   it('lists the live instance as the leader, with its lease count', async () => {

@@ -285,6 +285,7 @@ describe('jobs.sql', () => {
         'state',
         'tags',
         'unique_key',
+        'workflow_id',
       ]);
     });
 

@@ -67,7 +67,9 @@ export async function createSqlFixture(): Promise<SqlFixture> {
       return client;
     },
     async reset() {
-      await pool.query('TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances, awa.job_dependencies RESTART IDENTITY');
+      await pool.query(
+        'TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances, awa.job_dependencies RESTART IDENTITY',
+      );
     },
     async close() {
       await Promise.all(clients.map((c) => c.end().catch(() => undefined)));

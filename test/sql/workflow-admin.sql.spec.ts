@@ -77,6 +77,15 @@ describe('workflow-admin.sql', () => {
     expect(await f.sql('SELECT count(*)::int AS n FROM awa.job_history')).toEqual([{ n: 0 }]);
   });
 
+  it("lists a job's dependencies and dependents with their states now", async () => {
+    const { ids } = await chain();
+    const links = await f.run(workflowAdminSql.jobLinks, [ids[1]!, 10]);
+    expect(links.map((l) => [l.side, l.id, l.ref, l.state])).toEqual([
+      ['dependency', ids[0], 'a', 'available'],
+      ['dependent', ids[2], 'b', 'waiting'],
+    ]);
+  });
+
   it('runs every statement of its module', () => {
     for (const s of statementsOf(workflowAdminSql)) expect(f.executed).toContain(s.name);
   });

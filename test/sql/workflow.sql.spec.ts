@@ -191,7 +191,13 @@ describe('workflow.sql', () => {
   });
 
   it('a dependency rotated out of the history still gives its waiting dependent its ending and output', async () => {
-    const [a, b, c] = await graph(['a', 'b', 'c'], [[2, 0], [2, 1]]);
+    const [a, b, c] = await graph(
+      ['a', 'b', 'c'],
+      [
+        [2, 0],
+        [2, 1],
+      ],
+    );
     await f.run(workerSql.completeJobsWithOutput, [[a!], [await claim(a!)], ['{"pages": 3}'], [null]]);
     await f.sql('TRUNCATE awa.job_history');
     expect(await stateOf(c!)).toBe('waiting');
@@ -233,6 +239,28 @@ describe('workflow.sql', () => {
     } finally {
       await client.query('ROLLBACK');
     }
+  });
+
+  it('steps added by a job: its lock is fenced, and its waiting dependents wait for the steps too', async () => {
+    const [a, b] = await graph(['a', 'b'], [[1, 0, 'fail']]);
+    const lease = await claim(a!);
+    expect(await f.run(workflowSql.lockAttempt, [a!, String(Number(lease) + 1)])).toEqual([]);
+    const [held] = await f.run(workflowSql.lockAttempt, [a!, lease]);
+    expect(held).toMatchObject({ cancel_requested: false, workflow_id: expect.any(String) });
+    const [step1, step2] = await graph(['s1', 's2'], []);
+    await f.run(workflowSql.waitForSteps, [a!, [step1!, step2!], ['s1', 's2'], held!.workflow_id!]);
+    const edges = await f.sql(
+      'SELECT dependency_id::text, ref, policy FROM awa.job_dependencies WHERE dependent_id = $1 ORDER BY ref',
+      [b],
+    );
+    expect(edges).toEqual([
+      { dependency_id: a, ref: 'a', policy: 'fail' },
+      { dependency_id: step1, ref: 's1', policy: 'fail' },
+      { dependency_id: step2, ref: 's2', policy: 'fail' },
+    ]);
+    await f.run(workerSql.completeJobs, [[a!], [lease]]);
+    const [row] = await f.sql('SELECT state, waiting_on FROM awa.jobs WHERE id = $1', [b]);
+    expect(row).toEqual({ state: 'waiting', waiting_on: 2 });
   });
 
   it('runs every statement of its module', () => {

@@ -12,7 +12,7 @@ import {
 import { DataSource } from 'typeorm';
 import { caught } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 
 /** The kinds each test's jobs ran, in the order they started. */
 const ran: string[] = [];
@@ -32,6 +32,11 @@ class Steps {
     return { deps: deps.map((d) => [d.ref, d.state, d.output?.page ?? null]) };
   }
 
+  @JobHandler('keyed.step', { queue: 'keyed' })
+  async keyed() {
+    ran.push('keyed');
+  }
+
   @JobHandler('boom')
   async boom() {
     ran.push('boom');
@@ -47,7 +52,11 @@ describe('workflows', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startTestApp({ url: db.url, providers: [Steps] });
+    app = await startTestApp({
+      url: db.url,
+      providers: [Steps],
+      awa: { queues: { ...FAST_OPTIONS.queues, keyed: { pollInterval: 200, keyConcurrency: 1 } } },
+    });
     producer = app.get(QueueProducer);
   });
   afterAll(async () => {
@@ -96,6 +105,14 @@ describe('workflows', () => {
     expect(await settled(Object.values(graph.ids))).toEqual(['completed', 'completed', 'completed', 'completed']);
     expect(ran[0]).toBe('render:0');
     expect(ran[3]).toBe('merge');
+  });
+
+  it('a keyed job of a keyConcurrency queue is unblocked and runs like any other', async () => {
+    const graph = await producer.enqueueGraph([
+      { ref: 'a', kind: 'render', args: { page: 1 } },
+      { ref: 'b', kind: 'keyed.step', args: {}, dependsOn: ['a'], concurrencyKey: 'tenant-1' },
+    ]);
+    expect(await settled([graph.ids.b!])).toEqual(['completed']);
   });
 
   describe('a dependency that fails, by policy', () => {
