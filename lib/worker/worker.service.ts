@@ -90,15 +90,18 @@ export class WorkerService {
   private async release(jobs: InFlightJob[], started: boolean): Promise<void> {
     if (jobs.length === 0) return;
     jobs.forEach((job) => job.release(AbortReasons.shutdown));
-    // Inside job.transaction the lease is fenced until it ends: not released here (it would wait on
-    // the fence); it commits, or it rolls back and the job is rescued like a lost instance's.
-    const releasable = jobs.filter((job) => !job.transactionUsed);
+    // Inside job.transaction the lease is fenced until it ends: not released (that would wait on the
+    // fence). Its transaction is waited for (at most heartbeatStaleAfter, the server's limit on a silent
+    // one), so the DataSource is not closed under it: it commits, or the job is rescued later.
+    const fenced = jobs.filter((job) => job.transactionOpen);
+    const releasable = jobs.filter((job) => !job.transactionOpen && !job.completedInTransaction);
     try {
       await this.writer.release(releasable, RescueErrors.releasedOnShutdown, started);
     } catch (error) {
       // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
       this.logger.error(AwaMessages.operationFailed('releasing jobs on shutdown', String(error)));
     }
+    await Promise.all(fenced.map((job) => this.writer.transactions.settled(job)));
     jobs.forEach((job) => this.leases.remove(job));
   }
 

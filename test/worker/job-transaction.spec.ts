@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import { JobHandler, JobTransactionError, QueueProducer, type Job } from 'nestjs-awa';
+import { AbortReasons, JobHandler, JobTransactionError, QueueProducer, type Job } from 'nestjs-awa';
 import { maintenanceSql } from '../../lib/sql/index.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -66,6 +66,14 @@ class Counter {
     return 'the handler return value is ignored';
   }
 
+  /** The same on a queue with a short hard deadline; records why its signal was aborted. */
+  @JobHandler('count.timed', { queue: 'timed' })
+  async countTimed(job: Job<CountArgs>) {
+    job.signal.addEventListener('abort', () => this.aborted.set(job.id, String(job.signal.reason)));
+    return this.count(job);
+  }
+  readonly aborted = new Map<string, string>();
+
   @JobHandler('noop')
   noop() {}
 }
@@ -88,7 +96,13 @@ describe('job.transaction', () => {
       url: db.url,
       providers: [Counter],
       // A held transaction is silent: heartbeatStaleAfter bounds its idle time (see JobTransactions).
-      awa: { heartbeatStaleAfter: 30_000, queues: { default: { pollInterval: 100, retryBaseDelay: 10 } } },
+      awa: {
+        heartbeatStaleAfter: 30_000,
+        queues: {
+          default: { pollInterval: 100, retryBaseDelay: 10 },
+          timed: { pollInterval: 100, retryBaseDelay: 10, deadlineDuration: 300 },
+        },
+      },
     });
     producer = app.get(QueueProducer);
     counter = app.get(Counter);
@@ -113,6 +127,15 @@ describe('job.transaction', () => {
     ]);
   const lease = (id: string) =>
     queryOnce<{ run_lease: string }>(db.url, 'SELECT run_lease::text FROM awa.active_leases WHERE job_id = $1', [id]);
+  /** Puts the lease of job `id` past its deadline in the database: the deadline rescue would take it. */
+  const pastDeadline = (id: string) =>
+    queryOnce(db.url, `UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [id]);
+  /** Enqueues a job whose first callback waits at the gate after its writes, and waits until it does. */
+  const enqueueHeld = async (kind: string) => {
+    const { id } = await producer.enqueue(kind, { hold: 'in' });
+    await waitFor(async () => counter.gate.reached.has(id), 15_000, 'the callback to wait at the gate');
+    return id;
+  };
   const rescueDeadlines = () =>
     queryOnce(db.url, maintenanceSql.rescueExpiredDeadlines.text, [[], [], [], 10, 10, 100, 'past its deadline']);
 
@@ -156,14 +179,9 @@ describe('job.transaction', () => {
   });
 
   it('makes a rescue that reaches the lease while the transaction holds it skip it: one write, one completion', async () => {
-    const { id } = await producer.enqueue('count', { hold: 'in' });
-    await waitFor(async () => counter.gate.reached.has(id), 15_000, 'the callback to wait at the gate');
+    const id = await enqueueHeld('count');
     // The lease is past its deadline now: the rescue would take it, but the transaction fences it.
-    await queryOnce(
-      db.url,
-      `UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`,
-      [id],
-    );
+    await pastDeadline(id);
     expect(await rescueDeadlines()).toEqual([]);
     counter.gate.release();
     const job = await finishedJob(producer, id);
@@ -177,11 +195,7 @@ describe('job.transaction', () => {
     const { id } = await producer.enqueue('count', { hold: 'before' });
     await waitFor(async () => counter.gate.reached.has(id), 15_000, 'the handler to wait at the gate');
     const [held] = await lease(id);
-    await queryOnce(
-      db.url,
-      `UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`,
-      [id],
-    );
+    await pastDeadline(id);
     await waitFor(async () => (await lease(id))[0]?.run_lease !== held!.run_lease, 15_000, 'the rescue');
     // The rescued job runs again (attempt 2, no gate) and completes; then the stale attempt goes on.
     await finishedJob(producer, id);
@@ -198,9 +212,22 @@ describe('job.transaction', () => {
     expect(await count()).toBe(1);
   });
 
+  it('holds off the hard deadline while the transaction holds the fence: the attempt ends when it commits', async () => {
+    const id = await enqueueHeld('count.timed');
+    await waitFor(async () => counter.aborted.get(id), 15_000, 'the deadline to abort the attempt');
+    expect(counter.aborted.get(id)).toBe(AbortReasons.deadline);
+    // Past its deadline in the database too: the maintenance rescue would take it, but the fence holds.
+    await pastDeadline(id);
+    expect(await rescueDeadlines()).toEqual([]);
+    counter.gate.release();
+    const job = await finishedJob(producer, id);
+    expect(job).toMatchObject({ state: 'completed', attempt: 1, output: { counted: 1 }, errors: [] });
+    expect(await effects(id)).toEqual([{ attempt: 1 }]);
+    expect(await count()).toBe(1);
+  });
+
   it('rolls back when the job is cancelled during the transaction: nothing written, the job ends cancelled', async () => {
-    const { id } = await producer.enqueue('count', { hold: 'in' });
-    await waitFor(async () => counter.gate.reached.has(id), 15_000, 'the callback to wait at the gate');
+    const id = await enqueueHeld('count');
     expect(await producer.cancel(id)).toEqual({ outcome: 'signalled', previousState: 'running' });
     counter.gate.release();
     const job = await finishedJob(producer, id);
