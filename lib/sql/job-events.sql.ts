@@ -37,8 +37,15 @@ export const recordJobEvents = (rows: string, events = STATE_EVENTS, payload = E
                     WHERE s.event = e.event AND s.queue IN ('*', f.queue) AND f.kind LIKE s.kind_like)
      ORDER BY f.id, e.n`;
 
-/** The CTE changeJobs appends after `finished` (see changeJobs' `events`). */
-export const jobEventsAfterChange = (events?: string) => `events_written AS (${recordJobEvents('finished', events)}
+/**
+ * The CTE changeJobs appends after `finished` (see changeJobs' `events`). It reads `stayed` and `moved`
+ * (materialized anyway, as data-modifying CTEs) rather than `finished`, which the statement's own
+ * SELECT then still reads alone, and so inlines as before.
+ */
+export const jobEventsAfterChange = (events?: string) => `events_written AS (${recordJobEvents(
+  '(SELECT * FROM stayed UNION ALL SELECT * FROM moved)',
+  events,
+)}
   )`;
 
 /** Whether event row `e` is one that group `group` (an expression) subscribes to. */
