@@ -117,6 +117,17 @@ export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, Bef
   }
 
   /**
+   * Moves group `group` past its next event, unhandled: for an event its handler can never take, which
+   * otherwise holds the group (see docs/durable-events.md). Returns the skipped event's id, null if the
+   * group has no event waiting.
+   */
+  async skip(group: string): Promise<string | null> {
+    checkName(group);
+    const [row] = await this.db.query(jobEventsSql.skipGroupEvent, [group]);
+    return row?.skipped_id ?? null;
+  }
+
+  /**
    * Forgets group `group`: its position and subscriptions, so its events are no longer written and the
    * retention no longer waits for it. For a group removed from the code; an instance that still declares
    * it creates it again, at the present, when it boots.

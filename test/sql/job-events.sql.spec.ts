@@ -300,6 +300,24 @@ describe('job-events.sql', () => {
       expect(all.map((r) => r.job_id)).toEqual([first, second]);
     });
 
+    it('is moved past its next subscribed event by a skip, failures cleared', async () => {
+      await subscribe('g', ['completed'], 'mine');
+      await subscribe('other', ['completed'], 'theirs');
+      await claim('a');
+      await complete('theirs');
+      const stuck = await complete('mine');
+      const after = await complete('mine');
+      await f.run(jobEventsSql.recordGroupFailure, ['g', 'a', 'boom']);
+      const [skipped] = await settled(() => f.run(jobEventsSql.skipGroupEvent, ['g']), 1);
+      const [stuckEvent] = await f.sql('SELECT id::text FROM awa.job_events WHERE job_id = $1', [stuck]);
+      expect(skipped).toEqual({ skipped_id: stuckEvent.id });
+      const [pos] = await claim('b');
+      expect(pos!.failures).toBe(0);
+      const rows = await f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]);
+      expect(rows.map((r) => r.job_id)).toEqual([after]);
+      expect(await f.run(jobEventsSql.skipGroupEvent, ['nobody'])).toEqual([]);
+    });
+
     it('reports its lag in events and time', async () => {
       await subscribe('g', ['completed']);
       await complete();
