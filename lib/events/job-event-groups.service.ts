@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { AWA_OPTIONS } from '../awa.constants.js';
@@ -24,11 +18,13 @@ const likePattern = (kind: string) => kind.replace(/[\\%_]/g, (c) => `\\${c}`).r
 /**
  * The durable job events' groups (docs/durable-events.md): finds every @OnJobEvent method at boot,
  * stores each group's subscriptions (so every instance writes their events), and runs one consumer per
- * group on this instance; only one instance at a time delivers a group. Also the groups' admin: their
- * positions and lag, replay, and removal. Only the default (unnamed) AwaModule runs groups.
+ * group on this instance; only one instance at a time delivers a group. AwaLifecycle orders these
+ * steps: the subscriptions are stored before this instance's workers start, so none of its own
+ * transitions misses them. Also the groups' admin: their positions and lag, replay, skip and removal.
+ * Only the default (unnamed) AwaModule runs groups.
  */
 @Injectable()
-export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class JobEventGroups {
   private readonly found = new Map<string, JobEventGroup>();
   private consumers: JobEventConsumer[] = [];
   /** This instance as the holder of group leases. */
@@ -43,7 +39,8 @@ export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, Bef
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
   ) {}
 
-  onModuleInit(): void {
+  /** @internal Finds the @OnJobEvent methods (AwaLifecycle, at init). */
+  explore(): void {
     if (this.options.name !== undefined) return;
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const { instance } = wrapper;
@@ -56,8 +53,8 @@ export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, Bef
     }
   }
 
-  /** Subscriptions first, in every mode (so events are written also under AwaTesting); consumers unless testing. */
-  async onApplicationBootstrap(): Promise<void> {
+  /** @internal Stores the subscriptions, in every mode (so events are written also under AwaTesting). */
+  async storeSubscriptions(): Promise<void> {
     for (const g of this.found.values()) {
       const rows = g.events.flatMap((event) =>
         g.kinds.flatMap((kind) => g.queues.map((queue) => ({ event, kind, queue }))),
@@ -70,14 +67,18 @@ export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, Bef
         rows.map((r) => r.queue),
       ]);
     }
-    if (this.options.testing) return;
+  }
+
+  /** @internal Starts a consumer per group (AwaLifecycle, after the workers; not in testing mode). */
+  start(): void {
     this.consumers = [...this.found.values()].map(
       (g) => new JobEventConsumer(this.db, this.options.jobEvents, g, this.holder),
     );
     for (const consumer of this.consumers) consumer.start();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** @internal Stops the consumers and gives their leases up (AwaLifecycle, at shutdown). */
+  async stop(): Promise<void> {
     const consumers = this.consumers;
     this.consumers = [];
     await Promise.all(consumers.map((c) => c.stop(this.options.shutdownTimeout)));
@@ -114,6 +115,17 @@ export class JobEventGroups implements OnModuleInit, OnApplicationBootstrap, Bef
       throw new AdminValidationError('from', JobEventMessages.fromInvalid());
     const [row] = await this.db.query(jobEventsSql.replayGroup, [group, from]);
     return { replayed: row !== undefined, firstEventAt: row?.first_at ?? null };
+  }
+
+  /**
+   * Moves group `group` past its next event, unhandled: for an event its handler can never take, which
+   * otherwise holds the group (see docs/durable-events.md). Returns the skipped event's id, null if the
+   * group has no event waiting.
+   */
+  async skip(group: string): Promise<string | null> {
+    checkName(group);
+    const [row] = await this.db.query(jobEventsSql.skipGroupEvent, [group]);
+    return row?.skipped_id ?? null;
   }
 
   /**

@@ -37,8 +37,15 @@ export const recordJobEvents = (rows: string, events = STATE_EVENTS, payload = E
                     WHERE s.event = e.event AND s.queue IN ('*', f.queue) AND f.kind LIKE s.kind_like)
      ORDER BY f.id, e.n`;
 
-/** The CTE changeJobs appends after `finished` (see changeJobs' `events`). */
-export const jobEventsAfterChange = (events?: string) => `events_written AS (${recordJobEvents('finished', events)}
+/**
+ * The CTE changeJobs appends after `finished` (see changeJobs' `events`). It reads `stayed` and `moved`
+ * (materialized anyway, as data-modifying CTEs) rather than `finished`, which the statement's own
+ * SELECT then still reads alone, and so inlines as before.
+ */
+export const jobEventsAfterChange = (events?: string) => `events_written AS (${recordJobEvents(
+  '(SELECT * FROM stayed UNION ALL SELECT * FROM moved)',
+  events,
+)}
   )`;
 
 /** Whether event row `e` is one that group `group` (an expression) subscribes to. */
@@ -181,6 +188,26 @@ export const replayGroup = statement<[group: string, from: Date], { first_at: Da
     RETURNING p."group"
   )
   SELECT (SELECT at FROM first) AS first_at FROM moved`,
+);
+
+/**
+ * Moves group $1 past its next settled subscribed event (one whose handler keeps throwing), clearing its
+ * failures and holder like a replay. Returns that event's id, nothing if the group has none waiting.
+ */
+export const skipGroupEvent = statement<[group: string], { skipped_id: string }>(
+  'events_skip_group_event',
+  `
+  WITH next AS (
+    SELECT e.tx, e.id FROM awa.job_events e, awa.event_group_positions p
+     WHERE p."group" = $1 AND (e.tx, e.id) > (p.position_tx, p.position_id) AND ${SETTLED} AND ${SUBSCRIBED('$1')}
+     ORDER BY e.tx, e.id LIMIT 1
+  )
+  UPDATE awa.event_group_positions p
+     SET position_tx = n.tx, position_id = n.id, holder = NULL, lease_until = NULL, failures = 0, last_error = NULL,
+         failed_at = NULL, updated_at = now()
+    FROM next n
+   WHERE p."group" = $1
+  RETURNING n.id::text AS skipped_id`,
 );
 
 /** Forgets group $1: its position and subscriptions (its events are then written for nobody). */

@@ -116,6 +116,27 @@ describe('durable job events', () => {
     expect(new Set(seen.map((s) => s.app)).size).toBe(1);
   });
 
+  it('an event whose handler keeps throwing holds its group until it is skipped', async () => {
+    const app = await boot();
+    const [poison] = await enqueue(app);
+    failuresLeft.set(poison!, Number.POSITIVE_INFINITY);
+    const [next] = await enqueue(app);
+    const groups = app.get(JobEventGroups);
+    const [held] = await waitFor(async () => {
+      const states = await groups.groups();
+      return states[0] && states[0].failures >= 2 ? states : undefined;
+    });
+    expect(held).toMatchObject({
+      group: 'billing',
+      lagEvents: 2,
+      lastError: expect.stringContaining('billing is down'),
+    });
+    expect(seenIds()).not.toContain(next);
+    expect(await groups.skip('billing')).toEqual(expect.any(String));
+    await waitSeen([next!], 'the event after the skipped one');
+    expect(seenIds().filter((id) => id !== poison)).toEqual([next]);
+  });
+
   it('two instances of a group never both handle one event: the other takes over when the holder stops', async () => {
     const a = await boot();
     const b = await boot();

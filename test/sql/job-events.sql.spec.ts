@@ -186,9 +186,9 @@ describe('job-events.sql', () => {
         );
         const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
         const insert = planNodes(plan).find((n) => n['Relation Name'] === 'job_events')!;
-        const scansOfFinished = planNodes(insert).filter((n) => n['CTE Name'] === 'finished');
-        expect(scansOfFinished.length).toBeGreaterThan(0);
-        expect(scansOfFinished.every((n) => (n['Actual Loops'] ?? 0) === 0)).toBe(true);
+        const changedRows = planNodes(insert).filter((n) => ['stayed', 'moved'].includes(String(n['CTE Name'])));
+        expect(changedRows).toHaveLength(2);
+        expect(changedRows.every((n) => (n['Actual Loops'] ?? 0) === 0)).toBe(true);
       } finally {
         await client.query('ROLLBACK');
       }
@@ -298,6 +298,24 @@ describe('job-events.sql', () => {
         2,
       );
       expect(all.map((r) => r.job_id)).toEqual([first, second]);
+    });
+
+    it('is moved past its next subscribed event by a skip, failures cleared', async () => {
+      await subscribe('g', ['completed'], 'mine');
+      await subscribe('other', ['completed'], 'theirs');
+      await claim('a');
+      await complete('theirs');
+      const stuck = await complete('mine');
+      const after = await complete('mine');
+      await f.run(jobEventsSql.recordGroupFailure, ['g', 'a', 'boom']);
+      const [skipped] = await settled(() => f.run(jobEventsSql.skipGroupEvent, ['g']), 1);
+      const [stuckEvent] = await f.sql('SELECT id::text FROM awa.job_events WHERE job_id = $1', [stuck]);
+      expect(skipped).toEqual({ skipped_id: stuckEvent.id });
+      const [pos] = await claim('b');
+      expect(pos!.failures).toBe(0);
+      const rows = await f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]);
+      expect(rows.map((r) => r.job_id)).toEqual([after]);
+      expect(await f.run(jobEventsSql.skipGroupEvent, ['nobody'])).toEqual([]);
     });
 
     it('reports its lag in events and time', async () => {
