@@ -98,6 +98,11 @@ export class InFlightJob {
   addSteps(jobs: ReadonlyArray<GraphJob>, options: Pick<GraphOptions, 'onDependencyFailure'> = {}): void {
     if (this.steps || !this.progressSink?.encodeSteps)
       throw new EnqueueValidationError('steps', 'nestjs-awa: job.addSteps() may be called once per attempt.');
+    if (this.completedInTransaction || this.transactionOpen)
+      throw new EnqueueValidationError(
+        'steps',
+        'nestjs-awa: job.addSteps() after job.transaction() started: add the steps before it; they commit with it.',
+      );
     this.steps = this.progressSink.encodeSteps(jobs, options);
   }
 

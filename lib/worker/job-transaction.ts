@@ -8,6 +8,7 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { jobTransactionSql } from '../sql/index.js';
 import { encodeJson } from '../util/json-value.js';
 import type { InFlightJob } from './in-flight-job.js';
+import { writeSteps, type RunStatement } from './step-completion.js';
 
 /**
  * Runs an attempt's job.transaction: one transaction of the module's DataSource that takes the
@@ -50,6 +51,12 @@ export class JobTransactions {
     const result = await this.db.dataSource.transaction(async (manager) => {
       await this.hold(manager, job);
       const value = await body(manager);
+      // Steps the handler added (job.addSteps) commit here too, with the completion that waits on them.
+      if (job.steps) {
+        const run: RunStatement = (statement, values) => queryRowsWithManager(manager, statement, values);
+        const steps = await writeSteps(run, job, job.steps);
+        if (steps !== 'written') throw new JobTransactionError(steps === 'lost' ? 'lease-lost' : 'cancelled', job.id);
+      }
       const { output, note } = encodeOutput(value, this.options.maxOutputBytes);
       const done = await queryRowsWithManager(manager, jobTransactionSql.completeAttempt, [
         job.id,

@@ -7,6 +7,7 @@ import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { encodeJob } from '../producer/enqueue-validator.js';
 import { checkGraph, graphPayload } from '../producer/workflow-graph.js';
 import { workerSql } from '../sql/index.js';
+import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
 import { insertGraph, lockAttempt, waitForSteps } from '../sql/workflow.sql.js';
 
 /** Steps a handler added (job.addSteps), checked and encoded when it added them. */
@@ -38,6 +39,34 @@ export function encodeSteps(
   };
 }
 
+/** Runs one statement in the transaction at hand (a pg client's, or a TypeORM manager's). */
+export type RunStatement = <P extends unknown[], R>(statement: SqlStatement<P, R>, values: P) => Promise<R[]>;
+
+/**
+ * Writes the steps of attempt (`id`, `runLease`) in the transaction of `run`, before its completion:
+ * locks the attempt with its lease, inserts the steps in its workflow (a new one if it has none) and
+ * makes its waiting dependents wait for them too. 'lost': the attempt no longer holds its lease
+ * (nothing written); 'cancelled': it has a cancel request (steps dropped); 'written'.
+ */
+export async function writeSteps(
+  run: RunStatement,
+  attempt: { id: string; runLease: string },
+  steps: EncodedSteps,
+): Promise<'written' | 'lost' | 'cancelled'> {
+  const [held] = await run(lockAttempt, [attempt.id, attempt.runLease]);
+  if (!held) return 'lost';
+  if (held.cancel_requested) return 'cancelled';
+  const workflowId = held.workflow_id ?? randomUUID();
+  const rows = await run(insertGraph, [steps.jobsJson, workflowId, steps.edgesJson]);
+  await run(waitForSteps, [
+    attempt.id,
+    steps.sinks.map((i) => rows[i]!.id),
+    steps.sinks.map((i) => steps.refs[i]!),
+    workflowId,
+  ]);
+  return 'written';
+}
+
 /** Thrown inside the transaction to roll it back when the attempt no longer holds its lease. */
 class LeaseLost extends Error {}
 
@@ -56,18 +85,9 @@ export async function completeWithSteps(
 ): Promise<boolean> {
   try {
     return await db.transaction(async (client) => {
-      const [held] = await Db.queryOn(client, lockAttempt, [attempt.id, attempt.runLease]);
-      if (!held) return false;
-      if (!held.cancel_requested) {
-        const workflowId = held.workflow_id ?? randomUUID();
-        const rows = await Db.queryOn(client, insertGraph, [steps.jobsJson, workflowId, steps.edgesJson]);
-        await Db.queryOn(client, waitForSteps, [
-          attempt.id,
-          steps.sinks.map((i) => rows[i]!.id),
-          steps.sinks.map((i) => steps.refs[i]!),
-          workflowId,
-        ]);
-      }
+      const run: RunStatement = (statement, values) =>
+        Db.queryOn(client, statement, ...([values] as SqlValues<typeof values>));
+      if ((await writeSteps(run, attempt, steps)) === 'lost') return false;
       const done = await Db.queryOn(client, workerSql.completeJobsWithOutput, [
         [attempt.id],
         [attempt.runLease],
