@@ -109,7 +109,9 @@ describe('handler results', () => {
     await dataSource.query(`UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`, [
       id,
     ]);
-    expect(await app.get<RescueTask>(DEADLINE_RESCUE.token).run()).toBe(1);
+    // The app's own maintenance sweep may get there first; either way one rescue takes the lease (the
+    // job's single deadline error below says so).
+    await app.get<RescueTask>(DEADLINE_RESCUE.token).run();
     // The next heartbeat finds the lease gone and aborts attempt 1, which then returns.
     await waitFor(() => handlers.reasons.get(`${id}:1`), 10_000, 'the lease-lost abort');
     expect(handlers.reasons.get(`${id}:1`)).toBe(AbortReasons.leaseLost);
