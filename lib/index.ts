@@ -70,16 +70,14 @@ export type {
 } from './admin/queue-admin.types.js';
 export type { UniqueOptions } from './interfaces/job.interface.js';
 export { MAX_GRAPH_EDGES, MAX_GRAPH_JOBS } from './interfaces/workflow.interface.js';
+export type { EnqueuedFlow, EnqueuedGraph, FlowJob } from './interfaces/workflow.interface.js';
 export type {
   DependencyFailurePolicy,
   DependencyResult,
   DependencyResultsOptions,
-  EnqueuedFlow,
-  EnqueuedGraph,
-  FlowJob,
   GraphJob,
   GraphOptions,
-} from './interfaces/workflow.interface.js';
+} from './interfaces/job.interface.js';
 export { MAX_SNOOZE_MS } from './errors/job-snoozed.error.js';
 export type { JobSnooze } from './interfaces/job-snooze.js';
 export { Periodic, type PeriodicOptions } from './decorators/periodic.decorator.js';

@@ -6,7 +6,7 @@ import type { DrainRun } from '../support/bench.repeat.js';
 import { r2 } from '../support/bench.report.js';
 import { drainInProcess, processLabel, processQueueOptions, recordDrains } from './process.scenario.js';
 import type { Scenario } from './scenario.js';
-import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 
 /**
  * `rows` completed jobs in awa.job_history, where finished jobs live, finalized within the last hour (so the default 24 h retention keeps them

@@ -9,7 +9,7 @@ import { createBenchApp } from '../support/bench.app.js';
 import { now } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
 import type { Scenario } from './scenario.js';
-import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 
 const QUEUES = ['default', 'emails', 'reports'];
 /** Timed calls of each page (after one untimed warm-up): the figure is their median. */

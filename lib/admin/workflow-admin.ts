@@ -1,6 +1,6 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import type { DependencyFailurePolicy } from '../interfaces/workflow.interface.js';
+import type { DependencyFailurePolicy } from '../interfaces/job.interface.js';
 import { FIRST_CURSOR } from '../sql/admin.sql.js';
 import * as workflowAdminSql from '../sql/workflow-admin.sql.js';
 import type { WorkflowState, WorkflowSummaryRow } from '../sql/workflow-admin.sql.js';

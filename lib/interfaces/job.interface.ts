@@ -1,6 +1,5 @@
 import type { EntityManager } from 'typeorm';
 import type { JobSnooze } from './job-snooze.js';
-import type { DependencyResult, DependencyResultsOptions, GraphJob, GraphOptions } from './workflow.interface.js';
 
 /** Every state a job can be in. */
 export const JOB_STATES = [
@@ -184,3 +183,46 @@ export type CancelResult =
   | { outcome: 'signalled'; previousState: 'running' }
   | { outcome: 'already-finished'; state: JobState }
   | { outcome: 'not-found' };
+
+// Workflows (docs/workflows.md): what a handler's Job and the producer take and give.
+
+/**
+ * What a job does when one of its dependencies ends other than `completed` (failed, cancelled,
+ * deleted): `cancel` ends it cancelled, `fail` ends it failed (both cascade to its own dependents by
+ * their policies), `ignore` counts that dependency as done (the job runs and sees its ending in
+ * `job.dependencyResults()`).
+ */
+export type DependencyFailurePolicy = 'cancel' | 'fail' | 'ignore';
+
+/** One job of enqueueGraph: an enqueueMany item (every option but `unique`) with a ref and its dependencies. */
+export interface GraphJob<TArgs = unknown> extends Omit<EnqueueManyItem<TArgs>, 'unique'> {
+  /** Names the job within the graph (1-200 characters, unique in it). */
+  ref: string;
+  /** Refs of the jobs this one waits for; it runs once they have all ended. */
+  dependsOn?: readonly string[];
+  /** For this job's dependencies. Default: the graph's, else 'cancel'. */
+  onDependencyFailure?: DependencyFailurePolicy;
+}
+
+export interface GraphOptions {
+  /** The caller's EntityManager: the whole graph commits or rolls back with its transaction. */
+  manager?: EntityManager;
+  /** The policy of the jobs that set none. Default 'cancel'. */
+  onDependencyFailure?: DependencyFailurePolicy;
+}
+
+/** One dependency of a job, as `job.dependencyResults()` gives it. */
+export interface DependencyResult<TOutput = unknown> {
+  ref: string;
+  id: string;
+  /** How it ended (`deleted` if it was deleted); a job reading it can only see ended ones. */
+  state: JobState | 'deleted';
+  /** Its handler's return value if it completed with one, else null. */
+  output: TOutput | null;
+}
+
+/** Options of `job.dependencyResults()`: a page of at most `limit` (default and max 1000) after ref `after`. */
+export interface DependencyResultsOptions {
+  limit?: number;
+  after?: string;
+}

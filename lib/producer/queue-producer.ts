@@ -17,7 +17,8 @@ import type {
   JobState,
 } from '../interfaces/job.interface.js';
 import { WORKER_WAKEUP, type WorkerWakeup } from '../interfaces/worker-wakeup.interface.js';
-import type { EnqueuedFlow, EnqueuedGraph, FlowJob, GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
+import type { EnqueuedFlow, EnqueuedGraph, FlowJob } from '../interfaces/workflow.interface.js';
+import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { jobsSql } from '../sql/index.js';
 import { insertGraph } from '../sql/workflow.sql.js';

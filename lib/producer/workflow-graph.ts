@@ -1,13 +1,7 @@
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { EnqueueManyItem } from '../interfaces/job.interface.js';
-import {
-  MAX_GRAPH_EDGES,
-  MAX_GRAPH_JOBS,
-  type DependencyFailurePolicy,
-  type FlowJob,
-  type GraphJob,
-  type GraphOptions,
-} from '../interfaces/workflow.interface.js';
+import { MAX_GRAPH_EDGES, MAX_GRAPH_JOBS, type FlowJob } from '../interfaces/workflow.interface.js';
+import { type DependencyFailurePolicy, type GraphJob, type GraphOptions } from '../interfaces/job.interface.js';
 import { checkEnqueueOptions, withTraceparent } from './enqueue-validator.js';
 import { WorkflowMessages } from './workflow.messages.js';
 

@@ -2,7 +2,8 @@ import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL } from '../aw
 import type { JobState } from '../interfaces/job.interface.js';
 import { JOB_COLUMNS, type JobRow } from './jobs.sql.js';
 import { appendError, statement, type SqlStatement } from './sql-statement.js';
-import { changeJobs, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
+import { changeJobs } from './job-history.sql.js';
+import { JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 import { deletedSource, resolveDependents } from './workflow.sql.js';
 import { DELETED_EVENTS } from './job-events.sql.js';

@@ -1,6 +1,7 @@
 import { millis, statement, type JobChanges } from './sql-statement.js';
 import { resolveDependents } from './workflow.sql.js';
 import { jobEventsAfterChange } from './job-events.sql.js';
+import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
 
 /*
  * Finished jobs live in awa.job_history (migration AwaJobHistory): every statement that finishes a job
@@ -8,39 +9,7 @@ import { jobEventsAfterChange } from './job-events.sql.js';
  * jobs that still hold their key). awa.all_jobs reads both.
  */
 
-/** The columns of awa.jobs in table order; awa.job_history holds the same, then its segment. */
-export const JOB_TABLE_COLUMNS = [
-  'id',
-  'kind',
-  'queue',
-  'args',
-  'state',
-  'priority',
-  'attempt',
-  'max_attempts',
-  'run_at',
-  'created_at',
-  'attempted_at',
-  'finalized_at',
-  'errors',
-  'run_lease',
-  'shutdown_releases',
-  'tags',
-  'unique_key',
-  'unique_states',
-  'snoozes',
-  'progress',
-  'output',
-  'concurrency_key',
-  'traceparent',
-  'workflow_id',
-  'waiting_on',
-] as const;
-
 const COLUMN_LIST = JOB_TABLE_COLUMNS.join(', ');
-
-/** The ring a job of final state `state` (a column or expression) is written to. */
-export const historyClass = (state: string) => `CASE WHEN ${state} = 'completed' THEN 'completed' ELSE 'failed' END`;
 
 /**
  * Whether job row `j` leaves awa.jobs when its state becomes `state` (an expression over `j`): it is
@@ -49,10 +18,6 @@ export const historyClass = (state: string) => `CASE WHEN ${state} = 'completed'
 const leaves = (state: string) =>
   `((${state}) IN ('completed', 'failed', 'cancelled')
     AND (j.unique_key IS NULL OR NOT coalesce((${state}) = ANY (j.unique_states), false)))`;
-
-/** Every column of job row `j` in table order, those in `set` changed (expressions over `j`). */
-export const jobRowAfter = (set: Record<string, string>) =>
-  JOB_TABLE_COLUMNS.map((c) => `${set[c] ?? `j.${c}`} AS ${c}`).join(', ');
 
 /** A statement's change of job rows `j`: which rows (FROM items and WHERE, fence included), and how. */
 export interface JobChange {

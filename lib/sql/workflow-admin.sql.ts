@@ -1,7 +1,7 @@
 import type { JobState } from '../interfaces/job.interface.js';
 import type { DependencyPolicy } from './workflow.sql.js';
 import { statement } from './sql-statement.js';
-import { JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
+import { JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
 /** A workflow's state from its jobs: running while any is unfinished, then failed, cancelled or completed. */

@@ -1,6 +1,6 @@
 import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
-import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-history.sql.js';
+import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
 import { recordJobEvents } from './job-events.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 

@@ -1,5 +1,5 @@
 import { AwaOptionError } from '../errors/awa-option.error.js';
-import type { DependencyResult, DependencyResultsOptions } from '../interfaces/workflow.interface.js';
+import type { DependencyResult, DependencyResultsOptions } from '../interfaces/job.interface.js';
 import type { DependencyResultRow } from '../sql/workflow.sql.js';
 
 /** The most dependencies one job.dependencyResults() call returns: a large fan-in reads pages. */

@@ -9,7 +9,7 @@ import { dependencyResults } from '../sql/workflow.sql.js';
 import type { DependencyReader } from './dependency-results.js';
 import { completeWithSteps, encodeSteps, type EncodedSteps } from './step-completion.js';
 import { AwaExplorer } from '../awa.explorer.js';
-import type { GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
+import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { MicroBatcher } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AwaDatabase } from '../database/awa-database.js';
 import { AwaDatabase as Db } from '../database/awa-database.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
-import type { GraphJob, GraphOptions } from '../interfaces/workflow.interface.js';
+import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { encodeJob } from '../producer/enqueue-validator.js';
 import { checkGraph, graphPayload } from '../producer/workflow-graph.js';

@@ -9,7 +9,7 @@ import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.j
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 import { planNodes, type PlanNode } from '../support/query-plan.js';
-import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 
 const ROWS = 200_000;
 /** "<node> on <table> [using <index>]" for every scan of a table. */

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { HistoryRotationTask } from '../../lib/maintenance/tasks/history-rotation.task.js';
 import { seedJob, type Exec } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
-import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 
 const HOUR = 3_600_000;
 

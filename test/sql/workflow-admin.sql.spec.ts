@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import * as workflowAdminSql from '../../lib/sql/workflow-admin.sql.js';
 import { insertGraph } from '../../lib/sql/workflow.sql.js';
-import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-history.sql.js';
+import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** Workflows as QueueAdmin reads and retries them. */
