@@ -69,8 +69,10 @@ const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
   orphanSweepInterval: 300,
   shutdownTimeout: 3_000,
   migrationsRun: true,
-  // Finished jobs must stay for the invariant checks.
+  // Finished jobs must stay for the invariant checks, and so must the durable events.
   retention: { completed: 0, failed: 0 },
+  // A group held by a SIGKILLed worker moves on about as soon as its jobs do.
+  jobEvents: { pollInterval: 100, leaseDuration: 1_500, retryBaseDelay: 50, retryMaxDelay: 500, retention: 0 },
   queues: {
     fast: { concurrency: 20, deadlineDuration: 5_000, retryBaseDelay: 50, retryMaxDelay: 500, pollInterval: 200 },
     slow: { concurrency: 10, deadlineDuration: 2_500, retryBaseDelay: 50, retryMaxDelay: 500, pollInterval: 200 },

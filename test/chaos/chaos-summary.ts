@@ -48,6 +48,8 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
       `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
       `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,
     `keyed queue:  at most ${flow.mostKeyLeases} leases of one key at once`,
+    `event group:  ${report.events.stored} durable events stored, ${report.events.delivered} deliveries, ` +
+      `${report.events.redelivered} event(s) delivered more than once (at least once allows it)`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
       `leader acquisitions ${report.logs.leaderAcquired}, ` +

@@ -8,7 +8,16 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AwaModule, JobHandler, QueueProducer, type Job, type RateLimitOptions } from 'nestjs-awa';
+import {
+  AwaModule,
+  JOB_EVENT_NAMES,
+  JobHandler,
+  OnJobEvent,
+  QueueProducer,
+  type Job,
+  type JobEvent,
+  type RateLimitOptions,
+} from 'nestjs-awa';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
@@ -61,15 +70,29 @@ class RunRecorder {
    * unhandled 'error'. That is TypeORM's gap, not the queue's; this suite tests the queue.
    */
   async record(job: Job<ChaosArgs>) {
+    await this.insert(
+      `INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token)
+       SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.runs WHERE token = $5)`,
+      [job.id, job.attempt, job.runLease, process.pid],
+    );
+  }
+
+  /** Records a durable event the `chaos` group handled, as record() does a run. */
+  async delivered(event: JobEvent) {
+    await this.insert(
+      `INSERT INTO chaos.event_deliveries (event_id, job_id, event, pid, token)
+       SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.event_deliveries WHERE token = $5)`,
+      [event.id, event.jobId, event.event, process.pid],
+    );
+  }
+
+  /** Runs `sql` with `values` and a fresh token ($last), retrying through a restart (see record). */
+  private async insert(sql: string, values: unknown[]) {
     const token = randomUUID();
     const giveUpAt = Date.now() + 15_000;
     for (;;) {
       try {
-        await this.pool.query(
-          `INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token)
-           SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.runs WHERE token = $5)`,
-          [job.id, job.attempt, job.runLease, process.pid, token],
-        );
+        await this.pool.query(sql, [...values, token]);
         return;
       } catch (error) {
         if (Date.now() > giveUpAt)
@@ -121,6 +144,17 @@ class ChaosHandlers {
   }
 }
 
+/** The durable-event group of the run: every event of every job, recorded (checked by chaos-invariants.ts). */
+@Injectable()
+class ChaosEventGroup {
+  constructor(private readonly runs: RunRecorder) {}
+
+  @OnJobEvent([...JOB_EVENT_NAMES], { group: 'chaos' })
+  async handle(event: JobEvent) {
+    await this.runs.delivered(event);
+  }
+}
+
 /** Not on every worker: the slot without it is a second service sharing the keyed queue. */
 @Injectable()
 class KeyedBHandler {
@@ -137,7 +171,7 @@ function appModule(role: string): DynamicModule {
   const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
     ? JSON.parse(process.env[ENV.rateLimit]!)
     : DEFAULT_RATE_LIMIT;
-  const handlers = [RunRecorder, ChaosHandlers, ...(variant.keyedB ? [KeyedBHandler] : [])];
+  const handlers = [RunRecorder, ChaosHandlers, ChaosEventGroup, ...(variant.keyedB ? [KeyedBHandler] : [])];
   return {
     module: ChaosAppModule,
     imports: [

@@ -28,7 +28,7 @@ import {
 } from './chaos-flow-checks.js';
 import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
-import { checkInvariants, type Query } from './chaos-invariants.js';
+import { checkInvariants, EVENT_CHECKS, type Query } from './chaos-invariants.js';
 import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
@@ -97,6 +97,8 @@ export interface ChaosReport {
   restart: RestartRecord | null;
   freeze: FreezeRecord | null;
   flow: FlowFigures;
+  /** The durable-event group: events stored, deliveries recorded, events delivered more than once. */
+  events: { stored: number; delivered: number; redelivered: number };
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
   summary: string;
@@ -242,6 +244,7 @@ class ChaosRun {
     }
     const idle = this.idleWindow(await lastLeaseActivity(this.query));
     this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
+    await this.eventGroupCaughtUp();
     await this.stopAll();
     return this.report();
   }
@@ -398,6 +401,21 @@ class ChaosRun {
     );
   }
 
+  /** Waits (up to 30 s) for the durable-event group `chaos` to acknowledge every stored event. */
+  private async eventGroupCaughtUp(): Promise<void> {
+    for (const until = Date.now() + 30_000; ; await sleep(100)) {
+      const [{ lag }] = await this.query(
+        `SELECT count(*)::int AS lag FROM awa.job_events e, awa.event_group_positions p
+          WHERE p."group" = 'chaos' AND (e.tx, e.id) > (p.position_tx, p.position_id)`,
+      );
+      if (lag === 0) return;
+      if (Date.now() > until) {
+        this.violations.push(`the durable-event group had ${lag} event(s) left 30 s after the jobs finished`);
+        return;
+      }
+    }
+  }
+
   /** SIGTERM to everyone: each must drain and exit by itself. */
   private async stopAll(): Promise<void> {
     const alive = this.processes.filter((p) => p.alive);
@@ -419,6 +437,7 @@ class ChaosRun {
       rateWindowCheck(this.startsDir, this.config.rateLimit),
       keyConcurrencyCheck(),
       strandedCheck(this.stranded),
+      ...EVENT_CHECKS,
     ]);
     const allViolations = [...this.violations, ...violations];
     const status = await this.status();
@@ -455,6 +474,14 @@ class ChaosRun {
         lateResultsDiscarded: this.processes.find((p) => p.pid === this.freeze!.pid)?.counts.leaseLost ?? 0,
       },
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
+      events: (
+        await this.query(
+          `SELECT (SELECT count(*) FROM awa.job_events)::int AS stored,
+                  (SELECT count(*) FROM chaos.event_deliveries)::int AS delivered,
+                  (SELECT count(*) FROM (SELECT FROM chaos.event_deliveries GROUP BY event_id HAVING count(*) > 1) d)::int
+                    AS redelivered`,
+        )
+      )[0],
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };
