@@ -25,13 +25,6 @@ export const CHAOS_STEP_KINDS = {
   failing: { kind: 'chaos.step.fail', queue: 'fast' },
 } as const;
 
-/**
- * A durable-event group (docs/durable-events.md) that records every event it is handed in
- * chaos.events_seen: each transition's event must reach it, and only a fault may bring one twice.
- */
-export const AUDIT_GROUP = 'chaos-audit';
-export const AUDIT_EVENTS = ['completed', 'failed', 'cancelled', 'retrying'] as const;
-
 /** The error entry of a step ended by its policy because a dependency did not complete (docs/workflows.md). */
 export const DEPENDENCY_ENDED_ERROR = 'a dependency did not complete';
 
@@ -104,10 +97,10 @@ const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
   orphanSweepInterval: 300,
   shutdownTimeout: 3_000,
   migrationsRun: true,
-  // A killed holder's group is taken over within 2 s.
-  jobEvents: { pollInterval: 100, leaseDuration: 2_000, retryBaseDelay: 50, retryMaxDelay: 500 },
-  // Finished jobs must stay for the invariant checks.
+  // Finished jobs must stay for the invariant checks, and so must the durable events.
   retention: { completed: 0, failed: 0 },
+  // A group held by a SIGKILLed worker moves on about as soon as its jobs do.
+  jobEvents: { pollInterval: 100, leaseDuration: 1_500, retryBaseDelay: 50, retryMaxDelay: 500, retention: 0 },
   queues: {
     fast: { concurrency: 20, deadlineDuration: 5_000, retryBaseDelay: 50, retryMaxDelay: 500, pollInterval: 200 },
     slow: { concurrency: 10, deadlineDuration: 2_500, retryBaseDelay: 50, retryMaxDelay: 500, pollInterval: 200 },

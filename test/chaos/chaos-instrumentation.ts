@@ -8,7 +8,8 @@
  *   key held at once can be counted at any instant;
  * - transitions: every change of a job's state (a trigger on awa.jobs), with the run_lease then; a
  *   finished job's move into awa.job_history is one too (its old state: the deleted row's, in departures);
- * - instance_pids: which process each instance id belongs to (a trigger on awa.instances).
+ * - instance_pids: which process each instance id belongs to (a trigger on awa.instances);
+ * - event_deliveries: written by the durable-event group `chaos` for each event it handled.
  * Triggers write inside the library's own transactions, so the record is exact.
  */
 export const INSTRUMENTATION_SQL = [
@@ -21,11 +22,10 @@ export const INSTRUMENTATION_SQL = [
   'CREATE TABLE chaos.counter (id int PRIMARY KEY, n bigint NOT NULL)',
   'INSERT INTO chaos.counter VALUES (1, 0)',
   'CREATE TABLE chaos.counted (job_id bigint NOT NULL, run_lease bigint NOT NULL)',
-  // What the durable-event group AUDIT_GROUP was handed: one row per delivery.
-  `CREATE TABLE chaos.events_seen (
-     event_id bigint NOT NULL, job_id bigint NOT NULL, event text NOT NULL, pid int NOT NULL,
+  `CREATE TABLE chaos.event_deliveries (
+     event_id bigint NOT NULL, job_id bigint NOT NULL, event text NOT NULL, pid int NOT NULL, token uuid NOT NULL,
      at timestamptz NOT NULL DEFAULT clock_timestamp())`,
-  'CREATE INDEX ON chaos.events_seen (event_id)',
+  'CREATE INDEX ON chaos.event_deliveries (token)',
   `CREATE TABLE chaos.claims (
      job_id bigint NOT NULL, run_lease bigint NOT NULL, instance_id text NOT NULL, claimed_at timestamptz,
      at timestamptz NOT NULL DEFAULT clock_timestamp())`,

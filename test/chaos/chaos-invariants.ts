@@ -187,6 +187,43 @@ const CHECKS: Array<(jobs: number) => Check> = [
   ),
 ];
 
+/** The event of each new state, as the library writes it (lib/sql/job-events.sql.ts). */
+const EVENT_OF_STATE = `CASE t.new_state WHEN 'completed' THEN 'completed' WHEN 'failed' THEN 'failed'
+  WHEN 'cancelled' THEN 'cancelled' WHEN 'retryable' THEN 'retrying' WHEN 'scheduled' THEN 'snoozed'
+  WHEN 'available' THEN 'released' END`;
+
+/**
+ * The durable-event group `chaos` (subscribed to every event of every job): each state change of an
+ * attempt (from running), and each workflow step ended by a dependency (from waiting), has its event
+ * stored, and the group handled every stored event.
+ */
+export const EVENT_CHECKS: Check[] = [
+  rowsCheck(
+    'every state change from running (or of a step ended by a dependency) has its durable event, and no event is stored without one',
+    `WITH changed AS (
+       SELECT t.job_id, ${EVENT_OF_STATE} AS event, count(*)::int AS n FROM chaos.transitions t
+        WHERE t.old_state = 'running' OR (t.old_state = 'waiting' AND t.new_state IN ('cancelled', 'failed'))
+        GROUP BY 1, 2
+     ), stored AS (
+       SELECT job_id, event, count(*)::int AS n FROM awa.job_events WHERE event <> 'rescued' GROUP BY 1, 2
+     )
+     SELECT job_id, event, c.n AS changes, s.n AS events FROM changed c FULL JOIN stored s USING (job_id, event)
+      WHERE c.n IS DISTINCT FROM s.n`,
+  )(0),
+  rowsCheck(
+    "each job's last stored event is in its final state",
+    `SELECT j.id, j.state, l.state AS last_event_state FROM awa.all_jobs j
+       LEFT JOIN LATERAL (SELECT e.state FROM awa.job_events e WHERE e.job_id = j.id
+                           ORDER BY e.tx DESC, e.id DESC LIMIT 1) l ON true
+      WHERE l.state IS DISTINCT FROM j.state`,
+  )(0),
+  rowsCheck(
+    'the durable-event group handled every stored event',
+    `SELECT e.id, e.job_id, e.event FROM awa.job_events e
+      WHERE NOT EXISTS (SELECT FROM chaos.event_deliveries d WHERE d.event_id = e.id)`,
+  )(0),
+];
+
 /** Runs every invariant check, then `more` (the flow queues'); returns one line per failed check. */
 export async function checkInvariants(
   query: Query,

@@ -56,6 +56,8 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     `keyed queue:  at most ${flow.mostKeyLeases} leases of one key at once`,
     `workflows:    ${report.workflows.graphs} diamond graphs, ${report.workflows.steps} steps ` +
       `(${counts(report.workflows.states)}; included in the jobs above)`,
+    `event group:  ${report.events.stored} durable events stored, ${report.events.delivered} deliveries, ` +
+      `${report.events.redelivered} event(s) delivered more than once (at least once allows it)`,
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
       `leader acquisitions ${report.logs.leaderAcquired}, ` +

@@ -10,6 +10,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import {
   AwaModule,
+  JOB_EVENT_NAMES,
   JobHandler,
   JobTransactionError,
   OnJobEvent,
@@ -22,8 +23,6 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
-  AUDIT_EVENTS,
-  AUDIT_GROUP,
   CHAOS_KINDS,
   CHAOS_STEP_KINDS,
   chaosAwaOptions,
@@ -97,15 +96,15 @@ class RunRecorder {
     );
   }
 
-  /** Records one delivery of a durable event (a retry after an ambiguous commit may record it twice: see the check). */
-  async recordEvent(event: JobEvent) {
+  /** Records a durable event the `chaos` group handled, as record() does a run (its token: one row per delivery). */
+  async delivered(event: JobEvent) {
+    const token = randomUUID();
     await this.retried('the event', () =>
-      this.pool.query(`INSERT INTO chaos.events_seen (event_id, job_id, event, pid) VALUES ($1, $2, $3, $4)`, [
-        event.id,
-        event.jobId,
-        event.event,
-        process.pid,
-      ]),
+      this.pool.query(
+        `INSERT INTO chaos.event_deliveries (event_id, job_id, event, pid, token)
+         SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.event_deliveries WHERE token = $5)`,
+        [event.id, event.jobId, event.event, process.pid, token],
+      ),
     );
   }
 
@@ -202,14 +201,14 @@ class StepHandlers {
   }
 }
 
-/** The durable-event group of every worker: it records each event it is handed. */
+/** The durable-event group of the run: every event of every job, recorded (checked by chaos-invariants.ts). */
 @Injectable()
-class AuditEvents {
+class ChaosEventGroup {
   constructor(private readonly runs: RunRecorder) {}
 
-  @OnJobEvent([...AUDIT_EVENTS], { group: AUDIT_GROUP })
-  async audit(event: JobEvent) {
-    await this.runs.recordEvent(event);
+  @OnJobEvent([...JOB_EVENT_NAMES], { group: 'chaos' })
+  async handle(event: JobEvent) {
+    await this.runs.delivered(event);
   }
 }
 
@@ -229,7 +228,13 @@ function appModule(role: string): DynamicModule {
   const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
     ? JSON.parse(process.env[ENV.rateLimit]!)
     : DEFAULT_RATE_LIMIT;
-  const handlers = [RunRecorder, ChaosHandlers, StepHandlers, AuditEvents, ...(variant.keyedB ? [KeyedBHandler] : [])];
+  const handlers = [
+    RunRecorder,
+    ChaosHandlers,
+    StepHandlers,
+    ChaosEventGroup,
+    ...(variant.keyedB ? [KeyedBHandler] : []),
+  ];
   return {
     module: ChaosAppModule,
     imports: [

@@ -28,9 +28,9 @@ import {
 } from './chaos-flow-checks.js';
 import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
-import { checkInvariants, type Query } from './chaos-invariants.js';
+import { checkInvariants, EVENT_CHECKS, type Query } from './chaos-invariants.js';
 import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
-import { eventChecks, UNSEEN_EVENTS_SQL, UNSEEN_EVENTS_VALUES, type EventFaults } from './chaos-event-checks.js';
+import { redeliveryCheck, type EventFaults } from './chaos-event-checks.js';
 import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
@@ -109,6 +109,8 @@ export interface ChaosReport {
   flow: FlowFigures;
   /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
   workflows: { graphs: number; steps: number; states: Record<string, number> };
+  /** The durable-event group: events stored, deliveries recorded, events delivered more than once. */
+  events: { stored: number; delivered: number; redelivered: number };
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
   summary: string;
@@ -223,8 +225,7 @@ class ChaosRun {
         this.producedAll &&
         status.finished === config.jobs &&
         status.openSteps === 0 &&
-        status.leases === 0 &&
-        status.unseenEvents === 0
+        status.leases === 0
       )
         break;
       if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
@@ -283,6 +284,7 @@ class ChaosRun {
     }
     const idle = this.idleWindow(await lastLeaseActivity(this.query));
     this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
+    await this.eventGroupCaughtUp();
     await this.stopAll();
     return this.report();
   }
@@ -401,7 +403,6 @@ class ChaosRun {
     finished: number;
     openSteps: number;
     leases: number;
-    unseenEvents: number;
   }> {
     const rows = await this.query(
       `SELECT state, count(*)::int AS n,
@@ -413,8 +414,7 @@ class ChaosRun {
     const [{ n: leases }] = await this.query('SELECT count(*)::int AS n FROM awa.active_leases');
     const states = Object.fromEntries(rows.map((r) => [r.state, r.n]));
     const sum = (key: string) => rows.reduce((total, r) => total + r[key], 0);
-    const [{ n: unseenEvents }] = await this.query(UNSEEN_EVENTS_SQL, UNSEEN_EVENTS_VALUES);
-    return { states, finished: sum('finished'), openSteps: sum('open_steps'), leases, unseenEvents };
+    return { states, finished: sum('finished'), openSteps: sum('open_steps'), leases };
   }
 
   /**
@@ -477,6 +477,21 @@ class ChaosRun {
     );
   }
 
+  /** Waits (up to 30 s) for the durable-event group `chaos` to acknowledge every stored event. */
+  private async eventGroupCaughtUp(): Promise<void> {
+    for (const until = Date.now() + 30_000; ; await sleep(100)) {
+      const [{ lag }] = await this.query(
+        `SELECT count(*)::int AS lag FROM awa.job_events e, awa.event_group_positions p
+          WHERE p."group" = 'chaos' AND (e.tx, e.id) > (p.position_tx, p.position_id)`,
+      );
+      if (lag === 0) return;
+      if (Date.now() > until) {
+        this.violations.push(`the durable-event group had ${lag} event(s) left 30 s after the jobs finished`);
+        return;
+      }
+    }
+  }
+
   /** SIGTERM to everyone: each must drain and exit by itself. */
   private async stopAll(): Promise<void> {
     const alive = this.processes.filter((p) => p.alive);
@@ -499,7 +514,8 @@ class ChaosRun {
       keyConcurrencyCheck(),
       strandedCheck(this.stranded),
       ...WORKFLOW_CHECKS,
-      ...eventChecks(() => this.eventFaults()),
+      ...EVENT_CHECKS,
+      redeliveryCheck(() => this.eventFaults()),
     ]);
     const allViolations = [...this.violations, ...violations];
     const status = await this.status();
@@ -541,6 +557,14 @@ class ChaosRun {
       },
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
       workflows: await this.workflowFigures(),
+      events: (
+        await this.query(
+          `SELECT (SELECT count(*) FROM awa.job_events)::int AS stored,
+                  (SELECT count(*) FROM chaos.event_deliveries)::int AS delivered,
+                  (SELECT count(*) FROM (SELECT FROM chaos.event_deliveries GROUP BY event_id HAVING count(*) > 1) d)::int
+                    AS redelivered`,
+        )
+      )[0],
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };

@@ -1,4 +1,5 @@
 import { KEY_CHECK_NAME, rateCheckName, STRANDED_NAME } from '../chaos/chaos-flow-checks.js';
+import { EVENT_CHECKS } from '../chaos/chaos-invariants.js';
 import { runChaos } from '../chaos/run-chaos.js';
 
 const RATE_LIMIT = { limit: 5, period: 1_000 };
@@ -37,5 +38,9 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     ).toBe(300);
     expect(report.workflows.graphs).toBeGreaterThan(0);
     expect(report.workflows.steps).toBe(4 * report.workflows.graphs);
+    // The durable-event group really ran: an event per finished job at least, each handled.
+    expect(report.checked).toEqual(expect.arrayContaining(EVENT_CHECKS.map((c) => c.name)));
+    expect(report.events.stored).toBeGreaterThanOrEqual(300);
+    expect(report.events.delivered).toBeGreaterThanOrEqual(report.events.stored);
   }, 300_000);
 });
