@@ -30,6 +30,8 @@ export const workflowPage: Page<WorkflowView> = {
         stateBadge(w.state),
         ` ${w.jobs} jobs, ${w.edges.length} dependencies; created ${when(w.createdAt)}`,
         w.finishedAt ? `, finished ${when(w.finishedAt)}` : '',
+        // getWorkflow returns at most WORKFLOW_READ_MAX (20,000) jobs.
+        w.jobList.length < w.jobs ? `; the first ${w.jobList.length} are shown` : '',
       ]),
       h('div', { cls: 'panel graph', id: 'graph' }, [
         h('h2', { text: 'Graph' }),

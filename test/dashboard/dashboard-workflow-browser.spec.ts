@@ -84,4 +84,22 @@ describeInBrowser('dashboard workflow page in headless Chromium', () => {
     await f.page.waitForURL(new RegExp(`/workflows/${workflowId}$`));
     await f.page.locator('#graph svg').waitFor();
   });
+
+  it('lists a workflow of over 200 jobs as a table only, with a note instead of the drawing', async () => {
+    // A chain of a kind no worker handles: the first job available, every other waiting.
+    const { workflowId } = await f.producer.enqueueGraph(
+      Array.from({ length: 201 }, (_, i) => ({
+        ref: `step-${i}`,
+        kind: 'wf.step',
+        args: {},
+        queue: 'default',
+        dependsOn: i ? [`step-${i - 1}`] : [],
+      })),
+    );
+    await f.page.goto(`${f.dash.url}/workflows/${workflowId}`);
+    await f.page.locator('#workflow-jobs tr[data-job-id]').first().waitFor();
+    expect(await f.page.locator('#workflow-jobs tr[data-job-id]').count()).toBe(201);
+    expect(await f.page.locator('#graph svg').count()).toBe(0);
+    expect(await f.page.locator('#graph').innerText()).toContain('201 jobs: too many to draw (over 200)');
+  });
 });
