@@ -114,3 +114,33 @@ export interface Instance {
   heartbeat_age_ms: number;
   started_at: string;
 }
+
+export interface WorkflowJob {
+  id: string;
+  kind: string;
+  queue: string;
+  state: JobState;
+  attempt: number;
+  waitingOn: number;
+  createdAt: string;
+  finalizedAt: string | null;
+}
+
+export interface WorkflowEdge {
+  dependentId: string;
+  dependencyId: string;
+  /** The dependency's ref, as the dependent names it. */
+  ref: string;
+  policy: 'cancel' | 'fail' | 'ignore';
+  state: 'completed' | 'failed' | 'cancelled' | 'deleted' | null;
+}
+
+export interface WorkflowView {
+  id: string;
+  state: 'running' | 'completed' | 'failed' | 'cancelled';
+  jobs: number;
+  createdAt: string;
+  finishedAt: string | null;
+  jobList: WorkflowJob[];
+  edges: WorkflowEdge[];
+}

@@ -118,7 +118,7 @@ export const jobPage: Page<JobDetail> = {
       ['Priority', j.priority],
       ['Tags', j.tags.join(', ') || '–'],
       ['Unique key', j.uniqueKey || '–'],
-      ['Workflow', j.workflowId || '–'],
+      ['Workflow', j.workflowId ? h('a', { href: base + '/workflows/' + j.workflowId, text: j.workflowId }) : '–'],
       ['Snoozes', j.snoozes],
       ['Created', when(j.createdAt)],
       ['Run at', when(j.runAt)],

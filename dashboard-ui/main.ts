@@ -6,11 +6,13 @@ import { jobsPage } from './jobs.js';
 import { start, type Page } from './live.js';
 import { overviewPage } from './overview.js';
 import { instancesPage, schedulesPage } from './schedules.js';
+import { workflowPage } from './workflow.js';
 
 const pages: Record<string, Page<any>> = {
   overview: overviewPage,
   jobs: jobsPage,
   job: jobPage,
+  workflow: workflowPage,
   schedules: schedulesPage,
   instances: instancesPage,
 };

@@ -19,7 +19,7 @@ import {
 import { DASHBOARD_CSS, DASHBOARD_JS } from './dashboard.assets.generated.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
 import { refuseCrossSite } from './dashboard.csrf.js';
-import { parseBulk, parseFilter, parseJobId, parsePage } from './dashboard.input.js';
+import { parseBulk, parseFilter, parseJobId, parsePage, parseWorkflowId } from './dashboard.input.js';
 import { renderPage, type DashboardPage } from './dashboard.html.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { DashboardService } from './dashboard.service.js';
@@ -68,11 +68,12 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
   class AwaDashboardController {
     constructor(private readonly dashboard: DashboardService) {}
 
-    private page(request: HttpRequest, page: DashboardPage, depth: number, jobId?: string): string {
+    private page(request: HttpRequest, page: DashboardPage, depth: number, id?: string): string {
       return renderPage({
         base: baseOf(request, depth),
         page,
-        jobId,
+        jobId: page === 'job' ? id : undefined,
+        workflowId: page === 'workflow' ? id : undefined,
         query: request.url?.includes('?') ? new URLSearchParams(request.url.split('?')[1]) : new URLSearchParams(),
         readOnly: options.readOnly,
         refreshInterval: options.refreshInterval,
@@ -92,6 +93,11 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @HtmlPage('jobs/:id')
     jobPage(@Req() request: HttpRequest, @Param('id') id: string) {
       return this.page(request, 'job', 2, parseJobId(id));
+    }
+
+    @HtmlPage('workflows/:id')
+    workflowPage(@Req() request: HttpRequest, @Param('id') id: string) {
+      return this.page(request, 'workflow', 2, parseWorkflowId(id));
     }
 
     @HtmlPage('schedules')
@@ -141,6 +147,11 @@ export function createDashboardController(options: ResolvedDashboardOptions): Ty
     @Get('api/jobs/:id')
     job(@Param('id') id: string, @Query('queue') queue?: string) {
       return this.dashboard.job(parseJobId(id), queue || undefined);
+    }
+
+    @Get('api/workflows/:id')
+    workflow(@Param('id') id: string) {
+      return this.dashboard.workflow(parseWorkflowId(id));
     }
 
     @Get('api/instances')

@@ -1,12 +1,13 @@
 import { JOB_STATES } from '../interfaces/job.interface.js';
 
-export type DashboardPage = 'overview' | 'jobs' | 'job' | 'schedules' | 'instances';
+export type DashboardPage = 'overview' | 'jobs' | 'job' | 'workflow' | 'schedules' | 'instances';
 
 export interface PageContext {
   /** The URL prefix the dashboard is served under, as the browser sees it. */
   base: string;
   page: DashboardPage;
   jobId: string | undefined;
+  workflowId?: string | undefined;
   query: URLSearchParams;
   readOnly: boolean;
   refreshInterval: number;
@@ -16,6 +17,7 @@ const TITLES: Record<DashboardPage, string> = {
   overview: 'Overview',
   jobs: 'Jobs',
   job: 'Job',
+  workflow: 'Workflow',
   schedules: 'Schedules',
   instances: 'Instances',
 };
@@ -34,7 +36,7 @@ export function escapeHtml(value: string): string {
 
 function nav(ctx: PageContext): string {
   return NAV.map(({ page, href }) => {
-    const current = page === ctx.page || (page === 'jobs' && ctx.page === 'job');
+    const current = page === ctx.page || (page === 'jobs' && (ctx.page === 'job' || ctx.page === 'workflow'));
     return `<a href="${escapeHtml(ctx.base + href)}"${current ? ' aria-current="page"' : ''}>${TITLES[page]}</a>`;
   }).join('');
 }
@@ -71,11 +73,17 @@ function jobsFilter(ctx: PageContext): string {
  * Its icon is empty: else the browser asks the app's root for /favicon.ico, outside the dashboard (a 404).
  */
 export function renderPage(ctx: PageContext): string {
-  const title = ctx.page === 'job' ? `Job ${ctx.jobId ?? ''}` : TITLES[ctx.page];
+  const title =
+    ctx.page === 'job'
+      ? `Job ${ctx.jobId ?? ''}`
+      : ctx.page === 'workflow'
+        ? `Workflow ${ctx.workflowId ?? ''}`
+        : TITLES[ctx.page];
   const data = {
     base: ctx.base,
     page: ctx.page,
     'job-id': ctx.jobId ?? '',
+    'workflow-id': ctx.workflowId ?? '',
     'read-only': String(ctx.readOnly),
     actions: String(!ctx.readOnly),
     refresh: String(ctx.refreshInterval),

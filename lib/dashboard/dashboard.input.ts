@@ -1,5 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
-import { checkFilter, isJobId, type FilterLimits, type JobFilter } from '../admin/job-filter.js';
+import { checkFilter, checkWorkflowId, isJobId, type FilterLimits, type JobFilter } from '../admin/job-filter.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
 import type { JobFilterParams } from './dashboard.sql.js';
 import { AwaDashboardMessages } from './dashboard.messages.js';
@@ -40,6 +40,16 @@ export function parseJobId(value: unknown, name = 'id'): string {
   const text = String(value);
   if (!isJobId(text) || BigInt(text) === 0n) bad(name, 'must be a job id (a positive integer)');
   return text;
+}
+
+/** A workflow id: a UUID, checked here so a bad one is a 400 naming the parameter, not a database error. */
+export function parseWorkflowId(value: unknown, name = 'id'): string {
+  try {
+    return checkWorkflowId(String(value), name);
+  } catch (error) {
+    if (!(error instanceof AdminValidationError)) throw error;
+    return bad(name, 'must be a workflow id (a UUID)');
+  }
 }
 
 /** A query parameter (repeated, or comma-separated) or a body field (array) as a list of strings. */

@@ -15,6 +15,7 @@ export const AwaDashboardMessages = {
   /** QueueAdmin's refusal of a filter field, as the problem of a dashboard parameter. */
   filterProblem: (adminMessage: string) => adminMessage.replace(/^nestjs-awa: /, ''),
   jobNotFound: (id: string) => `job ${id} not found`,
+  workflowNotFound: (id: string) => `workflow ${id} not found`,
   internalError: () => 'the dashboard failed to answer; see the server log',
   actionFailed: (what: string, error: string) => `dashboard ${what} failed: ${error}`,
 } as const;

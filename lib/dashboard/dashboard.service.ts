@@ -1,5 +1,6 @@
 import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { QueueAdmin } from '../admin/queue-admin.service.js';
+import type { WorkflowView } from '../admin/workflow-admin.js';
 import { adminHandOff } from '../admin/queue-admin.routing.js';
 import { readQueueCounts } from '../admin/queue-counts.js';
 import { AWA_OPTIONS } from '../awa.constants.js';
@@ -197,6 +198,13 @@ export class DashboardService {
     // A workflow job's dependencies and dependents (docs/workflows.md); none for a plain job.
     const links = row.workflow_id ? await db.query(jobLinks, [id, JOB_LINKS_MAX]) : [];
     return { job: toRecord(row), lease: lease ?? null, links };
+  }
+
+  /** A workflow's jobs and edges (QueueAdmin.getWorkflow); 404 when no job of it is left. */
+  async workflow(id: string): Promise<WorkflowView> {
+    const view = await this.queueAdmin.getWorkflow(id);
+    if (!view) throw new NotFoundException(AwaDashboardMessages.workflowNotFound(id));
+    return view;
   }
 
   async instances(): Promise<sql.InstanceRow[]> {

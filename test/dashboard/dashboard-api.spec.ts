@@ -1,3 +1,4 @@
+import { QueueProducer } from 'nestjs-awa';
 import { insertGraph } from '../../lib/sql/workflow.sql.js';
 import { seedJob } from '../support/job-factory.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -197,6 +198,39 @@ describe('dashboard JSON API (Express)', () => {
     expect(() => new Function(js.body)).not.toThrow();
     expect((await call(`${dash.url}/assets/dashboard.css`)).type).toBe('text/css; charset=utf-8');
   });
+
+  it('gives a workflow with its jobs and edges, and serves its page', async () => {
+    const { workflowId, ids } = await dash.app.get(QueueProducer).enqueueGraph([
+      { ref: 'a', kind: 'wf.a', args: {} },
+      { ref: 'b', kind: 'wf.b', args: {}, dependsOn: ['a'], onDependencyFailure: 'ignore' },
+    ]);
+    const { status, body } = await call(`${dash.url}/api/workflows/${workflowId}`);
+    expect([status, body.id, body.state, body.jobs]).toEqual([200, workflowId, 'running', 2]);
+    expect(body.jobList.map((j: any) => [j.id, j.state, j.waitingOn])).toEqual([
+      [ids.a, 'available', 0],
+      [ids.b, 'waiting', 1],
+    ]);
+    expect(body.edges).toEqual([{ dependentId: ids.b, dependencyId: ids.a, ref: 'a', policy: 'ignore', state: null }]);
+    const page = await call(`${dash.url}/workflows/${workflowId}`);
+    expect([page.status, page.type]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(page.body).toContain(`data-page="workflow"`);
+    expect(page.body).toContain(`data-workflow-id="${workflowId}"`);
+    expect(page.body).toContain(`<title>Workflow ${workflowId} · awa</title>`);
+  });
+
+  it('answers 404 for an unknown workflow', async () => {
+    const id = '00000000-0000-4000-8000-00000000abcd';
+    const { status, body } = await call(`${dash.url}/api/workflows/${id}`);
+    expect([status, body.message]).toEqual([404, `workflow ${id} not found`]);
+  });
+
+  it.each(['/api/workflows/42', '/api/workflows/not-a-uuid', '/workflows/1%27%3B'])(
+    'refuses a workflow id that is not a UUID with 400, before the database: %s',
+    async (path) => {
+      const { status, body } = await call(`${dash.url}${path}`);
+      expect([status, body.message]).toEqual([400, 'invalid `id`: must be a workflow id (a UUID)']);
+    },
+  );
 
   it('keeps handlerControl importable for the browser spec', () => {
     expect(handlerControl.failing).toBe(true);
