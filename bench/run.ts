@@ -6,6 +6,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { bigTableScenario } from './scenarios/big-table.scenario.js';
 import { dashboardScenario } from './scenarios/dashboard.scenario.js';
 import { enqueueScenario } from './scenarios/enqueue.scenario.js';
+import { eventsScenario } from './scenarios/events.scenario.js';
 import { flowScenario } from './scenarios/flow.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
@@ -35,6 +36,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     ...config.profiles.map((p) => processScenario(p)),
     processLongScenario,
     transactionScenario,
+    eventsScenario,
     processMultiScenario(1, headline),
     processMultiScenario(2, headline),
     latencyScenario('local'),
