@@ -3,6 +3,17 @@
 export type JobState =
   'scheduled' | 'available' | 'running' | 'retryable' | 'completed' | 'failed' | 'cancelled' | 'waiting';
 
+/** GET /api/event-groups: a durable-event group's position and lag (JobEventGroups.groups()). */
+export interface EventGroupSummary {
+  group: string;
+  holder: string | null;
+  leaseUntil: string | null;
+  failures: number;
+  lastError: string | null;
+  lagEvents: number;
+  lagMs: number;
+}
+
 export interface QueueSummary {
   name: string;
   paused: boolean;

@@ -1,5 +1,5 @@
-// The overview page: queues, counts by state, throughput chart, pause and resume.
-import type { JobState, Minute, QueueSummary } from './api.types.js';
+// The overview page: queues, counts by state, throughput chart, pause and resume; durable-event groups.
+import type { EventGroupSummary, JobState, Minute, QueueSummary } from './api.types.js';
 import { chart } from './chart.js';
 import { ago, api, base, button, canAct, h, num, rate, table, td, type Heading } from './dom.js';
 import { act, type Page } from './live.js';
@@ -42,13 +42,48 @@ function queueRow(q: QueueSummary): HTMLElement {
   ]);
 }
 
-export const overviewPage: Page<{ queues: QueueSummary[]; minutes: Minute[] }> = {
+/** Each durable-event group's position: who delivers it, how far behind it is, and its failures. */
+function eventGroups(groups: EventGroupSummary[]): HTMLElement {
+  const rows = groups.map((g) =>
+    h('tr', { 'data-group': g.group }, [
+      td(g.group),
+      td(g.holder ? h('code', { text: g.holder }) : h('span', { cls: 'muted', text: 'none' })),
+      num(g.lagEvents),
+      num(g.lagEvents ? ago(g.lagMs) : '–'),
+      num(g.failures),
+      h('td', { cls: 'args', title: g.lastError ?? '', text: g.lastError ?? '–' }),
+    ]),
+  );
+  return h('div', { cls: 'panel', id: 'event-groups' }, [
+    h('h2', { text: 'Durable event groups' }),
+    table(
+      [
+        'Group',
+        'Delivered by',
+        { label: 'Lag (events)', num: true },
+        { label: 'Oldest unacknowledged', num: true },
+        { label: 'Failures', num: true },
+        'Last error',
+      ],
+      rows,
+    ),
+  ]);
+}
+
+interface Overview {
+  queues: QueueSummary[];
+  minutes: Minute[];
+  groups: EventGroupSummary[];
+}
+
+export const overviewPage: Page<Overview> = {
   async load() {
-    const [queues, throughput] = await Promise.all([
+    const [queues, throughput, groups] = await Promise.all([
       api<QueueSummary[]>('/queues'),
       api<{ minutes: Minute[] }>('/throughput'),
+      api<EventGroupSummary[]>('/event-groups'),
     ]);
-    return { queues, minutes: throughput.minutes };
+    return { queues, minutes: throughput.minutes, groups };
   },
   render(d) {
     const totals = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<JobState, number>;
@@ -97,6 +132,7 @@ export const overviewPage: Page<{ queues: QueueSummary[]; minutes: Minute[] }> =
         headings,
         rows.length ? rows : [h('tr', {}, [h('td', { colspan: 14, cls: 'muted', text: 'No queues yet.' })])],
       ),
+      d.groups.length ? eventGroups(d.groups) : null,
     ]);
   },
 };

@@ -26,7 +26,11 @@ export class ReportHandler {
       await sleep(250, undefined, { signal: job.signal });
       job.progress({ page, of: report.pages }); // coalesced: at most one write per heartbeat flush
     }
-    await this.reports.update({ id: report.id }, { status: 'rendered', renderedAt: new Date() });
+    // The report's status commits with the job's completion, or not at all: a rescued attempt that
+    // renders again cannot mark it twice (docs/exactly-once.md). The billing group reacts to it.
+    await job.transaction((manager) =>
+      manager.update(Report, { id: report.id }, { status: 'rendered', renderedAt: new Date() }),
+    );
     this.logger.log(`job ${job.id}: rendered report "${report.title}" (${report.pages} pages)`);
   }
 }

@@ -2,7 +2,7 @@ import { QueueProducer } from 'nestjs-awa';
 import type { Browser, Page } from 'playwright-core';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { launchChromium } from './chromium.js';
-import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
+import { startDashboardApp, type DashboardApp, type DashboardAppOptions } from './dashboard-app.js';
 
 export { CHROMIUM, describeInBrowser, launchChromium } from './chromium.js';
 
@@ -19,7 +19,7 @@ export interface DashboardBrowserFixture {
 }
 
 /** Sets up (beforeAll) and tears down (afterAll) a DashboardBrowserFixture; a page error fails the test. */
-export function useDashboardInBrowser(): DashboardBrowserFixture {
+export function useDashboardInBrowser(app: Omit<DashboardAppOptions, 'dbUrl'> = {}): DashboardBrowserFixture {
   let db: TestDatabase | undefined;
   let dash: DashboardApp | undefined;
   let browser: Browser | undefined;
@@ -30,7 +30,7 @@ export function useDashboardInBrowser(): DashboardBrowserFixture {
   };
   beforeAll(async () => {
     db = await createTestDatabase();
-    dash = await startDashboardApp({ dbUrl: db.url });
+    dash = await startDashboardApp({ ...app, dbUrl: db.url });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     page.on('pageerror', (error) => {
