@@ -92,7 +92,14 @@ describe('workflow steps added at run time', () => {
        SELECT id, 2, 'elsewhere', now(), now() FROM j`,
       [id],
     );
-    const steps = encodeSteps([{ ref: 'p', kind: 'page', args: { n: 1 } }], {}, resolveAwaOptions({}), () => 'default');
+    // The step is due in an hour: the app's workers leave it (and so the merge) alone while the test reads.
+    const later = new Date(Date.now() + 3_600_000);
+    const steps = encodeSteps(
+      [{ ref: 'p', kind: 'page', args: { n: 1 }, runAt: later }],
+      {},
+      resolveAwaOptions({}),
+      () => 'default',
+    );
     const stale = { id, runLease: '1', outputJson: undefined, outputNote: undefined };
     expect(await completeWithSteps(database, stale, steps)).toBe(false);
     const count = async () =>

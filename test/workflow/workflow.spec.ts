@@ -75,15 +75,25 @@ describe('workflows', () => {
     });
 
   it('a flow runs its children first, and the parent reads their outputs by ref', async () => {
-    const flow = await producer.enqueueFlow({
-      kind: 'merge',
-      args: {},
-      children: [
-        { kind: 'render', args: { page: 1 }, ref: 'p1' },
-        { kind: 'render', args: { page: 2 }, ref: 'p2' },
-      ],
+    // Read inside the enqueueing transaction: once it commits, the children may run and the root finish
+    // before the test looks.
+    let rootState: string | undefined;
+    const flow = await app.get(DataSource).transaction(async (manager) => {
+      const enqueued = await producer.enqueueFlow(
+        {
+          kind: 'merge',
+          args: {},
+          children: [
+            { kind: 'render', args: { page: 1 }, ref: 'p1' },
+            { kind: 'render', args: { page: 2 }, ref: 'p2' },
+          ],
+        },
+        { manager },
+      );
+      [{ state: rootState }] = await manager.query('SELECT state FROM awa.jobs WHERE id = $1', [enqueued.id]);
+      return enqueued;
     });
-    expect(await stateOf(flow.id)).toBe('waiting');
+    expect(rootState).toBe('waiting');
     await settled([flow.id]);
     expect(ran.indexOf('merge')).toBe(2);
     expect((await producer.getJob(flow.id))?.output).toEqual({
