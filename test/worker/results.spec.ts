@@ -94,9 +94,11 @@ describe('handler results', () => {
     const { id } = await producer.enqueue('hangs', {});
     const job = await final(id);
     expect(job.state).toBe('failed');
-    expect(job.errors.map((e) => e.error)).toEqual([RescueErrors.deadlineExceeded, RescueErrors.deadlineExceeded]);
-    expect(handlers.reasons.get(`${id}:1`)).toBe(AbortReasons.deadline);
-    expect(handlers.reasons.get(`${id}:2`)).toBe(AbortReasons.deadline);
+    // On a loaded machine a prefetched claim may be given back unstarted first: that spends no attempt.
+    const spent = job.errors.map((e) => e.error).filter((e) => e !== RescueErrors.releasedUnstarted);
+    expect(spent).toEqual([RescueErrors.deadlineExceeded, RescueErrors.deadlineExceeded]);
+    const aborted = [...handlers.reasons].filter(([attempt]) => attempt.startsWith(`${id}:`)).map(([, r]) => r);
+    expect(aborted).toEqual([AbortReasons.deadline, AbortReasons.deadline]);
     const leases = await app.get(DataSource).query('SELECT 1 FROM awa.active_leases WHERE job_id = $1', [id]);
     expect(leases).toHaveLength(0);
   });
