@@ -267,7 +267,7 @@ export const cancelBatch = (filter: FilterSql) =>
      FOR UPDATE SKIP LOCKED
   ), ${changeJobs({
     from: 'waiting w',
-    where: 'j.id = w.id',
+    id: 'w.id',
     set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$3::text') },
   })}, cancelled AS (
     SELECT id FROM finished

@@ -46,7 +46,8 @@ export const rateLimitJob = statement<
     RETURNING l.job_id, l.run_lease, l.cancel_requested
   ), ${changeJobs({
     from: 'released r',
-    where: `j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'`,
+    id: 'r.job_id',
+    where: `j.run_lease = r.run_lease AND j.state = 'running'`,
     set: {
       state: `CASE WHEN r.cancel_requested THEN 'cancelled' WHEN $4 THEN 'available' ELSE 'scheduled' END`,
       attempt: 'CASE WHEN r.cancel_requested THEN j.attempt ELSE j.attempt - 1 END',

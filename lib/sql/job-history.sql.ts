@@ -1,15 +1,13 @@
 import { millis, statement, type JobChanges } from './sql-statement.js';
 import { resolveDependents } from './workflow.sql.js';
 import { jobEventsAfterChange } from './job-events.sql.js';
-import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
+import { archiveRows, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
 
 /*
  * Finished jobs live in awa.job_history (migration AwaJobHistory): every statement that finishes a job
  * moves it there in the same statement, so awa.jobs holds only unfinished jobs (and finished unique
  * jobs that still hold their key). awa.all_jobs reads both.
  */
-
-const COLUMN_LIST = JOB_TABLE_COLUMNS.join(', ');
 
 /**
  * Whether job row `j` leaves awa.jobs when its state becomes `state` (an expression over `j`): it is
@@ -23,8 +21,10 @@ const leaves = (state: string) =>
 export interface JobChange {
   /** FROM items besides `awa.jobs j` (the UPDATE's FROM, the DELETE's USING). */
   from: string;
-  /** The condition on `j` and the FROM items: the join and the fence. */
-  where: string;
+  /** The id of the job to change, an expression over the FROM items (the join is `j.id = id`). */
+  id: string;
+  /** The rest of the condition on `j` and the FROM items: the fence. */
+  where?: string;
   /** The columns changed: expressions over the old row `j` and the FROM items. */
   set: JobChanges;
   /** The durable events of each changed row `f` (a text[] expression); default: the one of its new state. */
@@ -37,25 +37,26 @@ export interface JobChange {
  * updated in place; rows that finish are deleted from awa.jobs and inserted into the current segment
  * of their class's ring in awa.job_history, and the durable events some group subscribes to are written
  * (`events_written`, see job-events.sql.ts). Both halves read the same rows, split by `leaves`, so no
- * row is written twice by the statement. `random()` in a change (retryAt) is only for rows that stay.
+ * row is written twice by the statement; the rows that stay are looked up only among those that did
+ * not move, so a batch that all finishes probes awa.jobs once per job, not twice. `random()` in a
+ * change (retryAt) is only for rows that stay.
  */
 export function changeJobs(change: JobChange): string {
   const assignments = Object.entries(change.set)
     .map(([column, expr]) => `${column} = ${expr}`)
     .join(', ');
   const after = jobRowAfter(change.set);
-  return `stayed AS (
-    UPDATE awa.jobs j SET ${assignments} FROM ${change.from}
-     WHERE ${change.where} AND NOT ${leaves(change.set.state)}
-    RETURNING ${JOB_TABLE_COLUMNS.map((c) => `j.${c}`).join(', ')}
-  ), moved AS (
+  const fence = change.where ? ` AND ${change.where}` : '';
+  return `moved AS (
     DELETE FROM awa.jobs j USING ${change.from}
-     WHERE ${change.where} AND ${leaves(change.set.state)}
+     WHERE j.id = ${change.id}${fence} AND ${leaves(change.set.state)}
     RETURNING ${after}
-  ), archived AS (
-    INSERT INTO awa.job_history (${COLUMN_LIST}, segment)
-    SELECT ${JOB_TABLE_COLUMNS.map((c) => `m.${c}`).join(', ')}, h.segment
-      FROM moved m JOIN awa.history_rings h ON h.class = ${historyClass('m.state')}
+  ), archived AS (${archiveRows('moved')}
+  ), stayed AS (
+    UPDATE awa.jobs j SET ${assignments} FROM ${change.from}
+     WHERE j.id = ${change.id} AND ${change.id} NOT IN (SELECT m.id FROM moved m)${fence}
+       AND NOT ${leaves(change.set.state)}
+    RETURNING ${JOB_TABLE_COLUMNS.map((c) => `j.${c}`).join(', ')}
   ), finished AS (
     SELECT * FROM stayed UNION ALL SELECT * FROM moved
   ), ${resolveDependents('finished')}, ${jobEventsAfterChange(change.events)}`;

@@ -35,8 +35,20 @@ export const JOB_TABLE_COLUMNS = [
   'waiting_on',
 ] as const;
 
-/** The ring a job of final state `state` (a column or expression) is written to. */
-export const historyClass = (state: string) => `CASE WHEN ${state} = 'completed' THEN 'completed' ELSE 'failed' END`;
+/**
+ * The segment of awa.job_history a job of final state `state` (a column or expression) is written to:
+ * the current segment of its class's ring. Two uncorrelated sub-selects, each read once per
+ * statement, where a join would probe awa.history_rings once per row.
+ */
+const historySegment = (state: string) =>
+  `CASE WHEN ${state} = 'completed' THEN (SELECT segment FROM awa.history_rings WHERE class = 'completed')
+        ELSE (SELECT segment FROM awa.history_rings WHERE class = 'failed') END`;
+
+/** Inserts the finished job rows of `moved` (every column of awa.jobs) into awa.job_history. */
+export const archiveRows = (moved: string) =>
+  `INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment)
+    SELECT ${JOB_TABLE_COLUMNS.map((c) => `m.${c}`).join(', ')}, ${historySegment('m.state')}
+      FROM ${moved} m`;
 
 /** Every column of job row `j` in table order, those in `set` changed (expressions over `j`). */
 export const jobRowAfter = (set: Record<string, string>) =>

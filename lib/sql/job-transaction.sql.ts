@@ -57,7 +57,8 @@ export const completeAttempt = statement<
     RETURNING l.job_id, l.run_lease, l.cancel_requested, l.flow_queue AS queue, l.concurrency_key
   ), ${changeJobs({
     from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
-    where: `j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'`,
+    id: 'f.job_id',
+    where: `j.run_lease = f.run_lease AND j.state = 'running'`,
     set: {
       state: `'completed'`,
       finalized_at: 'now()',

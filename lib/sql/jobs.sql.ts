@@ -176,7 +176,7 @@ export const cancelWaitingJob = statement<
      FOR UPDATE
   ), ${changeJobs({
     from: 'target t',
-    where: 'j.id = t.id',
+    id: 't.id',
     set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$2::text') },
   })}
   SELECT t.state AS previous_state, f.queue, f.kind FROM finished f JOIN target t ON t.id = f.id`,

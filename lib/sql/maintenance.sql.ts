@@ -63,7 +63,8 @@ function rescue<P extends unknown[]>(
         LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS c(queue, base_ms, cap_ms) ON c.queue = j0.queue
     ), ${changeJobs({
       from: 'targets t',
-      where: `j.id = t.job_id AND j.run_lease = t.run_lease AND j.state = 'running'`,
+      id: 't.job_id',
+      where: `j.run_lease = t.run_lease AND j.state = 'running'`,
       set: failChanges(errorExpr, 't.base_ms', 't.cap_ms', 't.cancel_requested'),
       events: RESCUE_EVENTS,
     })}

@@ -133,7 +133,8 @@ export const completeJobs = statement<Attempts, AttemptRow>(
   `
   WITH ${RELEASE_HELD_LEASES}, ${changeJobs({
     from: 'released r',
-    where: `j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'`,
+    id: 'r.job_id',
+    where: `j.run_lease = r.run_lease AND j.state = 'running'`,
     set: {
       state: `CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
       finalized_at: 'now()',
@@ -159,7 +160,8 @@ export const failJobs = statement<
       AS f(job_id, run_lease, error, base_ms, cap_ms)
   ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
     from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
-    where: `j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'`,
+    id: 'f.job_id',
+    where: `j.run_lease = f.run_lease AND j.state = 'running'`,
     set: failChanges('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested'),
   })}
   SELECT id::text, run_lease::text, state FROM finished`,
@@ -192,7 +194,8 @@ export const releaseJobs = statement<
       JOIN awa.jobs j0 ON j0.id = f.job_id
   ), ${changeJobs({
     from: 'verdict v',
-    where: `j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'`,
+    id: 'v.job_id',
+    where: `j.run_lease = v.run_lease AND j.state = 'running'`,
     set: {
       state: `CASE WHEN v.cancel THEN 'cancelled' WHEN v.spend AND v.last THEN 'failed'
                    WHEN v.spend THEN 'retryable' ELSE 'available' END`,
@@ -265,7 +268,8 @@ export const cancelRunningJobs = statement<[...Attempts, error: string], Attempt
   `
   WITH ${RELEASE_HELD_LEASES}, ${changeJobs({
     from: 'released r',
-    where: `j.id = r.job_id AND j.run_lease = r.run_lease AND j.state = 'running'`,
+    id: 'r.job_id',
+    where: `j.run_lease = r.run_lease AND j.state = 'running'`,
     set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$3::text') },
   })}
   SELECT id::text, run_lease::text FROM finished`,
@@ -287,7 +291,8 @@ export const completeJobsWithOutput = statement<
     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS f(job_id, run_lease, output, note)
   ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
     from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
-    where: `j.id = f.job_id AND j.run_lease = f.run_lease AND j.state = 'running'`,
+    id: 'f.job_id',
+    where: `j.run_lease = f.run_lease AND j.state = 'running'`,
     set: {
       state: `CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
       finalized_at: 'now()',
@@ -321,7 +326,8 @@ export const snoozeJobs = statement<
       JOIN awa.jobs j0 ON j0.id = f.job_id
   ), ${changeJobs({
     from: 'verdict v',
-    where: `j.id = v.job_id AND j.run_lease = v.run_lease AND j.state = 'running'`,
+    id: 'v.job_id',
+    where: `j.run_lease = v.run_lease AND j.state = 'running'`,
     set: {
       state: `CASE WHEN v.cancel THEN 'cancelled' WHEN v.capped THEN 'failed' ELSE 'scheduled' END`,
       attempt: 'CASE WHEN v.cancel OR v.capped THEN j.attempt ELSE j.attempt - 1 END',

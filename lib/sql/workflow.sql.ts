@@ -1,6 +1,6 @@
 import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, statement } from './sql-statement.js';
-import { historyClass, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
+import { archiveRows, jobRowAfter } from './job-row.sql.js';
 import { recordJobEvents } from './job-events.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
@@ -87,10 +87,7 @@ export function resolveDependents(source: string): string {
     DELETE FROM awa.jobs j USING wf_locked l
      WHERE j.id = l.id AND l.doom IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING ${jobRowAfter(doomedSet)}
-  ), wf_doomed_archived AS (
-    INSERT INTO awa.job_history (${JOB_TABLE_COLUMNS.join(', ')}, segment)
-    SELECT ${JOB_TABLE_COLUMNS.map((c) => `m.${c}`).join(', ')}, h.segment
-      FROM wf_doomed_moved m JOIN awa.history_rings h ON h.class = ${historyClass('m.state')}
+  ), wf_doomed_archived AS (${archiveRows('wf_doomed_moved')}
   ), wf_doomed_events AS (${recordJobEvents('wf_doomed_moved')}
   )`;
 }

@@ -3,6 +3,7 @@ import { adminSql, historySql, jobsSql, maintenanceSql, workerSql } from '../../
 import { AwaJobHistory1764800000000 } from '../../migrations/index.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
+import { planNodes } from '../support/query-plan.js';
 
 /** Finished jobs move to awa.job_history in the statement that finishes them; retention rotates its rings. */
 describe('job-history.sql', () => {
@@ -40,6 +41,38 @@ describe('job-history.sql', () => {
         [job.id],
       );
       expect(row).toEqual({ args: { n: 1 }, attempt: 1, run_lease: job.runLease, finalized: true });
+    });
+
+    it('a batch that all finishes looks each job up once: the rows that stay are sought only among those that did not move', async () => {
+      const jobs = await Promise.all([1, 2, 3].map(() => seedRunning(f.sql)));
+      const literal = (values: string[]) => `'{${values.join(',')}}'`;
+      // Index scans only (as on a table of any size), each probe's rows counted, those filtered out too.
+      const client = await f.client();
+      await client.query('SET enable_seqscan = off');
+      const {
+        rows: [
+          {
+            'QUERY PLAN': [top],
+          },
+        ],
+      } = await client.query(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${workerSql.completeJobs.text
+          .replace('$1::bigint[]', `${literal(jobs.map((j) => j.id))}::bigint[]`)
+          .replace('$2::bigint[]', `${literal(jobs.map((j) => j.runLease))}::bigint[]`)}`,
+      );
+      await client.query('RESET enable_seqscan');
+      const probes = (cte: string) =>
+        planNodes(planNodes(top.Plan).find((n) => n['Subplan Name'] === `CTE ${cte}`)!)
+          .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
+          .reduce(
+            (sum, n) =>
+              sum +
+              Number(n['Actual Loops'] ?? 0) *
+                (Number(n['Actual Rows'] ?? 0) + Number(n['Rows Removed by Filter'] ?? 0)),
+            0,
+          );
+      expect({ moved: probes('moved'), stayed: probes('stayed') }).toEqual({ moved: 3, stayed: 0 });
+      expect(await Promise.all(jobs.map((j) => whereIs(j.id)))).toEqual(Array(3).fill('history 0 completed'));
     });
 
     it('a stale lease moves nothing', async () => {
