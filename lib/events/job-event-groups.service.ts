@@ -60,9 +60,16 @@ export class JobEventGroups {
     }
   }
 
-  /** @internal Stores the subscriptions, in every mode (so events are written also under AwaTesting). */
+  /**
+   * @internal Stores the subscriptions, in every mode (so events are written also under AwaTesting). A
+   * group declared here with no queue of this module is dropped from its database: a position nobody
+   * moves (left by an earlier declaration) would hold back the retention of every event.
+   */
   async storeSubscriptions(): Promise<void> {
-    for (const g of this.local()) {
+    const local = this.local();
+    for (const group of this.found.keys())
+      if (!local.some((g) => g.group === group)) await this.db.query(jobEventsSql.dropGroup, [group]);
+    for (const g of local) {
       const rows = g.events.flatMap((event) =>
         g.kinds.flatMap((kind) => g.queues.map((queue) => ({ event, kind, queue }))),
       );

@@ -10,6 +10,7 @@ import {
   type JobEvent,
 } from 'nestjs-awa';
 import { JobEventMessages } from '../../lib/awa.messages.js';
+import { AwaRegistry } from '../../lib/awa.registry.js';
 import { caught } from '../support/caught.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, waitFor } from '../support/test-app.js';
@@ -73,6 +74,14 @@ describe('durable job events in several AwaModules', () => {
     expect(await subscriptions(billing)).toEqual([
       { group: 'invoicing', queue: 'invoices' },
       { group: 'ledger', queue: '*' },
+    ]);
+  });
+
+  it('drops from a database a group declared with none of its queues (left by an earlier declaration)', async () => {
+    await queryOnce(main.url, `INSERT INTO awa.event_group_positions ("group", position_tx) VALUES ('invoicing', '1')`);
+    await app.get(AwaRegistry).named(undefined)!.get(JobEventGroups).storeSubscriptions();
+    expect(await queryOnce(main.url, 'SELECT "group" FROM awa.event_group_positions ORDER BY 1')).toEqual([
+      { group: 'ledger' },
     ]);
   });
 
