@@ -85,7 +85,9 @@ export class JobEventGroups {
 
   /** @internal Starts a consumer per group (AwaLifecycle, after the workers; not in testing mode). */
   start(): void {
-    this.consumers = this.local().map((g) => new JobEventConsumer(this.db, this.options.jobEvents, g, this.holder));
+    this.consumers = this.local().map(
+      (g) => new JobEventConsumer(this.db, this.options.jobEvents, g, this.holder, this.options.name),
+    );
     for (const consumer of this.consumers) consumer.start();
   }
 
