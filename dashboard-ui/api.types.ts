@@ -6,6 +6,8 @@ export type JobState =
 /** GET /api/event-groups: a durable-event group's position and lag (JobEventGroups.groups()). */
 export interface EventGroupSummary {
   group: string;
+  /** The named AwaModule whose database holds the group; absent for the default module's. */
+  module?: string;
   holder: string | null;
   leaseUntil: string | null;
   failures: number;

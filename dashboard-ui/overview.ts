@@ -45,8 +45,8 @@ function queueRow(q: QueueSummary): HTMLElement {
 /** Each durable-event group's position: who delivers it, how far behind it is, and its failures. */
 function eventGroups(groups: EventGroupSummary[]): HTMLElement {
   const rows = groups.map((g) =>
-    h('tr', { 'data-group': g.group }, [
-      td(g.group),
+    h('tr', { 'data-group': g.group, 'data-module': g.module }, [
+      td(g.module === undefined ? g.group : `${g.group} (${g.module})`),
       td(g.holder ? h('code', { text: g.holder }) : h('span', { cls: 'muted', text: 'none' })),
       num(g.lagEvents),
       num(g.lagEvents ? ago(g.lagMs) : '–'),

@@ -269,4 +269,9 @@ export const JobEventMessages = {
     'delivering it until it can claim it again',
   fromInvalid: () => 'from must be a valid Date',
   groupNameInvalid: () => 'group must be a string of 1 to 100 characters',
+  moduleUnknown: (module: unknown, known: readonly string[]) =>
+    `module ${JSON.stringify(module)} is no AwaModule of this app; the modules are ${known.join(', ')}`,
+  groupInModules: (group: string, modules: readonly string[]) =>
+    `event group "${group}" is stored in the databases of AwaModules ${modules.join(' and ')}: name the module ` +
+    'whose event to skip (`{ module }`, null for the default module)',
 } as const;

@@ -98,6 +98,6 @@ export {
   type JobEventName,
   type OnJobEventOptions,
 } from './decorators/on-job-event.decorator.js';
-export { JobEventGroups } from './events/job-event-groups.service.js';
+export { JobEventGroups, type JobEventGroupTarget } from './events/job-event-groups.service.js';
 export { JOB_EVENT_LAG_CAP, type JobEvent, type JobEventGroupState } from './events/job-event.js';
 export type { JobEventsOptions } from './options/job-events.options.js';

@@ -211,10 +211,10 @@ export class DashboardService {
     return (await Promise.all(this.registry.modules.map((m) => this.reads(m).query(sql.listInstances)))).flat();
   }
 
-  /** Every durable-event group's position and lag (the default module runs them; none without it). */
+  /** Every durable-event group's position and lag, in every module's database. */
   async groups() {
-    const main = this.registry.modules.find((m) => m.name === undefined);
-    return main ? main.get(JobEventGroups).groups() : [];
+    const [first] = this.registry.modules;
+    return first ? first.get(JobEventGroups).groups() : [];
   }
 
   /** `available` stays in the answer: the page's script reads it. */

@@ -49,7 +49,7 @@ const toEvent = (group: string, row: JobEventRow): JobEvent => ({
  * instance holds it) it tries again every pollInterval, so it takes over once that lease runs out.
  */
 export class JobEventConsumer {
-  private readonly logger = new Logger('AwaJobEvents');
+  private readonly logger: Logger;
   private stopped = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -60,7 +60,11 @@ export class JobEventConsumer {
     private readonly options: Required<JobEventsOptions>,
     readonly group: JobEventGroup,
     private readonly holder: string,
-  ) {}
+    /** The named AwaModule whose database holds the group (its log lines say it); undefined: the default. */
+    module?: string,
+  ) {
+    this.logger = new Logger(module === undefined ? 'AwaJobEvents' : `AwaJobEvents:${module}`);
+  }
 
   start(): void {
     this.stopped = false;

@@ -24,6 +24,8 @@ export interface JobEvent {
 /** A group's position and lag (JobEventGroups.groups()). */
 export interface JobEventGroupState {
   group: string;
+  /** The named AwaModule whose database holds the group; absent for the default module's. */
+  module?: string;
   /** The instance delivering it (its lease), null when none holds it. */
   holder: string | null;
   leaseUntil: Date | null;

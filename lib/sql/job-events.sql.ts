@@ -220,6 +220,12 @@ export const dropGroup = statement<[group: string], { dropped: boolean }>(
   DELETE FROM awa.event_group_positions WHERE "group" = $1 RETURNING true AS dropped`,
 );
 
+/** Whether group $1 has a position in this database (JobEventGroups.skip finds the module of a group). */
+export const groupStored = statement<[group: string], { stored: boolean }>(
+  'events_group_stored',
+  `SELECT true AS stored FROM awa.event_group_positions WHERE "group" = $1`,
+);
+
 /** A group's position and lag, for the dashboard and telemetry. */
 export interface GroupLagRow {
   group: string;

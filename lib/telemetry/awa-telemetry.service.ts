@@ -45,7 +45,7 @@ export class AwaTelemetry implements OnModuleInit, OnModuleDestroy {
         db: module.get(AwaDatabase),
         isLeader: () => maintenance.isLeader,
         attributes: module.name === undefined ? undefined : { module: module.name },
-        eventGroups: module.name === undefined ? () => module.get(JobEventGroups).groups() : undefined,
+        eventGroups: () => module.get(JobEventGroups).localGroups(),
       };
       if (this.active.metrics) this.stops.push(startMetrics(api, events, gauges));
       if (this.active.traces) this.stops.push(startTracing(api, events));

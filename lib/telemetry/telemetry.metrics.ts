@@ -52,7 +52,7 @@ export interface GaugeSource {
   isLeader: () => boolean;
   /** Of the leader gauge: `{ module }` for a named AwaModule's, none for the default module's. */
   attributes?: Attributes;
-  /** The durable-event groups' lag (JobEventGroups.groups()), for the default module only. */
+  /** The durable-event groups' lag in this module's database (JobEventGroups.localGroups()). */
   eventGroups?: () => Promise<JobEventGroupState[]>;
 }
 
@@ -198,8 +198,9 @@ function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => 
       if (row.oldest_available_s !== null) result.observe(oldest, row.oldest_available_s, { queue: row.queue });
     }
     for (const group of (await source.eventGroups?.()) ?? []) {
-      result.observe(lag, group.lagEvents, { group: group.group });
-      result.observe(lagAge, group.lagMs / 1000, { group: group.group });
+      const attributes = { ...source.attributes, group: group.group };
+      result.observe(lag, group.lagEvents, attributes);
+      result.observe(lagAge, group.lagMs / 1000, attributes);
     }
   };
   const observed = [depth, oldest, leader, lag, lagAge];

@@ -322,6 +322,12 @@ describe('job-events.sql', () => {
       expect(await f.run(jobEventsSql.skipGroupEvent, ['nobody'])).toEqual([]);
     });
 
+    it('is found stored by name, once it has a position', async () => {
+      expect(await f.run(jobEventsSql.groupStored, ['g'])).toEqual([]);
+      await subscribe('g', ['completed']);
+      expect(await f.run(jobEventsSql.groupStored, ['g'])).toEqual([{ stored: true }]);
+    });
+
     it('reports its lag in events and time', async () => {
       await subscribe('g', ['completed']);
       await complete();

@@ -3,7 +3,7 @@ import { QueueProducer } from 'nestjs-awa';
 import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
 import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
 import { startMultiApp } from '../module/multi-app.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/test-app.js';
 import { pointsOf, registerOtelSdk, sumOf, type OtelSdk } from './otel-sdk.js';
 
@@ -51,5 +51,22 @@ describe('AwaTelemetryModule with several AwaModules', () => {
         .map((p) => p.attributes.module ?? null)
         .sort(),
     ).toEqual(['billing', null]);
+  });
+
+  it("has each module's leader report the lag of the groups of its database, a named one's with its module", async () => {
+    await queryOnce(
+      billing.url,
+      `INSERT INTO awa.event_subscriptions ("group", event, kind, kind_like) VALUES ('lagging', 'completed', 'no.such', 'no.such');
+       INSERT INTO awa.event_group_positions ("group", position_tx) VALUES ('lagging', '0');
+       INSERT INTO awa.job_events (job_id, event, kind, queue, state, attempt, at)
+       VALUES (1, 'completed', 'no.such', 'invoices', 'completed', 1, now() - interval '1 minute')`,
+    );
+    const m = await waitFor(async () => {
+      const collected = await sdk.collect();
+      return sumOf(collected.get(N.eventGroupLag), { group: 'lagging' }) === 1 ? collected : undefined;
+    });
+    expect(pointsOf(m.get(N.eventGroupLag)).filter((p) => p.attributes.group === 'lagging')).toEqual([
+      expect.objectContaining({ attributes: { group: 'lagging', module: 'billing' }, value: 1 }),
+    ]);
   });
 });

@@ -1,9 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { AWA_OPTIONS } from '../../awa.constants.js';
-import { AwaDatabase } from '../../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
+import { Injectable } from '@nestjs/common';
 import { maintenanceSql } from '../../sql/index.js';
-import type { MaintenanceTask } from './maintenance-task.js';
+import { BatchDeleteTask } from './batch-delete.task.js';
 
 /**
  * Deletes finished jobs past their retention that are still in awa.jobs, in batches (retention 0
@@ -11,17 +8,8 @@ import type { MaintenanceTask } from './maintenance-task.js';
  * awa.job_history, whose retention is HistoryRotationTask's.
  */
 @Injectable()
-export class CleanupTask implements MaintenanceTask {
+export class CleanupTask extends BatchDeleteTask {
   readonly name = 'cleanup';
-
-  constructor(
-    private readonly db: AwaDatabase,
-    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
-
-  get batchSize(): number {
-    return this.options.rescueBatchSize * 10;
-  }
 
   async run(): Promise<number> {
     const { completed, failed } = this.options.retention;

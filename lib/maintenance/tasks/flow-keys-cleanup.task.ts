@@ -1,9 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { AWA_OPTIONS } from '../../awa.constants.js';
-import { AwaDatabase } from '../../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
+import { Injectable } from '@nestjs/common';
 import { flowKeysSql } from '../../sql/index.js';
-import type { MaintenanceTask } from './maintenance-task.js';
+import { BatchDeleteTask } from './batch-delete.task.js';
 
 /**
  * How long a key must have gone unserved before its row is deleted. A fixed hour, not a retention:
@@ -18,17 +15,8 @@ export const FLOW_KEY_IDLE_MS = 3_600_000;
  * limit, unserved for FLOW_KEY_IDLE_MS), in batches: one row per key ever seen would otherwise stay.
  */
 @Injectable()
-export class FlowKeysCleanupTask implements MaintenanceTask {
+export class FlowKeysCleanupTask extends BatchDeleteTask {
   readonly name = 'flow keys cleanup';
-
-  constructor(
-    private readonly db: AwaDatabase,
-    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
-
-  get batchSize(): number {
-    return this.options.rescueBatchSize * 10;
-  }
 
   run(): Promise<number> {
     return this.db.execute(flowKeysSql.deleteIdleFlowKeys, [FLOW_KEY_IDLE_MS, this.batchSize]);

@@ -1,9 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { AWA_OPTIONS } from '../../awa.constants.js';
-import { AwaDatabase } from '../../database/awa-database.js';
-import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
+import { Injectable } from '@nestjs/common';
 import { jobEventsSql } from '../../sql/index.js';
-import type { MaintenanceTask } from './maintenance-task.js';
+import { BatchDeleteTask } from './batch-delete.task.js';
 
 /**
  * Retention of durable job events (docs/durable-events.md): deletes, in batches, the events older than
@@ -12,17 +9,8 @@ import type { MaintenanceTask } from './maintenance-task.js';
  * every event.
  */
 @Injectable()
-export class JobEventsCleanupTask implements MaintenanceTask {
+export class JobEventsCleanupTask extends BatchDeleteTask {
   readonly name = 'job events cleanup';
-
-  constructor(
-    private readonly db: AwaDatabase,
-    @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
-  ) {}
-
-  get batchSize(): number {
-    return this.options.rescueBatchSize * 10;
-  }
 
   async run(): Promise<number> {
     const { retention } = this.options.jobEvents;
