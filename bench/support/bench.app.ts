@@ -22,11 +22,6 @@ export interface BenchApp {
  * `withHandlers: false` gives a producer-only instance: it runs no worker. A second app in the same
  * process names its DataSource (`dataSource`), as an app with two DataSources must.
  */
-/** BENCH_POOL: the size of each instance's pg pool; unset: TypeORM's default (10). */
-export const BENCH_POOL = Number(process.env.BENCH_POOL) || 0;
-/** The pool size as the results' `config.pool` says it. */
-export const BENCH_POOL_LABEL = BENCH_POOL ? `BENCH_POOL (${BENCH_POOL})` : 'TypeORM/pg default (10)';
-
 export async function createBenchApp(
   url: string,
   awa: AwaModuleOptions,
@@ -40,14 +35,7 @@ export async function createBenchApp(
     {
       module: BenchAppModule,
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url,
-          autoLoadEntities: true,
-          logging: false,
-          name: dataSource,
-          ...(BENCH_POOL ? { extra: { max: BENCH_POOL } } : {}),
-        }),
+        TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false, name: dataSource }),
         ScheduleModule.forRoot(),
         AwaModule.forRoot({ migrationsRun: true, ...awa, dataSource }),
         ...imports,

@@ -37,15 +37,11 @@ export const holdAttempt = statement<[id: string, runLease: string, idleTimeout:
      FOR KEY SHARE OF l`,
 );
 
-/** The text in the error of a refused completeAttempt. */
-export const COMPLETION_REFUSED = 'awa_job_transaction_refused';
-
 /**
  * Completes attempt ($1 id, $2 lease) inside the handler's transaction, storing $3 (its output as
  * JSON text, null: none) and appending $4 (a note for the errors, null: none), as
- * workerSql.completeJobsWithOutput does for a batch. Fenced on the lease row, and refused when a
- * cancel was requested: a cancelled job's handler writes never land. A refusal is an error (a cast
- * of COMPLETION_REFUSED), not an empty answer, so that a COMMIT sent in the same string never runs.
+ * workerSql.completeJobsWithOutput does for a batch. Fenced on the lease row, and refused (no row)
+ * when a cancel was requested: a cancelled job's handler writes never land.
  */
 export const completeAttempt = statement<
   [id: string, runLease: string, output: string | null, note: string | null],
@@ -70,7 +66,5 @@ export const completeAttempt = statement<
       errors: `CASE WHEN f.note IS NOT NULL THEN ${appendError('f.note')} ELSE j.errors END`,
     },
   })}
-  SELECT id::text, run_lease::text FROM finished
-   UNION ALL
-  SELECT NULL, ('${COMPLETION_REFUSED}:' || count(*))::bigint::text FROM finished HAVING count(*) = 0`,
+  SELECT id::text, run_lease::text FROM finished`,
 );

@@ -1,12 +1,11 @@
+import type { EntityManager } from 'typeorm';
 import { JobValueMessages } from '../awa.messages.js';
 import type { AwaDatabase } from '../database/awa-database.js';
-import { foldedTransaction, inline } from '../database/folded-transaction.js';
 import { queryRowsWithManager } from '../database/typeorm-adapter.js';
 import { JobTransactionError } from '../errors/job-transaction.error.js';
 import type { JobTransactionBody } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { jobTransactionSql } from '../sql/index.js';
-import { COMPLETION_REFUSED, type HeldAttemptRow } from '../sql/job-transaction.sql.js';
 import { encodeJson } from '../util/json-value.js';
 import type { InFlightJob } from './in-flight-job.js';
 import { writeSteps, type RunStatement } from './step-completion.js';
@@ -47,41 +46,42 @@ export class JobTransactions {
     clearTimeout(timer);
   }
 
-  /**
-   * Three round trips around the callback's own: START TRANSACTION with the fence, the callback, the
-   * completion with the COMMIT (see foldedTransaction); each statement as before, in the same order.
-   */
   private async execute<T>(job: InFlightJob, body: JobTransactionBody<T>): Promise<T> {
     if (job.progressWritten) await job.progressWritten; // progress reported before lands before
-    // A frozen process (SIGSTOP) must not hold the fence for ever: past heartbeatStaleAfter of silence
-    // the server ends the session, the fence goes, and a rescue can run the job again.
-    const fence: [string, string, string] = [job.id, job.runLease, String(this.options.heartbeatStaleAfter)];
-    const { value } = await foldedTransaction(
-      this.db.dataSource,
-      inline(jobTransactionSql.holdAttempt, fence),
-      async (manager, opened) => {
-        const held = (opened ?? (await queryRowsWithManager(manager, jobTransactionSql.holdAttempt, fence))) as
-          HeldAttemptRow[] | undefined;
-        if (!held?.[0]) throw new JobTransactionError('lease-lost', job.id);
-        if (held[0].cancel_requested) throw new JobTransactionError('cancelled', job.id);
-        const value = await body(manager);
-        // Steps the handler added (job.addSteps) commit here too, with the completion that waits on them.
-        if (job.steps) {
-          const run: RunStatement = (statement, values) => queryRowsWithManager(manager, statement, values);
-          const steps = await writeSteps(run, job, job.steps);
-          if (steps !== 'written') throw new JobTransactionError(steps === 'lost' ? 'lease-lost' : 'cancelled', job.id);
-        }
-        const { output, note } = encodeOutput(value, this.options.maxOutputBytes);
-        return { value, closing: inline(jobTransactionSql.completeAttempt, [job.id, job.runLease, output, note]) };
-      },
-    ).catch((error: unknown) => {
-      // Refused: a cancel came in since the fence was taken (the fenced lease itself cannot have gone).
-      if (error instanceof Error && error.message.includes(COMPLETION_REFUSED))
-        throw new JobTransactionError('cancelled', job.id);
-      throw error;
+    const result = await this.db.dataSource.transaction(async (manager) => {
+      await this.hold(manager, job);
+      const value = await body(manager);
+      // Steps the handler added (job.addSteps) commit here too, with the completion that waits on them.
+      if (job.steps) {
+        const run: RunStatement = (statement, values) => queryRowsWithManager(manager, statement, values);
+        const steps = await writeSteps(run, job, job.steps);
+        if (steps !== 'written') throw new JobTransactionError(steps === 'lost' ? 'lease-lost' : 'cancelled', job.id);
+      }
+      const { output, note } = encodeOutput(value, this.options.maxOutputBytes);
+      const done = await queryRowsWithManager(manager, jobTransactionSql.completeAttempt, [
+        job.id,
+        job.runLease,
+        output,
+        note,
+      ]);
+      // Not completed: a cancel came in since the fence was taken (the lease itself cannot have gone).
+      if (done.length === 0) await this.hold(manager, job, 'cancelled');
+      return value;
     });
     job.completedInTransaction = true; // before transactionOpen resolves: its waiters read this
-    return value;
+    return result;
+  }
+
+  /**
+   * Takes (or re-reads) the fence; throws if the attempt lost it or its job has a cancel request. A
+   * frozen process (SIGSTOP) must not hold the fence for ever: past heartbeatStaleAfter of silence
+   * the server ends the session, the fence goes, and a rescue can run the job again.
+   */
+  private async hold(manager: EntityManager, job: InFlightJob, otherwise?: 'cancelled'): Promise<void> {
+    const idle = String(this.options.heartbeatStaleAfter);
+    const [held] = await queryRowsWithManager(manager, jobTransactionSql.holdAttempt, [job.id, job.runLease, idle]);
+    if (!held) throw new JobTransactionError('lease-lost', job.id);
+    if (held.cancel_requested || otherwise) throw new JobTransactionError(otherwise ?? 'cancelled', job.id);
   }
 }
 
