@@ -1,6 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { AwaModuleOptions } from 'nestjs-awa';
-import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import { BENCH_POOL_LABEL, createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { profileId, profileLabel, type QueueProfile } from '../support/bench.config.js';
 import type { BenchDatabase } from '../support/bench.database.js';
 import { gatedDrain } from '../support/bench.drain.js';
@@ -79,7 +79,7 @@ export async function drainInProcess(
         processes: 1,
         in_process: true,
         awa: effectiveOptions(app),
-        pool: 'TypeORM/pg default (10)',
+        pool: BENCH_POOL_LABEL,
         start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
         ms: r2(drain.ms),
         cpu_us_per_job: r2(drain.cpuUs / config.n),

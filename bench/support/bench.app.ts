@@ -22,6 +22,11 @@ export interface BenchApp {
  * `withHandlers: false` gives a producer-only instance: it runs no worker. A second app in the same
  * process names its DataSource (`dataSource`), as an app with two DataSources must.
  */
+/** BENCH_POOL: the size of each instance's pg pool; unset: TypeORM's default (10). */
+export const BENCH_POOL = Number(process.env.BENCH_POOL) || 0;
+/** The pool size as the results' `config.pool` says it. */
+export const BENCH_POOL_LABEL = BENCH_POOL ? `BENCH_POOL (${BENCH_POOL})` : 'TypeORM/pg default (10)';
+
 export async function createBenchApp(
   url: string,
   awa: AwaModuleOptions,
@@ -35,7 +40,14 @@ export async function createBenchApp(
     {
       module: BenchAppModule,
       imports: [
-        TypeOrmModule.forRoot({ type: 'postgres', url, autoLoadEntities: true, logging: false, name: dataSource }),
+        TypeOrmModule.forRoot({
+          type: 'postgres',
+          url,
+          autoLoadEntities: true,
+          logging: false,
+          name: dataSource,
+          ...(BENCH_POOL ? { extra: { max: BENCH_POOL } } : {}),
+        }),
         ScheduleModule.forRoot(),
         AwaModule.forRoot({ migrationsRun: true, ...awa, dataSource }),
         ...imports,
