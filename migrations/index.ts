@@ -15,6 +15,7 @@ import { AwaRateLogEnds1764700000005 } from './1764700000005-AwaRateLogEnds.js';
 import { AwaJobHistory1764800000000 } from './1764800000000-AwaJobHistory.js';
 import { AwaWorkflows1764900000000 } from './1764900000000-AwaWorkflows.js';
 import { AwaJobEvents1764900000200 } from './1764900000200-AwaJobEvents.js';
+import { AwaClaimWorkflowId1765000000000 } from './1765000000000-AwaClaimWorkflowId.js';
 
 export {
   AwaInit1764400000000,
@@ -34,6 +35,7 @@ export {
   AwaJobHistory1764800000000,
   AwaWorkflows1764900000000,
   AwaJobEvents1764900000200,
+  AwaClaimWorkflowId1765000000000,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -55,4 +57,5 @@ export const AwaMigrations = [
   AwaJobHistory1764800000000,
   AwaWorkflows1764900000000,
   AwaJobEvents1764900000200,
+  AwaClaimWorkflowId1765000000000,
 ];
