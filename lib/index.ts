@@ -76,6 +76,7 @@ export type {
   DependencyResult,
   DependencyResultsOptions,
   GraphJob,
+  StepJob,
   GraphOptions,
 } from './interfaces/job.interface.js';
 export { MAX_SNOOZE_MS } from './errors/job-snoozed.error.js';

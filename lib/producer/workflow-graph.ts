@@ -31,9 +31,10 @@ export interface CheckedGraph {
 /**
  * Checks a graph before the database: refs (present, unique), dependsOn (known refs, each once),
  * policies, no cycle, the size limits; each error names the ref (and carries the job's index). The
- * job options themselves are checked by encodeJob, as for enqueueMany.
+ * job options themselves are checked by encodeJob, as for enqueueMany. `unique`: enqueueGraph's jobs may
+ * set it (without `replace`); job.addSteps' may not (a conflict would fail the attempt's completion).
  */
-export function checkGraph(jobs: unknown, options: GraphOptions): CheckedGraph {
+export function checkGraph(jobs: unknown, options: GraphOptions, { unique = false } = {}): CheckedGraph {
   if (!Array.isArray(jobs)) throw new EnqueueValidationError('jobs', WorkflowMessages.graphNotArray());
   checkEnqueueOptions(options, GRAPH_OPTION_KEYS);
   const defaultPolicy = options.onDependencyFailure ?? 'cancel';
@@ -61,7 +62,10 @@ export function checkGraph(jobs: unknown, options: GraphOptions): CheckedGraph {
     const policy = onDependencyFailure ?? defaultPolicy;
     if (!POLICIES.includes(policy))
       throw new EnqueueValidationError('onDependencyFailure', WorkflowMessages.policyInvalid(ref), i);
-    if ('unique' in item) throw new EnqueueValidationError('unique', WorkflowMessages.uniqueInGraph(ref), i);
+    if ('unique' in item && !unique) throw new EnqueueValidationError('unique', WorkflowMessages.uniqueInSteps(ref), i);
+    // A duplicate is not skipped in a workflow (its dependents would lose it): nothing to replace.
+    if (unique && (item.unique as { replace?: unknown } | undefined)?.replace === true)
+      throw new EnqueueValidationError('unique.replace', WorkflowMessages.uniqueReplaceInGraph(ref), i);
     if (!Array.isArray(dependsOn))
       throw new EnqueueValidationError('dependsOn', WorkflowMessages.dependsOnInvalid(ref), i);
     const seen = new Set<string>();
