@@ -154,6 +154,10 @@ export const AdminMessages = {
   notArray: (field: string) => `nestjs-awa: \`${field}\` must be an array.`,
   tooMany: (field: string, max: number) => `nestjs-awa: \`${field}\` may hold at most ${max} values.`,
   badId: (field: string) => `nestjs-awa: \`${field}\` must be a job id: a string of digits that fits a bigint.`,
+  badModule: (field: string, names: readonly string[]) =>
+    `nestjs-awa: \`${field}\` must name an AwaModule of the app` +
+    (names.length > 0 ? `: ${names.map((n) => `"${n}"`).join(', ')}` : ' (this app has no named module)') +
+    '; leave it out for every module (the default one has no name).',
   badWorkflowId: (field: string) =>
     `nestjs-awa: \`${field}\` must be a workflow id (a UUID, as enqueueGraph returns it).`,
   badState: (field: string, value: string, states: readonly string[]) =>

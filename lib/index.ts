@@ -51,6 +51,7 @@ export type { JobFilter } from './admin/job-filter.js';
 export {
   WORKFLOW_READ_MAX,
   type WorkflowListOptions,
+  type WorkflowLocation,
   type WorkflowPage,
   type WorkflowState,
   type WorkflowSummary,

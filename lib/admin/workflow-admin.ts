@@ -50,8 +50,19 @@ export interface WorkflowView extends WorkflowSummary {
   }>;
 }
 
+/**
+ * Where QueueAdmin's workflow calls look, with several AwaModules (docs/multiple-databases.md): in the
+ * named module's database alone; without `module`, in every module's (a workflow lives in one).
+ */
+export interface WorkflowLocation {
+  /** A named module's name. */
+  module?: string;
+}
+
 /** listWorkflows' options: a state, and a page (`after`: the previous page's `next`). */
 export interface WorkflowListOptions {
+  /** The named module whose workflows to list; default: the default module's. */
+  module?: string;
   state?: WorkflowState;
   after?: string;
   /** 1 to 500, default 50. */
@@ -72,6 +83,11 @@ const summary = (row: WorkflowSummaryRow): WorkflowSummary => ({
   createdAt: row.created_at,
   finishedAt: row.finished_at,
 });
+
+/** Whether a job of workflow `id` is in the database (checked id). */
+export async function hasWorkflow(db: AwaDatabase, id: string): Promise<boolean> {
+  return (await db.query(workflowAdminSql.workflowSummary, [id])).length > 0;
+}
 
 /** QueueAdmin.getWorkflow. */
 export async function readWorkflow(db: AwaDatabase, id: string): Promise<WorkflowView | null> {
@@ -106,7 +122,7 @@ export async function readWorkflow(db: AwaDatabase, id: string): Promise<Workflo
 
 /** QueueAdmin.listWorkflows. */
 export async function listWorkflowPage(db: AwaDatabase, options: WorkflowListOptions): Promise<WorkflowPage> {
-  const o = checkPlainObject(options, 'options', ['state', 'after', 'limit']) as WorkflowListOptions;
+  const o = checkPlainObject(options, 'options', ['module', 'state', 'after', 'limit']) as WorkflowListOptions;
   if (o.state !== undefined && !WORKFLOW_STATES.includes(o.state))
     throw new AdminValidationError(
       'options.state',

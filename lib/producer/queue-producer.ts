@@ -34,6 +34,7 @@ import {
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
 import { graphUniqueConflict, uniqueKeysOf } from './workflow-unique.js';
+import { WorkflowMessages } from './workflow.messages.js';
 import { checkGraph, flowToGraph, graphPayload } from './workflow-graph.js';
 
 export interface EnqueuedJob {
@@ -98,7 +99,11 @@ export class QueueProducer {
     options: GraphOptions = {},
   ): Promise<EnqueuedGraph> {
     const graph = checkGraph(jobs, options, { unique: true });
-    const owner = this.route(graph.items);
+    // A workflow lives in one database: its jobs' queues must belong to one module.
+    const owner = this.route(
+      graph.items,
+      (first, second) => new EnqueueValidationError('jobs', WorkflowMessages.graphSpansModules(first, second)),
+    );
     if (owner) return owner.get(QueueProducer).enqueueGraph(jobs, options);
     const { manager } = options;
     this.checkManager(manager, graph.items);
@@ -216,11 +221,15 @@ export class QueueProducer {
    * Another AwaModule that all `items` go to (by their queue), to hand them to; undefined when they
    * are this module's. Jobs of two modules are refused: one call is one statement, in one database.
    */
-  private route(items: ReadonlyArray<EnqueueManyItem>): AwaModuleEntry | undefined {
+  private route(
+    items: ReadonlyArray<EnqueueManyItem>,
+    spans = (first: string, second: string): Error =>
+      new EnqueueValidationError('items', AwaMessages.enqueueManySpansModules(first, second)),
+  ): AwaModuleEntry | undefined {
     return this.registry.handOff(
       items.map((item) => this.queueOf(item)),
       this.options.name,
-      (first, second) => new EnqueueValidationError('items', AwaMessages.enqueueManySpansModules(first, second)),
+      spans,
     );
   }
 

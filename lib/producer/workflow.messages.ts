@@ -27,6 +27,9 @@ export const WorkflowMessages = {
     '(a conflict refuses the whole graph), so debounce does not apply.',
   uniqueDuplicateInGraph: (ref: string, first: string) =>
     `nestjs-awa: jobs "${first}" and "${ref}" of the workflow have the same unique key; each would block the other.`,
+  graphSpansModules: (first: string, second: string) =>
+    `nestjs-awa: a workflow lives in one database: its jobs' queues must belong to one AwaModule; these go to ` +
+    `queues of ${first} and ${second}. Put the workflow's queues in one module.`,
   flowInvalid: (path: string) =>
     `nestjs-awa: the flow node at ${path} must be an object { kind, args, children?, ... } and children an array.`,
 };
