@@ -187,9 +187,9 @@ export const UniqueMessages = {
   statesInvalid: (required: readonly string[], optional: readonly string[]) =>
     `nestjs-awa: \`unique.states\` must be an array of job states that contains ${required.join(', ')} ` +
     `(a job blocks its duplicates from its enqueue until it finishes) and may add ${optional.join(', ')}.`,
-  graphConflict: (ref: string | undefined) =>
+  graphConflict: (ref: string | undefined, retry: boolean) =>
     `nestjs-awa: ${ref === undefined ? 'a unique job of the workflow' : `the unique job "${ref}" of the workflow`} ` +
-    'conflicts with a job that holds its key; nothing of the workflow was enqueued.',
+    `conflicts with a job that holds its key; nothing of the workflow was ${retry ? 'retried' : 'enqueued'}.`,
   unresolved: (rounds: number) =>
     `nestjs-awa: a unique job conflicted with another ${rounds} times in a row, each time finishing ` +
     'before it could be read; nothing was enqueued for it. Try again.',

@@ -7,6 +7,7 @@ import type { WorkflowState, WorkflowSummaryRow } from '../sql/workflow-admin.sq
 import { checkPlainObject, checkWorkflowId, isJobId } from './job-filter.js';
 import { checkPageLimit, JOB_PAGE_DEFAULT } from './queue-admin.limits.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
+import { UniqueConflictError } from '../errors/unique-conflict.error.js';
 import { AdminMessages } from '../awa.messages.js';
 
 export type { WorkflowState };
@@ -140,6 +141,12 @@ export async function listWorkflowPage(db: AwaDatabase, options: WorkflowListOpt
 /** QueueAdmin.retryWorkflow. */
 export async function retryWorkflowJobs(db: AwaDatabase, id: string): Promise<{ retried: number }> {
   checkWorkflowId(id, 'workflowId');
-  const [row] = await db.query(workflowAdminSql.retryWorkflow, [id]);
-  return { retried: row?.retried ?? 0 };
+  try {
+    const [row] = await db.query(workflowAdminSql.retryWorkflow, [id]);
+    return { retried: row?.retried ?? 0 };
+  } catch (error) {
+    // A unique job of it whose key another job took meanwhile: the statement retried nothing.
+    if ((error as { code?: unknown; constraint?: unknown }).constraint !== 'jobs_unique_idx') throw error;
+    throw new UniqueConflictError(1, { ref: undefined, cause: error, retry: true });
+  }
 }

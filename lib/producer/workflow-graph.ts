@@ -11,6 +11,7 @@ export const GRAPH_OPTION_KEYS = Object.keys({ manager: 1, onDependencyFailure: 
   1
 >);
 const POLICIES: readonly DependencyFailurePolicy[] = ['cancel', 'fail', 'ignore'];
+const FINAL: readonly unknown[] = ['completed', 'failed', 'cancelled'];
 
 /** One edge of insertGraph: input positions of the dependent and its dependency. */
 export interface GraphEdge {
@@ -64,8 +65,12 @@ export function checkGraph(jobs: unknown, options: GraphOptions, { unique = fals
       throw new EnqueueValidationError('onDependencyFailure', WorkflowMessages.policyInvalid(ref), i);
     if ('unique' in item && !unique) throw new EnqueueValidationError('unique', WorkflowMessages.uniqueInSteps(ref), i);
     // A duplicate is not skipped in a workflow (its dependents would lose it): nothing to replace.
-    if (unique && (item.unique as { replace?: unknown } | undefined)?.replace === true)
+    const uniqueOptions = item.unique as { replace?: unknown; states?: unknown } | undefined;
+    if (unique && uniqueOptions?.replace === true)
       throw new EnqueueValidationError('unique.replace', WorkflowMessages.uniqueReplaceInGraph(ref), i);
+    // A finished workflow job must leave awa.jobs (retryWorkflow and the ended-workflow count read history).
+    if (unique && Array.isArray(uniqueOptions?.states) && uniqueOptions.states.some((s) => FINAL.includes(s)))
+      throw new EnqueueValidationError('unique.states', WorkflowMessages.uniqueFinalInGraph(ref), i);
     if (!Array.isArray(dependsOn))
       throw new EnqueueValidationError('dependsOn', WorkflowMessages.dependsOnInvalid(ref), i);
     const seen = new Set<string>();

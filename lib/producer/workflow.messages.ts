@@ -25,6 +25,9 @@ export const WorkflowMessages = {
   uniqueReplaceInGraph: (ref: string) =>
     `nestjs-awa: job "${ref}" sets \`unique.replace\`; a workflow job is never a skipped or replacing duplicate ` +
     '(a conflict refuses the whole graph), so debounce does not apply.',
+  uniqueFinalInGraph: (ref: string) =>
+    `nestjs-awa: job "${ref}" lists a final state in \`unique.states\`; a workflow job blocks its key until it ` +
+    'ends (the four unfinished states, and waiting), never after.',
   uniqueDuplicateInGraph: (ref: string, first: string) =>
     `nestjs-awa: jobs "${first}" and "${ref}" of the workflow have the same unique key; each would block the other.`,
   graphSpansModules: (first: string, second: string) =>

@@ -3,6 +3,7 @@ import type { TestingModule } from '@nestjs/testing';
 import {
   EnqueueValidationError,
   JobHandler,
+  QueueAdmin,
   QueueProducer,
   UniqueConflictError,
   type Job,
@@ -111,6 +112,30 @@ describe('unique workflow jobs', () => {
     await waitFor(async () => (await producer.getJob(ids.once!))?.state === 'completed', 15_000, 'completed');
     const again = await producer.enqueueGraph([{ ref: 'once', kind: 'u.step', args: {}, unique: { key: 'once' } }]);
     expect(again.ids.once).not.toBe(ids.once);
+  });
+
+  it('refuses a final state in unique.states of a workflow job (a finished one must free its key)', async () => {
+    const states = ['scheduled', 'available', 'running', 'retryable', 'completed'] as const;
+    const error = await caught(() =>
+      producer.enqueueGraph([{ ref: 'kept', kind: 'u.step', args: {}, unique: { states: [...states] } }]),
+    );
+    expect(error).toMatchObject({ field: 'unique.states', index: 0, message: expect.stringContaining('"kept"') });
+  });
+
+  it('retryWorkflow refuses to retry a workflow whose unique job lost its key meanwhile: nothing is retried', async () => {
+    const admin = app.get(QueueAdmin);
+    const { workflowId, ids } = await producer.enqueueGraph([
+      { ref: 'r', kind: 'u.step', args: {}, unique: { key: 'retry-me' }, runAt: LATER() },
+      { ref: 'after', kind: 'u.step', args: {}, dependsOn: ['r'] },
+    ]);
+    await admin.cancelWorkflow(workflowId);
+    const holder = await producer.enqueue('u.other', {}, { unique: { key: 'retry-me' }, runAt: LATER() });
+    expect(holder.duplicate).toBe(false);
+    const error = await caught(() => admin.retryWorkflow(workflowId));
+    expect(error).toBeInstanceOf(UniqueConflictError);
+    expect((error as Error).message).toContain('nothing of the workflow was retried');
+    expect(await producer.getJob(ids.r!)).toMatchObject({ state: 'cancelled' });
+    expect(await producer.getJob(ids.after!)).toMatchObject({ state: 'cancelled' });
   });
 
   it('job.addSteps refuses a unique step: the attempt fails with the refusal', async () => {
