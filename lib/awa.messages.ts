@@ -154,6 +154,10 @@ export const AdminMessages = {
   notArray: (field: string) => `nestjs-awa: \`${field}\` must be an array.`,
   tooMany: (field: string, max: number) => `nestjs-awa: \`${field}\` may hold at most ${max} values.`,
   badId: (field: string) => `nestjs-awa: \`${field}\` must be a job id: a string of digits that fits a bigint.`,
+  badModule: (field: string, names: readonly string[]) =>
+    `nestjs-awa: \`${field}\` must name an AwaModule of the app` +
+    (names.length > 0 ? `: ${names.map((n) => `"${n}"`).join(', ')}` : ' (this app has no named module)') +
+    '; leave it out for every module (the default one has no name).',
   badWorkflowId: (field: string) =>
     `nestjs-awa: \`${field}\` must be a workflow id (a UUID, as enqueueGraph returns it).`,
   badState: (field: string, value: string, states: readonly string[]) =>
@@ -183,6 +187,9 @@ export const UniqueMessages = {
   statesInvalid: (required: readonly string[], optional: readonly string[]) =>
     `nestjs-awa: \`unique.states\` must be an array of job states that contains ${required.join(', ')} ` +
     `(a job blocks its duplicates from its enqueue until it finishes) and may add ${optional.join(', ')}.`,
+  graphConflict: (ref: string | undefined, retry: boolean) =>
+    `nestjs-awa: ${ref === undefined ? 'a unique job of the workflow' : `the unique job "${ref}" of the workflow`} ` +
+    `conflicts with a job that holds its key; nothing of the workflow was ${retry ? 'retried' : 'enqueued'}.`,
   unresolved: (rounds: number) =>
     `nestjs-awa: a unique job conflicted with another ${rounds} times in a row, each time finishing ` +
     'before it could be read; nothing was enqueued for it. Try again.',

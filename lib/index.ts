@@ -51,6 +51,7 @@ export type { JobFilter } from './admin/job-filter.js';
 export {
   WORKFLOW_READ_MAX,
   type WorkflowListOptions,
+  type WorkflowLocation,
   type WorkflowPage,
   type WorkflowState,
   type WorkflowSummary,
@@ -76,6 +77,7 @@ export type {
   DependencyResult,
   DependencyResultsOptions,
   GraphJob,
+  StepJob,
   GraphOptions,
 } from './interfaces/job.interface.js';
 export { MAX_SNOOZE_MS } from './errors/job-snoozed.error.js';

@@ -15,6 +15,7 @@ import { AwaRateLogEnds1764700000005 } from './1764700000005-AwaRateLogEnds.js';
 import { AwaJobHistory1764800000000 } from './1764800000000-AwaJobHistory.js';
 import { AwaWorkflows1764900000000 } from './1764900000000-AwaWorkflows.js';
 import { AwaJobEvents1764900000200 } from './1764900000200-AwaJobEvents.js';
+import { AwaClaimWorkflowId1765000000000 } from './1765000000000-AwaClaimWorkflowId.js';
 import { AwaHotTableStorage1765000000500 } from './1765000000500-AwaHotTableStorage.js';
 
 export {
@@ -35,6 +36,7 @@ export {
   AwaJobHistory1764800000000,
   AwaWorkflows1764900000000,
   AwaJobEvents1764900000200,
+  AwaClaimWorkflowId1765000000000,
   AwaHotTableStorage1765000000500,
 };
 
@@ -57,5 +59,6 @@ export const AwaMigrations = [
   AwaJobHistory1764800000000,
   AwaWorkflows1764900000000,
   AwaJobEvents1764900000200,
+  AwaClaimWorkflowId1765000000000,
   AwaHotTableStorage1765000000500,
 ];

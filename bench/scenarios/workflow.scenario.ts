@@ -1,5 +1,5 @@
 import { QueueProducer, type GraphJob } from 'nestjs-awa';
-import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
+import { createBenchApp, effectiveOptions, type BenchApp } from '../support/bench.app.js';
 import { BenchKinds, type BenchHooks } from '../support/bench.handlers.js';
 import { now, sleep } from '../support/bench.progress.js';
 import { percentile, r2 } from '../support/bench.report.js';
@@ -8,6 +8,9 @@ import type { Scenario, ScenarioContext } from './scenario.js';
 /** Children of the fan-in and fan-out; steps of the chain (issue 19's sizes). */
 const FAN = 10_000;
 const CHAIN = 1_000;
+/** Plain enqueue -> start samples taken right after the chain (and warm-ups dropped). */
+const PAIRED_SAMPLES = 200;
+const PAIRED_WARMUP = 20;
 
 /** Waits until the handlers have run `n` jobs; the elapsed ms since `t0`, or null past the timeout. */
 async function handledBy(ctx: ScenarioContext, hooks: BenchHooks, n: number, t0: number): Promise<number | null> {
@@ -30,7 +33,7 @@ export const workflowScenario: Scenario = {
   id: 'workflow',
   title: `workflow: fan-in and fan-out of ${FAN}, chain of ${CHAIN}`,
   run: async (ctx) => {
-    const run = async (name: string, jobs: GraphJob[] | null) => {
+    const run = async (name: string, jobs: GraphJob[] | null, after?: (app: BenchApp) => Promise<void>) => {
       const db = await ctx.database();
       const { app, hooks } = await createBenchApp(db.url, {}, true);
       ctx.defer(() => app.close());
@@ -47,6 +50,7 @@ export const workflowScenario: Scenario = {
           );
       const n = jobs?.length ?? FAN + 1;
       const ms = await handledBy(ctx, hooks, n, t0);
+      if (after) await after({ app, hooks });
       const options = effectiveOptions(app);
       await app.close();
       await db.drop();
@@ -81,9 +85,24 @@ export const workflowScenario: Scenario = {
       config: base,
     });
 
+    // Right after the chain, on the same instance: plain enqueue -> handler start, serial (the latency
+    // scenarios' method), so the two are compared on one machine load.
+    const plainLatency: number[] = [];
     const chain = await run(
       'chain',
       Array.from({ length: CHAIN }, (_, i) => ({ ...child(i), ...(i > 0 ? { dependsOn: [`c${i - 1}`] } : {}) })),
+      async ({ app, hooks }) => {
+        const producer = app.get(QueueProducer);
+        for (let i = 0; i < PAIRED_SAMPLES + PAIRED_WARMUP && !ctx.abandoned; i++) {
+          await sleep(Math.random() * ctx.config.latencyJitterMs);
+          const started = hooks.armLatency(i);
+          const t0 = now();
+          await producer.enqueue(BenchKinds.latency, { i });
+          const t1 = await Promise.race([started, sleep(5_000).then(() => null)]);
+          if (t1 !== null && i >= PAIRED_WARMUP) plainLatency.push(t1 - t0);
+        }
+        plainLatency.sort((a, b) => a - b);
+      },
     );
     const starts = chain.hooks.stepStarts;
     const steps = Array.from({ length: CHAIN - 1 }, (_, i) => starts.get(i + 1)! - starts.get(i)!)
@@ -98,6 +117,17 @@ export const workflowScenario: Scenario = {
         config: { ...base, steps: CHAIN },
       });
     }
-    ctx.log(`  chain step p50 ${r2(percentile(steps, 50))} ms, p99 ${r2(percentile(steps, 99))} ms`);
+    const plainP50 = percentile(plainLatency, 50);
+    ctx.figure({
+      metric: 'workflow_chain_plain_latency_p50_ms',
+      value: r2(plainP50),
+      n: plainLatency.length,
+      unit: 'ms',
+      config: { ...base, chain_vs_plain: r2(percentile(steps, 50) / plainP50) },
+    });
+    ctx.log(
+      `  chain step p50 ${r2(percentile(steps, 50))} ms, p99 ${r2(percentile(steps, 99))} ms; ` +
+        `plain enqueue->start on the same instance right after: p50 ${r2(plainP50)} ms`,
+    );
   },
 };

@@ -38,10 +38,12 @@ import {
 import { adminHandOff, filterQueues } from './queue-admin.routing.js';
 import { readQueueCounts } from './queue-counts.js';
 import {
+  hasWorkflow,
   listWorkflowPage,
   readWorkflow,
   retryWorkflowJobs,
   type WorkflowListOptions,
+  type WorkflowLocation,
   type WorkflowPage,
   type WorkflowView,
 } from './workflow-admin.js';
@@ -266,7 +268,11 @@ export class QueueAdmin {
   async cancelJobs(filter: JobFilter): Promise<BulkResult> {
     const other = this.other(filterQueues(filter));
     if (other) return other.cancelJobs(filter);
-    const compiled = compileFilter(filter);
+    return this.cancelMatching(compileFilter(filter));
+  }
+
+  /** cancelJobs in this module's database. */
+  private async cancelMatching(compiled: CompiledFilter): Promise<BulkResult> {
     let count = 0;
     const batches = await this.inBatches(compiled, adminSql.cancelBatch, [RescueErrors.cancelled], (row) => {
       count += row.cancelled + row.signalled;
@@ -288,28 +294,76 @@ export class QueueAdmin {
     return { deleted, cancelled, batches };
   }
 
-  /** A workflow (docs/workflows.md): its state, jobs and dependency edges, or null if none of its jobs is left. */
-  getWorkflow(id: string): Promise<WorkflowView | null> {
-    return readWorkflow(this.reads, id);
-  }
-
-  /** Workflows, newest first, optionally in one state; a page at a time. */
-  listWorkflows(options: WorkflowListOptions = {}): Promise<WorkflowPage> {
-    return listWorkflowPage(this.reads, options);
-  }
-
-  /** Cancels every unfinished job of a workflow (as cancelJobs; their dependents resolve by their policies). */
-  cancelWorkflow(id: string): Promise<BulkResult> {
+  /**
+   * A workflow (docs/workflows.md): its state, jobs and dependency edges, or null if none of its jobs is
+   * left. With several modules, looked up in each (or in `where.module`'s).
+   */
+  async getWorkflow(id: string, where: WorkflowLocation = {}): Promise<WorkflowView | null> {
     checkWorkflowId(id, 'workflowId');
-    return this.cancelJobs({ workflowId: id });
+    for (const admin of this.workflowAdmins(where, 'where')) {
+      const view = await readWorkflow(admin.reads, id);
+      if (view) return view;
+    }
+    return null;
+  }
+
+  /** Workflows, newest first, optionally in one state; a page at a time; one module's (`options.module`). */
+  listWorkflows(options: WorkflowListOptions = {}): Promise<WorkflowPage> {
+    const module = options !== null && typeof options === 'object' ? options.module : undefined;
+    const [admin] = module === undefined ? [this.defaultAdmin()] : this.workflowAdmins({ module }, 'options');
+    return listWorkflowPage(admin!.reads, options);
+  }
+
+  /**
+   * Cancels every unfinished job of a workflow (as cancelJobs; their dependents resolve by their
+   * policies), in the module that holds it (looked up in each, or `where.module`).
+   */
+  async cancelWorkflow(id: string, where: WorkflowLocation = {}): Promise<BulkResult> {
+    checkWorkflowId(id, 'workflowId');
+    const admin = await this.workflowOwner(id, where);
+    return admin.cancelMatching(compileFilter({ workflowId: id }));
   }
 
   /**
    * Retries the failed and cancelled jobs of a workflow, in dependency order: each waits again for
    * those of its dependencies retried with it (or not ended yet). Completed jobs do not run again.
+   * In the module that holds it (looked up in each, or `where.module`).
    */
-  retryWorkflow(id: string): Promise<{ retried: number }> {
-    return retryWorkflowJobs(this.db, id);
+  async retryWorkflow(id: string, where: WorkflowLocation = {}): Promise<{ retried: number }> {
+    checkWorkflowId(id, 'workflowId');
+    const admin = await this.workflowOwner(id, where);
+    return retryWorkflowJobs(admin.db, id);
+  }
+
+  /** The QueueAdmins a workflow call looks in: `where.module`'s alone, else every module's, this one's first. */
+  private workflowAdmins(where: WorkflowLocation, field: string): QueueAdmin[] {
+    const { module } = checkPlainObject(where, field, ['module']) as WorkflowLocation;
+    const modules = this.registry.modules;
+    if (module === undefined)
+      return [this, ...modules.filter((m) => m.name !== this.options.name).map((m) => m.get(QueueAdmin))];
+    const entry = modules.find((m) => m.name !== undefined && m.name === module);
+    if (!entry)
+      throw new AdminValidationError(
+        `${field}.module`,
+        AdminMessages.badModule(
+          `${field}.module`,
+          modules.flatMap((m) => (m.name === undefined ? [] : [m.name])),
+        ),
+      );
+    return [entry.get(QueueAdmin)];
+  }
+
+  /** The default module's QueueAdmin (this one in a one-module app). */
+  private defaultAdmin(): QueueAdmin {
+    return this.registry.modules.find((m) => m.name === undefined)?.get(QueueAdmin) ?? this;
+  }
+
+  /** The QueueAdmin of the module holding workflow `id` (read on the primaries); none holds it: this one. */
+  private async workflowOwner(id: string, where: WorkflowLocation): Promise<QueueAdmin> {
+    const admins = this.workflowAdmins(where, 'where');
+    if (admins.length === 1) return admins[0]!;
+    for (const admin of admins) if (await hasWorkflow(admin.db, id)) return admin;
+    return this;
   }
 
   /**

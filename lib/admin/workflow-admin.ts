@@ -7,6 +7,7 @@ import type { WorkflowState, WorkflowSummaryRow } from '../sql/workflow-admin.sq
 import { checkPlainObject, checkWorkflowId, isJobId } from './job-filter.js';
 import { checkPageLimit, JOB_PAGE_DEFAULT } from './queue-admin.limits.js';
 import { AdminValidationError } from '../errors/admin-validation.error.js';
+import { UniqueConflictError } from '../errors/unique-conflict.error.js';
 import { AdminMessages } from '../awa.messages.js';
 
 export type { WorkflowState };
@@ -50,8 +51,19 @@ export interface WorkflowView extends WorkflowSummary {
   }>;
 }
 
+/**
+ * Where QueueAdmin's workflow calls look, with several AwaModules (docs/multiple-databases.md): in the
+ * named module's database alone; without `module`, in every module's (a workflow lives in one).
+ */
+export interface WorkflowLocation {
+  /** A named module's name. */
+  module?: string;
+}
+
 /** listWorkflows' options: a state, and a page (`after`: the previous page's `next`). */
 export interface WorkflowListOptions {
+  /** The named module whose workflows to list; default: the default module's. */
+  module?: string;
   state?: WorkflowState;
   after?: string;
   /** 1 to 500, default 50. */
@@ -72,6 +84,11 @@ const summary = (row: WorkflowSummaryRow): WorkflowSummary => ({
   createdAt: row.created_at,
   finishedAt: row.finished_at,
 });
+
+/** Whether a job of workflow `id` is in the database (checked id). */
+export async function hasWorkflow(db: AwaDatabase, id: string): Promise<boolean> {
+  return (await db.query(workflowAdminSql.workflowSummary, [id])).length > 0;
+}
 
 /** QueueAdmin.getWorkflow. */
 export async function readWorkflow(db: AwaDatabase, id: string): Promise<WorkflowView | null> {
@@ -106,7 +123,7 @@ export async function readWorkflow(db: AwaDatabase, id: string): Promise<Workflo
 
 /** QueueAdmin.listWorkflows. */
 export async function listWorkflowPage(db: AwaDatabase, options: WorkflowListOptions): Promise<WorkflowPage> {
-  const o = checkPlainObject(options, 'options', ['state', 'after', 'limit']) as WorkflowListOptions;
+  const o = checkPlainObject(options, 'options', ['module', 'state', 'after', 'limit']) as WorkflowListOptions;
   if (o.state !== undefined && !WORKFLOW_STATES.includes(o.state))
     throw new AdminValidationError(
       'options.state',
@@ -124,6 +141,12 @@ export async function listWorkflowPage(db: AwaDatabase, options: WorkflowListOpt
 /** QueueAdmin.retryWorkflow. */
 export async function retryWorkflowJobs(db: AwaDatabase, id: string): Promise<{ retried: number }> {
   checkWorkflowId(id, 'workflowId');
-  const [row] = await db.query(workflowAdminSql.retryWorkflow, [id]);
-  return { retried: row?.retried ?? 0 };
+  try {
+    const [row] = await db.query(workflowAdminSql.retryWorkflow, [id]);
+    return { retried: row?.retried ?? 0 };
+  } catch (error) {
+    // A unique job of it whose key another job took meanwhile: the statement retried nothing.
+    if ((error as { code?: unknown; constraint?: unknown }).constraint !== 'jobs_unique_idx') throw error;
+    throw new UniqueConflictError(1, { ref: undefined, cause: error, retry: true });
+  }
 }

@@ -14,6 +14,8 @@ export interface ObservedAttempt {
   readonly runAtMs: number;
   /** The W3C traceparent stored with the job at its enqueue, or null. */
   readonly traceparent: string | null;
+  /** The job's workflow (docs/workflows.md), else null. */
+  readonly workflowId: string | null;
 }
 
 /**

@@ -72,7 +72,7 @@ export interface Job<TArgs = unknown> {
    * now. The jobs waiting for this one also wait for the steps no other step waits for (split into N
    * pages, then merge). Once per attempt; a failure, snooze or cancel drops them. docs/workflows.md.
    */
-  addSteps(jobs: ReadonlyArray<GraphJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void;
+  addSteps(jobs: ReadonlyArray<StepJob>, options?: Pick<GraphOptions, 'onDependencyFailure'>): void;
   /**
    * Runs `body` in one transaction of the app's DataSource that also completes the job: everything
    * written through `manager` (including `producer.enqueue(..., { manager })`) commits with the
@@ -194,8 +194,13 @@ export type CancelResult =
  */
 export type DependencyFailurePolicy = 'cancel' | 'fail' | 'ignore';
 
-/** One job of enqueueGraph: an enqueueMany item (every option but `unique`) with a ref and its dependencies. */
+/** One job of enqueueGraph: an enqueueMany item with a ref and its dependencies. */
 export interface GraphJob<TArgs = unknown> extends Omit<EnqueueManyItem<TArgs>, 'unique'> {
+  /**
+   * As enqueue's, without `replace`: a job holding the key refuses the whole graph (UniqueConflictError
+   * naming this ref), nothing inserted. Not in job.addSteps (StepJob).
+   */
+  unique?: Omit<UniqueOptions, 'replace'>;
   /** Names the job within the graph (1-200 characters, unique in it). */
   ref: string;
   /** Refs of the jobs this one waits for; it runs once they have all ended. */
@@ -203,6 +208,9 @@ export interface GraphJob<TArgs = unknown> extends Omit<EnqueueManyItem<TArgs>, 
   /** For this job's dependencies. Default: the graph's, else 'cancel'. */
   onDependencyFailure?: DependencyFailurePolicy;
 }
+
+/** One step of job.addSteps: a graph job without `unique`. */
+export type StepJob<TArgs = unknown> = Omit<GraphJob<TArgs>, 'unique'>;
 
 export interface GraphOptions {
   /** The caller's EntityManager: the whole graph commits or rolls back with its transaction. */

@@ -33,6 +33,8 @@ import {
   withTraceparent,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
+import { graphUniqueConflict, uniqueKeysOf } from './workflow-unique.js';
+import { WorkflowMessages } from './workflow.messages.js';
 import { checkGraph, flowToGraph, graphPayload } from './workflow-graph.js';
 
 export interface EnqueuedJob {
@@ -89,14 +91,19 @@ export class QueueProducer {
    * Enqueues a workflow (docs/workflows.md): jobs that wait for others (`dependsOn`, by ref), in one
    * statement, so all or none (in the caller's transaction with `manager`). A job with dependencies
    * is `waiting` until they have all ended. Checked before the database: refs, dependsOn, cycles,
-   * size (MAX_GRAPH_JOBS), and every enqueue option per job but `unique`.
+   * size (MAX_GRAPH_JOBS), and every enqueue option per job. A unique job whose key another job holds
+   * refuses the whole graph (UniqueConflictError naming its ref): nothing is inserted.
    */
   async enqueueGraph<TArgs = unknown>(
     jobs: ReadonlyArray<GraphJob<TArgs>>,
     options: GraphOptions = {},
   ): Promise<EnqueuedGraph> {
-    const graph = checkGraph(jobs, options);
-    const owner = this.route(graph.items);
+    const graph = checkGraph(jobs, options, { unique: true });
+    // A workflow lives in one database: its jobs' queues must belong to one module.
+    const owner = this.route(
+      graph.items,
+      (first, second) => new EnqueueValidationError('jobs', WorkflowMessages.graphSpansModules(first, second)),
+    );
     if (owner) return owner.get(QueueProducer).enqueueGraph(jobs, options);
     const { manager } = options;
     this.checkManager(manager, graph.items);
@@ -104,8 +111,15 @@ export class QueueProducer {
     const run = this.runner(manager);
     const workflowId = randomUUID();
     const kinds = encoded.map((e, i) => ({ kind: graph.items[i]!.kind, queue: e.queue }));
+    const keys = uniqueKeysOf(graph.refs, encoded);
     const rows = await this.events.send(kinds, (traceparent) =>
-      run(insertGraph, [graphPayload(encoded, graph.waitingOn, traceparent), workflowId, JSON.stringify(graph.edges)]),
+      run(insertGraph, [
+        graphPayload(encoded, graph.waitingOn, traceparent),
+        workflowId,
+        JSON.stringify(graph.edges),
+      ]).catch((error: unknown) => {
+        throw keys.size > 0 ? graphUniqueConflict(error, keys) : error;
+      }),
     );
     this.events.emit({ type: 'enqueued', jobs: kinds });
     if (!manager) for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);
@@ -207,11 +221,15 @@ export class QueueProducer {
    * Another AwaModule that all `items` go to (by their queue), to hand them to; undefined when they
    * are this module's. Jobs of two modules are refused: one call is one statement, in one database.
    */
-  private route(items: ReadonlyArray<EnqueueManyItem>): AwaModuleEntry | undefined {
+  private route(
+    items: ReadonlyArray<EnqueueManyItem>,
+    spans = (first: string, second: string): Error =>
+      new EnqueueValidationError('items', AwaMessages.enqueueManySpansModules(first, second)),
+  ): AwaModuleEntry | undefined {
     return this.registry.handOff(
       items.map((item) => this.queueOf(item)),
       this.options.name,
-      (first, second) => new EnqueueValidationError('items', AwaMessages.enqueueManySpansModules(first, second)),
+      spans,
     );
   }
 

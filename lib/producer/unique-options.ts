@@ -14,7 +14,7 @@ export const MAX_UNIQUE_KEY_LENGTH = 200;
  * duplicate holds the key (the index would then refuse that job's own state change).
  */
 export const UNIQUE_REQUIRED_STATES: readonly JobState[] = ['scheduled', 'available', 'running', 'retryable'];
-/** `waiting` is not one: jobs of a workflow cannot be unique (docs/workflows.md). */
+/** `waiting` is not one to give: enqueueGraph adds it to a workflow job's states itself (docs/workflows.md). */
 const UNIQUE_OPTIONAL_STATES = JOB_STATES.filter((s) => !UNIQUE_REQUIRED_STATES.includes(s) && s !== 'waiting');
 
 const UNIQUE_KEYS = Object.keys({
@@ -33,6 +33,8 @@ export type Refuse = (field: string, message: string) => never;
 export interface EncodedUnique {
   /** JSON fields `"unique_key":...,"unique_period":...,"unique_states":[...]`, without braces. */
   fields: string;
+  /** The stored key before SQL appends the period's bucket. */
+  key: string;
   replace: boolean;
 }
 
@@ -91,6 +93,7 @@ export function encodeUnique(
     fields:
       `"unique_key":${JSON.stringify(`${name}:${hash}`)},"unique_period":${period ?? 'null'},` +
       `"unique_states":${JSON.stringify(blocking)}`,
+    key: `${name}:${hash}`,
     replace,
   };
 }

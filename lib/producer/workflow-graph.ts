@@ -11,6 +11,7 @@ export const GRAPH_OPTION_KEYS = Object.keys({ manager: 1, onDependencyFailure: 
   1
 >);
 const POLICIES: readonly DependencyFailurePolicy[] = ['cancel', 'fail', 'ignore'];
+const FINAL: readonly unknown[] = ['completed', 'failed', 'cancelled'];
 
 /** One edge of insertGraph: input positions of the dependent and its dependency. */
 export interface GraphEdge {
@@ -31,9 +32,10 @@ export interface CheckedGraph {
 /**
  * Checks a graph before the database: refs (present, unique), dependsOn (known refs, each once),
  * policies, no cycle, the size limits; each error names the ref (and carries the job's index). The
- * job options themselves are checked by encodeJob, as for enqueueMany.
+ * job options themselves are checked by encodeJob, as for enqueueMany. `unique`: enqueueGraph's jobs may
+ * set it (without `replace`); job.addSteps' may not (a conflict would fail the attempt's completion).
  */
-export function checkGraph(jobs: unknown, options: GraphOptions): CheckedGraph {
+export function checkGraph(jobs: unknown, options: GraphOptions, { unique = false } = {}): CheckedGraph {
   if (!Array.isArray(jobs)) throw new EnqueueValidationError('jobs', WorkflowMessages.graphNotArray());
   checkEnqueueOptions(options, GRAPH_OPTION_KEYS);
   const defaultPolicy = options.onDependencyFailure ?? 'cancel';
@@ -61,7 +63,14 @@ export function checkGraph(jobs: unknown, options: GraphOptions): CheckedGraph {
     const policy = onDependencyFailure ?? defaultPolicy;
     if (!POLICIES.includes(policy))
       throw new EnqueueValidationError('onDependencyFailure', WorkflowMessages.policyInvalid(ref), i);
-    if ('unique' in item) throw new EnqueueValidationError('unique', WorkflowMessages.uniqueInGraph(ref), i);
+    if ('unique' in item && !unique) throw new EnqueueValidationError('unique', WorkflowMessages.uniqueInSteps(ref), i);
+    // A duplicate is not skipped in a workflow (its dependents would lose it): nothing to replace.
+    const uniqueOptions = item.unique as { replace?: unknown; states?: unknown } | undefined;
+    if (unique && uniqueOptions?.replace === true)
+      throw new EnqueueValidationError('unique.replace', WorkflowMessages.uniqueReplaceInGraph(ref), i);
+    // A finished workflow job must leave awa.jobs (retryWorkflow and the ended-workflow count read history).
+    if (unique && Array.isArray(uniqueOptions?.states) && uniqueOptions.states.some((s) => FINAL.includes(s)))
+      throw new EnqueueValidationError('unique.states', WorkflowMessages.uniqueFinalInGraph(ref), i);
     if (!Array.isArray(dependsOn))
       throw new EnqueueValidationError('dependsOn', WorkflowMessages.dependsOnInvalid(ref), i);
     const seen = new Set<string>();

@@ -19,9 +19,20 @@ export const WorkflowMessages = {
     'a job cannot wait for itself, even through others.',
   policyInvalid: (ref: string | undefined) =>
     `nestjs-awa: \`onDependencyFailure\`${ref === undefined ? '' : ` of job "${ref}"`} must be 'cancel', 'fail' or 'ignore'.`,
-  uniqueInGraph: (ref: string) =>
-    `nestjs-awa: job "${ref}" sets \`unique\`; workflow jobs cannot be unique (a skipped duplicate would leave ` +
-    'its dependents without it).',
+  uniqueInSteps: (ref: string) =>
+    `nestjs-awa: step "${ref}" sets \`unique\`; steps added by job.addSteps cannot be unique (a conflict would ` +
+    "fail the attempt's completion). enqueueGraph's jobs can.",
+  uniqueReplaceInGraph: (ref: string) =>
+    `nestjs-awa: job "${ref}" sets \`unique.replace\`; a workflow job is never a skipped or replacing duplicate ` +
+    '(a conflict refuses the whole graph), so debounce does not apply.',
+  uniqueFinalInGraph: (ref: string) =>
+    `nestjs-awa: job "${ref}" lists a final state in \`unique.states\`; a workflow job blocks its key until it ` +
+    'ends (the four unfinished states, and waiting), never after.',
+  uniqueDuplicateInGraph: (ref: string, first: string) =>
+    `nestjs-awa: jobs "${first}" and "${ref}" of the workflow have the same unique key; each would block the other.`,
+  graphSpansModules: (first: string, second: string) =>
+    `nestjs-awa: a workflow lives in one database: its jobs' queues must belong to one AwaModule; these go to ` +
+    `queues of ${first} and ${second}. Put the workflow's queues in one module.`,
   flowInvalid: (path: string) =>
     `nestjs-awa: the flow node at ${path} must be an object { kind, args, children?, ... } and children an array.`,
 };

@@ -28,6 +28,8 @@ export interface ClaimedJobRow {
   run_at_ms: number;
   /** The W3C trace context stored at enqueue, if a span was active then. */
   traceparent: string | null;
+  /** The job's workflow (docs/workflows.md), else null. */
+  workflow_id: string | null;
 }
 
 /** The attempts a fenced write changed: (job id, run lease). */
@@ -86,7 +88,7 @@ export const claimJobs = statement<
        SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = now()
      WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
     RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
-              j.run_at, j.traceparent
+              j.run_at, j.traceparent, j.workflow_id
   ), leased AS (
     INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
     SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
@@ -94,7 +96,8 @@ export const claimJobs = statement<
   )
   SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text,
          (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
-         (extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms, traceparent
+         (extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms, traceparent,
+         workflow_id::text
     FROM claimed`,
 );
 

@@ -91,7 +91,8 @@ export const workflowEdges = statement<[workflowId: string, limit: number], Work
 
 /**
  * Retries the failed and cancelled jobs of workflow $1 as a workflow: each goes back into awa.jobs
- * (workflow jobs are never unique, so every finished one is in awa.job_history), its attempts
+ * (a unique workflow job blocks in the four unfinished states and waiting only, so every finished one is
+ * in awa.job_history; a held key fails the statement: nothing is retried), its attempts
  * restarted, and waits again for its dependencies that are retried with it or still unresolved;
  * the edges between retried jobs are reopened. Those without such dependencies are available at
  * once (the insert trigger NOTIFYs their queues). Key rows: see lockFlowKeys. Completed jobs stay completed (their outputs stay on the edges); an edge a dependent has

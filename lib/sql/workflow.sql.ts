@@ -101,7 +101,10 @@ export const deletedSource = (deleted: string) =>
  * them plus `waiting_on` (their dependency count; above 0 they start `waiting`), in input order; $2
  * the workflow id; $3 a JSON array of edges {dependent, dependency (input positions from 0), ref,
  * policy}. Ids come back in input order (identity values are drawn in insert order). The insert
- * trigger NOTIFYs the queues of the jobs that start available.
+ * trigger NOTIFYs the queues of the jobs that start available. A unique job (unique_key, unique_period,
+ * unique_states as insertUniqueJobs takes them) also blocks while `waiting`; a job holding its key makes
+ * the whole statement fail with a unique violation of jobs_unique_idx (no ON CONFLICT: a workflow is
+ * inserted whole or not at all), whose detail names the key.
  */
 export const insertGraph = statement<[jobsJson: string, workflowId: string, edgesJson: string], { id: string }>(
   'workflow_insert_graph',
@@ -110,13 +113,17 @@ export const insertGraph = statement<[jobsJson: string, workflowId: string, edge
     SELECT t.*, row_number() OVER () - 1 AS ord
       FROM json_to_recordset($1::json)
         AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz,
-             tags text[], concurrency_key text, traceparent text, waiting_on integer)
+             tags text[], concurrency_key text, traceparent text, waiting_on integer, unique_key text,
+             unique_period bigint, unique_states text[])
   ), inserted AS (
     INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, concurrency_key, traceparent,
-                          workflow_id, waiting_on)
+                          workflow_id, waiting_on, unique_key, unique_states)
     SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
            CASE WHEN t.waiting_on > 0 THEN 'waiting' WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END,
-           coalesce(t.tags, '{}'), t.concurrency_key, t.traceparent, $2::uuid, t.waiting_on
+           coalesce(t.tags, '{}'), t.concurrency_key, t.traceparent, $2::uuid, t.waiting_on,
+           CASE WHEN t.unique_period IS NULL THEN t.unique_key
+                ELSE t.unique_key || ':' || floor(extract(epoch FROM now()) * 1000 / t.unique_period)::bigint END,
+           CASE WHEN t.unique_key IS NOT NULL THEN t.unique_states || '{waiting}'::text[] END
       FROM input t ORDER BY t.ord
     RETURNING id
   ), ids AS (

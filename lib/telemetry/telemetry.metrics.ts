@@ -7,6 +7,7 @@ import type { JobState } from '../interfaces/job.interface.js';
 import { INSTRUMENTATION_SCOPE, type OtelApi } from './otel-api.js';
 import { FAILED_OUTCOMES, JOB_COUNTS, SeriesTable, type JobCount } from './telemetry.series.js';
 import { queueDepths } from './telemetry.sql.js';
+import { workflowEndings } from './telemetry.workflows.js';
 
 /** @internal The names of every instrument; docs/sections/telemetry.md documents each. */
 export const AwaMetricNames = {
@@ -27,6 +28,7 @@ export const AwaMetricNames = {
   leader: 'awa.leader',
   eventGroupLag: 'awa.event_group.lag',
   eventGroupLagAge: 'awa.event_group.lag_age',
+  workflowEnded: 'awa.workflow.ended',
 } as const;
 
 type CounterName = JobCount | 'failed' | 'rescued';
@@ -83,6 +85,11 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
     unit: '{job}',
     advice: { explicitBucketBoundaries: BATCH_BUCKETS },
   });
+  const workflowEnded = meter.createCounter(AwaMetricNames.workflowEnded, {
+    description: 'Workflows whose last job ended, by outcome (counted by the maintenance leader)',
+    unit: '{workflow}',
+  });
+  const countWorkflows = workflowEndings(gauges.db, workflowEnded, gauges.attributes);
   const series = new SeriesTable();
   const startedAt = new WeakMap<ObservedAttempt, number>();
   const claimAttributes = new Map<string, Attributes>();
@@ -157,7 +164,7 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
 
   // The SDK runs the observable callbacks first as it collects, then reads the counters: flushed there,
   // every collection sees every count.
-  const stopGauges = registerGauges(meter, gauges, flushCounts);
+  const stopGauges = registerGauges(meter, gauges, flushCounts, countWorkflows);
   const unsubscribe = events.subscribe(onEvent);
   return () => {
     unsubscribe();
@@ -167,7 +174,12 @@ export function startMetrics(api: OtelApi, events: AwaEvents, gauges: GaugeSourc
 }
 
 /** The observable gauges: the leader reports queue depths and ages; every instance its leader flag. */
-function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => void): () => void {
+function registerGauges(
+  meter: Meter,
+  source: GaugeSource,
+  beforeCollect: () => void,
+  countWorkflows: (leads: boolean) => Promise<void>,
+): () => void {
   const depth = meter.createObservableGauge(AwaMetricNames.depth, {
     description: 'Unfinished jobs by queue and state (reported by the maintenance leader only)',
     unit: '{job}',
@@ -192,6 +204,7 @@ function registerGauges(meter: Meter, source: GaugeSource, beforeCollect: () => 
     beforeCollect();
     const leads = source.isLeader();
     result.observe(leader, leads ? 1 : 0, source.attributes);
+    await countWorkflows(leads);
     if (!leads) return;
     for (const row of await source.db.query(queueDepths)) {
       result.observe(depth, row.count, { queue: row.queue, state: row.state });

@@ -17,6 +17,7 @@ export const MessagingAttributes = {
   kind: 'awa.job.kind',
   attempt: 'awa.job.attempt',
   state: 'awa.job.state',
+  workflowId: 'awa.workflow.id',
 } as const;
 
 const M = MessagingAttributes;
@@ -73,6 +74,7 @@ export function startTracing(api: OtelApi, events: AwaEvents): () => void {
           'awa.job.kind': attempt.kind,
           'awa.job.attempt': attempt.attempt,
         };
+        if (attempt.workflowId !== null) attributes['awa.workflow.id'] = attempt.workflowId;
         const links: Link[] = producer ? [{ context: producer }] : [];
         const span = tracer.startSpan(
           `process ${attempt.queue}`,

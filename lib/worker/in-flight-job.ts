@@ -128,6 +128,7 @@ export class InFlightJob {
       attempt: row.attempt,
       runAtMs: row.run_at_ms,
       traceparent: row.traceparent,
+      workflowId: row.workflow_id,
     };
   }
 

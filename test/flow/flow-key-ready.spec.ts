@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { flowSql } from '../../lib/sql/index.js';
-import { AwaKeyedReady1764700000000 } from '../../migrations/index.js';
+import { AwaClaimWorkflowId1765000000000, AwaKeyedReady1764700000000 } from '../../migrations/index.js';
 import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 import { resetFlow, seedKeyed } from './flow-fixture.js';
@@ -68,7 +68,13 @@ describe('a keyed claim that cannot see all of a key’s jobs', () => {
     const dataSource = await new DataSource({ type: 'postgres', url: f.url, logging: false }).initialize();
     const runner = dataSource.createQueryRunner();
     const migration = new AwaKeyedReady1764700000000();
+    // Reverted in order: the later claim's return type differs (AwaClaimWorkflowId), so it goes first.
+    const later = new AwaClaimWorkflowId1765000000000();
+    // Unprepared: the function's result type changes under the pool's prepared statements.
+    const claim = (kinds: string[]) =>
+      f.sql(flowSql.claimFlowJobs.text, ['q', kinds, 5, 'instance-a', 0, 0, 0, 1, 0]) as Promise<FlowClaimRow[]>;
     try {
+      await later.down(runner);
       await migration.down(runner);
       await seedKeyed(f.sql, 'flagged', 1, { kind: 'kind.b' });
       await seedKeyed(f.sql, 'deleted', 1, { kind: 'kind.b' });
@@ -83,6 +89,7 @@ describe('a keyed claim that cannot see all of a key’s jobs', () => {
         { key: 'flagged', has_waiting: true },
       ]);
       expect(ids(await claim(['kind.b']))).toHaveLength(2);
+      await later.up(runner);
     } finally {
       await runner.release();
       await dataSource.destroy();

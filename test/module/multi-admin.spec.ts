@@ -1,6 +1,6 @@
 import type { TestingModule } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
-import { AdminValidationError, AwaModule, QueueAdmin, QueueProducer } from 'nestjs-awa';
+import { AdminValidationError, AwaModule, EnqueueValidationError, QueueAdmin, QueueProducer } from 'nestjs-awa';
 import { AwaDashboardModule } from 'nestjs-awa/dashboard';
 import { AwaHealthIndicator, AwaHealthModule } from 'nestjs-awa/health';
 import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
@@ -118,5 +118,52 @@ describe('several AwaModules: admin, health and a read replica', () => {
     expect(page.jobs.map((j) => j.id)).toEqual([invoice.id]);
     expect((await dashboard.job(invoice.id, 'invoices')).job).toMatchObject({ kind: 'invoice.issue', args: { n: 3 } });
     expect((await dashboard.throughput()).length).toBeGreaterThan(0);
+  });
+
+  describe('workflows', () => {
+    const later = () => new Date(Date.now() + 3_600_000);
+    const jobsIn = (db: TestDatabase) =>
+      queryOnce<{ queue: string }>(db.url, 'SELECT queue FROM awa.all_jobs WHERE workflow_id = $1', [workflowId]);
+    let workflowId: string;
+
+    it("inserts a workflow in its queues' module, and refuses one spanning two modules", async () => {
+      const error = await caught(() =>
+        producer.enqueueGraph([
+          { ref: 'mail', kind: 'mail.send', args: {} },
+          { ref: 'invoice', kind: 'invoice.issue', args: {}, dependsOn: ['mail'] },
+        ]),
+      );
+      expect(error).toBeInstanceOf(EnqueueValidationError);
+      expect(error).toMatchObject({ field: 'jobs', message: expect.stringContaining('one database') });
+      ({ workflowId } = await producer.enqueueGraph([
+        { ref: 'issue', kind: 'invoice.issue', args: {}, runAt: later() },
+        { ref: 'send', kind: 'invoice.issue', args: {}, dependsOn: ['issue'] },
+      ]));
+      expect((await jobsIn(billing)).map((j) => j.queue)).toEqual(['invoices', 'invoices']);
+      expect(await jobsIn(main)).toEqual([]);
+    });
+
+    it("reads a named module's workflow by its id alone, or in that module; lists it there", async () => {
+      expect(await admin.getWorkflow(workflowId)).toMatchObject({ id: workflowId, state: 'running', jobs: 2 });
+      expect(await admin.getWorkflow(workflowId, { module: 'billing' })).toMatchObject({ jobs: 2 });
+      expect((await admin.listWorkflows({ module: 'billing' })).workflows.map((w) => w.id)).toEqual([workflowId]);
+      expect((await admin.listWorkflows()).workflows.map((w) => w.id)).not.toContain(workflowId);
+      expect(await app.get(DashboardService).workflow(workflowId)).toMatchObject({ id: workflowId, jobs: 2 });
+      const unknown = await caught(() => admin.getWorkflow(workflowId, { module: 'nope' }));
+      expect(unknown).toBeInstanceOf(AdminValidationError);
+      expect(unknown).toMatchObject({ field: 'where.module', message: expect.stringContaining('"billing"') });
+    });
+
+    it("cancels and retries a named module's workflow by its id", async () => {
+      expect(await admin.cancelWorkflow(workflowId)).toMatchObject({ count: 2 });
+      await waitFor(
+        async () => (await admin.getWorkflow(workflowId))?.state === 'cancelled',
+        15_000,
+        'the workflow cancelled',
+      );
+      expect(await admin.retryWorkflow(workflowId)).toEqual({ retried: 2 });
+      expect((await admin.getWorkflow(workflowId))?.state).toBe('running');
+      expect(await admin.cancelWorkflow(workflowId, { module: 'billing' })).toMatchObject({ count: 2 });
+    });
   });
 });

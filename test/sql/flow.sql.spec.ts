@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
+import { AwaClaimWorkflowId1765000000000 } from '../../migrations/index.js';
 import { flowSql, workerSql } from '../../lib/sql/index.js';
 import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { maxInWindow, resetFlow, seedKeyed } from '../flow/flow-fixture.js';
@@ -71,17 +73,22 @@ describe('flow.sql', () => {
       expect(waitOf(second)).toBeGreaterThan(20_000);
     });
 
-    it('returns run_at and the trace parent of each claimed job, keyed or not', async () => {
+    it('returns run_at, the trace parent and the workflow of each claimed job, keyed or not', async () => {
       const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const workflowId = '5f0c6e4e-8d3c-4b8e-9a57-1b2c3d4e5f60';
       await f.sql(
-        `INSERT INTO awa.jobs (kind, queue, concurrency_key, run_at, traceparent)
-         VALUES ('k', 'q', NULL, '2020-01-02T03:04:05Z', $1), ('k', 'q', 'a', '2021-01-02T03:04:05Z', NULL)`,
-        [traceparent],
+        `INSERT INTO awa.jobs (kind, queue, concurrency_key, run_at, traceparent, workflow_id)
+         VALUES ('k', 'q', NULL, '2020-01-02T03:04:05Z', $1, NULL), ('k', 'q', 'a', '2021-01-02T03:04:05Z', NULL, $2)`,
+        [traceparent, workflowId],
       );
       const [plain] = jobs(await claim(1, { rate: 10, periodMs: 1_000 }));
-      expect(plain).toMatchObject({ run_at_ms: Date.parse('2020-01-02T03:04:05Z'), traceparent });
+      expect(plain).toMatchObject({ run_at_ms: Date.parse('2020-01-02T03:04:05Z'), traceparent, workflow_id: null });
       const [keyed] = jobs(await claim(1, { keys: 1 }));
-      expect(keyed).toMatchObject({ run_at_ms: Date.parse('2021-01-02T03:04:05Z'), traceparent: null });
+      expect(keyed).toMatchObject({
+        run_at_ms: Date.parse('2021-01-02T03:04:05Z'),
+        traceparent: null,
+        workflow_id: workflowId,
+      });
     });
 
     it('keeps every window of one period within the limit over the recorded attempted_at', async () => {
@@ -217,5 +224,27 @@ describe('flow.sql', () => {
       expect(job).toMatchObject({ state: 'scheduled', attempt: 0 });
       expect(job!.run_at_in_ms).toBeGreaterThan(50_000);
     });
+  });
+
+  // Last: it replaces the function under the pool's prepared statements, so it reads with plain SQL.
+  it('migration AwaClaimWorkflowId returns the workflow id from the flow claim, and down() puts v3 back', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: f.url, logging: false }).initialize();
+    const runner = dataSource.createQueryRunner();
+    const migration = new AwaClaimWorkflowId1765000000000();
+    const columns = async () =>
+      (await f.pool.query(`SELECT * FROM awa.claim_flow('none', '{k}', 1, 'i', 0, 0, 0, 0, 0)`)).fields.map(
+        (field) => field.name,
+      );
+    try {
+      expect(await columns()).toContain('workflow_id');
+      await migration.down(runner);
+      expect(await columns()).toEqual(expect.not.arrayContaining(['workflow_id']));
+      expect(await f.sql(`SELECT to_regclass('awa.job_history_workflow_finalized_idx') AS i`)).toEqual([{ i: null }]);
+      await migration.up(runner);
+      expect(await columns()).toContain('workflow_id');
+    } finally {
+      await runner.release();
+      await dataSource.destroy();
+    }
   });
 });

@@ -105,6 +105,7 @@ describe('worker.sql', () => {
             created_ms: expect.any(Number),
             run_at_ms: expect.any(Number),
             traceparent: null,
+            workflow_id: null,
           });
           expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
           const leases = await execOn(tx)(

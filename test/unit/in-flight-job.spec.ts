@@ -12,6 +12,7 @@ const row = (id = '1'): ClaimedJobRow => ({
   run_lease: '7',
   created_ms: 0,
   run_at_ms: 0,
+  workflow_id: null,
   traceparent: null,
 });
 

@@ -14,6 +14,7 @@ const row: ClaimedJobRow = {
   run_lease: '1',
   created_ms: 0,
   run_at_ms: 0,
+  workflow_id: null,
   traceparent: null,
 };
 

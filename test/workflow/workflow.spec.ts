@@ -245,11 +245,12 @@ describe('workflows', () => {
       ]);
       expect([error.field, error.index, error.message]).toEqual(['ref', 1, expect.stringContaining('"a"')]);
     });
-    it('an empty graph, a graph over MAX_GRAPH_JOBS, a unique job and a bad policy are refused', async () => {
+    it('an empty graph, a graph over MAX_GRAPH_JOBS, a debouncing unique job and a bad policy are refused', async () => {
       expect((await refused([])).field).toBe('jobs');
       const huge = Array.from({ length: MAX_GRAPH_JOBS + 1 }, (_, i) => ({ ref: `r${i}`, kind: 'render', args: {} }));
       expect((await refused(huge)).message).toContain(String(MAX_GRAPH_JOBS));
-      expect((await refused([{ ref: 'u', kind: 'render', args: {}, unique: {} }])).field).toBe('unique');
+      const replace = { replace: true } as object;
+      expect((await refused([{ ref: 'u', kind: 'render', args: {}, unique: replace }])).field).toBe('unique.replace');
       expect((await refused([{ ref: 'a', kind: 'render', args: {} }], { onDependencyFailure: 'skip' })).field).toBe(
         'onDependencyFailure',
       );
