@@ -161,9 +161,15 @@ describe('several AwaModules: admin, health and a read replica', () => {
         15_000,
         'the workflow cancelled',
       );
-      expect(await admin.retryWorkflow(workflowId)).toEqual({ retried: 2 });
-      expect((await admin.getWorkflow(workflowId))?.state).toBe('running');
-      expect(await admin.cancelWorkflow(workflowId, { module: 'billing' })).toMatchObject({ count: 2 });
+      // Paused, so the retried jobs wait for the cancel below instead of running at once.
+      await admin.pauseQueue('invoices');
+      try {
+        expect(await admin.retryWorkflow(workflowId)).toEqual({ retried: 2 });
+        expect((await admin.getWorkflow(workflowId))?.state).toBe('running');
+        expect(await admin.cancelWorkflow(workflowId, { module: 'billing' })).toMatchObject({ count: 2 });
+      } finally {
+        await admin.resumeQueue('invoices');
+      }
     });
   });
 });
