@@ -7,12 +7,13 @@ import { applyOnce, revertOnce } from './awa-migration.helpers.js';
  * Both churn at the job rate while staying as small as the backlog, so autovacuum must keep up with
  * them rather than wait for a fifth of the table to die (the default scale factor) and then sleep
  * between pages (the default cost delay): it reclaims their dead rows at small fractions, unthrottled.
- * Free room on each page (fillfactor) keeps a claim's and a heartbeat's new row version on its
+ * Free room on each page of awa.active_leases (fillfactor) keeps a heartbeat's new row version on its
  * page: heartbeats (a column no index covers) then stay heap-only updates.
  */
+/** Each table's own settings. awa.jobs keeps full pages: its rows change state (indexed), never heap-only. */
 const HOT_TABLES = {
-  'awa.jobs': 'fillfactor = 85',
-  'awa.active_leases': 'fillfactor = 70',
+  'awa.jobs': '',
+  'awa.active_leases': 'fillfactor = 70, ',
 } as const;
 
 const AUTOVACUUM =
@@ -29,7 +30,7 @@ export class AwaHotTableStorage1765000000500 implements MigrationInterface {
     await applyOnce(
       queryRunner,
       this.name,
-      Object.entries(HOT_TABLES).map(([table, fill]) => `ALTER TABLE ${table} SET (${fill}, ${AUTOVACUUM})`),
+      Object.entries(HOT_TABLES).map(([table, fill]) => `ALTER TABLE ${table} SET (${fill}${AUTOVACUUM})`),
     );
   }
 
