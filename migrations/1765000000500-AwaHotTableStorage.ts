@@ -3,7 +3,8 @@ import { applyOnce, revertOnce } from './awa-migration.helpers.js';
 
 /**
  * Storage settings of the two tables every job passes through (docs/storage.md#the-hot-tables):
- * awa.jobs (insert, claim, delete on finishing) and awa.active_leases (insert, heartbeat, delete).
+ * awa.jobs (insert, claim, delete on finishing) and awa.active_leases (insert, heartbeat, delete),
+ * and of workflows' edges (awa.job_dependencies).
  * Both churn at the job rate while staying as small as the backlog, so autovacuum must keep up with
  * them rather than wait for a fifth of the table to die (the default scale factor) and then sleep
  * between pages (the default cost delay): it reclaims their dead rows at small fractions, unthrottled.
@@ -14,6 +15,9 @@ import { applyOnce, revertOnce } from './awa-migration.helpers.js';
 const HOT_TABLES = {
   'awa.jobs': '',
   'awa.active_leases': 'fillfactor = 70, ',
+  // Workflows' edges: a graph of thousands is inserted at once, and its completions find their edges
+  // by index only once the statistics know the table's size.
+  'awa.job_dependencies': '',
 } as const;
 
 const AUTOVACUUM =

@@ -10,12 +10,13 @@ describe('hot table storage', () => {
       (
         await f.sql(
           `SELECT c.relname, coalesce(c.reloptions, '{}') AS options FROM pg_class c
-            WHERE c.oid IN ('awa.jobs'::regclass, 'awa.active_leases'::regclass) ORDER BY c.relname`,
+            WHERE c.oid IN ('awa.jobs'::regclass, 'awa.active_leases'::regclass, 'awa.job_dependencies'::regclass)
+            ORDER BY c.relname`,
         )
       ).map((r) => [r.relname, [...r.options].sort()]),
     );
 
-  it('awa.jobs and awa.active_leases are vacuumed at small fractions, unthrottled, with room on each page of the leases', async () => {
+  it('awa.jobs, awa.active_leases and awa.job_dependencies are vacuumed at small fractions, unthrottled, with room on each page of the leases', async () => {
     const autovacuum = [
       'autovacuum_analyze_scale_factor=0.05',
       'autovacuum_vacuum_cost_delay=0',
@@ -24,6 +25,7 @@ describe('hot table storage', () => {
     ];
     expect(await settings()).toEqual({
       active_leases: [...autovacuum, 'fillfactor=70'].sort(),
+      job_dependencies: autovacuum,
       jobs: autovacuum,
     });
   });
@@ -35,7 +37,7 @@ describe('hot table storage', () => {
     try {
       const before = await settings();
       await migration.down(runner);
-      expect(await settings()).toEqual({ active_leases: [], jobs: [] });
+      expect(await settings()).toEqual({ active_leases: [], job_dependencies: [], jobs: [] });
       await migration.up(runner);
       expect(await settings()).toEqual(before);
     } finally {
