@@ -17,13 +17,22 @@ export type DependencyPolicy = 'cancel' | 'fail' | 'ignore';
 /** The error entry of a job ended because a dependency did not complete. */
 export const DEPENDENCY_ENDED_TEXT = 'a dependency did not complete';
 
+/** The waiting dependents of job `id` a non-completion dooms (policy cancel or fail), by its edges' index. */
+const DOOMED_DEPENDENTS = (id: string) => `(
+      SELECT e.dependent_id AS id, e.policy FROM awa.job_dependencies e
+        JOIN awa.jobs j ON j.id = e.dependent_id AND j.state = 'waiting'
+       WHERE e.dependency_id = ${id} AND e.policy <> 'ignore' AND e.state IS NULL OFFSET 0)`;
+
 /**
  * The CTEs (all named wf_*) that resolve the dependents of the jobs of `source` (a relation with id,
  * state, output, workflow_id: the rows the statement changed or deleted, `state` their ending).
  * Plain jobs (no workflow_id) are filtered first, so they cost a filter and nothing else.
  * - wf_doomed: the waiting jobs that end because a dependency did not complete and their edge's
  *   policy is cancel or fail, transitively (a recursive walk: its endings end their own dependents);
- *   `failed` if any such edge says fail, else `cancelled`.
+ *   `failed` if any such edge says fail, else `cancelled`. Each step reads the edges of one job by
+ *   their index (DOOMED_DEPENDENTS, a lateral subquery kept whole by OFFSET 0): flattened into a join,
+ *   the planner may join every edge with every waiting job instead, and PostgreSQL runs the recursive
+ *   term once even when the walk found nothing (tens of ms beside a chain of 1,000 without statistics).
  * - wf_resolved: the unresolved edges out of the ended and doomed jobs get the dependency's ending and
  *   output, once: a job ending again after a retry resolves nothing twice.
  * - wf_unblocked: each still-waiting dependent's count goes down by its edges resolved here that
@@ -33,7 +42,8 @@ export const DEPENDENCY_ENDED_TEXT = 'a dependency did not complete';
  *   every other transition's.
  * Rows of `source` are never changed again here (one statement must not write a row twice). Rows to
  * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
- * order; the writes then join wf_locked alone, by primary key: two CTE scans joined to each other
+ * order; the writes then join wf_locked alone, by primary key (`= ANY(ARRAY(...))`, as the claim
+ * reads its candidates, so that a small or unanalyzed table is not read whole): two CTE scans joined to each other
  * would be a nested loop (the planner expects one row of each), quadratic in a fan-out of thousands.
  * The key rows of keyed jobs it makes available are locked first too (see lockFlowKeys).
  */
@@ -44,15 +54,10 @@ export function resolveDependents(source: string): string {
      WHERE s.workflow_id IS NOT NULL AND s.state IN ('completed', 'failed', 'cancelled', 'deleted')
   ), wf_doomed AS (
     WITH RECURSIVE walk(id, policy) AS (
-      SELECT e.dependent_id, e.policy FROM wf_ended x
-        JOIN awa.job_dependencies e ON e.dependency_id = x.id
-        JOIN awa.jobs j ON j.id = e.dependent_id AND j.state = 'waiting'
-       WHERE x.state <> 'completed' AND e.policy <> 'ignore' AND e.state IS NULL
+      SELECT d.id, d.policy FROM wf_ended x CROSS JOIN LATERAL ${DOOMED_DEPENDENTS('x.id')} d
+       WHERE x.state <> 'completed'
       UNION
-      SELECT e.dependent_id, e.policy FROM walk w
-        JOIN awa.job_dependencies e ON e.dependency_id = w.id
-        JOIN awa.jobs j ON j.id = e.dependent_id AND j.state = 'waiting'
-       WHERE e.policy <> 'ignore' AND e.state IS NULL
+      SELECT d.id, d.policy FROM walk w CROSS JOIN LATERAL ${DOOMED_DEPENDENTS('w.id')} d
     )
     SELECT w.id, CASE WHEN bool_or(w.policy = 'fail') THEN 'failed' ELSE 'cancelled' END AS state
       FROM walk w WHERE w.id NOT IN (SELECT src.id FROM ${source} src)
@@ -60,7 +65,8 @@ export function resolveDependents(source: string): string {
   ), wf_resolved AS (
     UPDATE awa.job_dependencies e SET state = x.state, output = x.output, resolved_at = now()
       FROM (SELECT id, state, output FROM wf_ended UNION ALL SELECT id, state, NULL::jsonb FROM wf_doomed) x
-     WHERE e.dependency_id = x.id AND e.state IS NULL
+     WHERE e.dependency_id = ANY(ARRAY(SELECT id FROM wf_ended UNION ALL SELECT id FROM wf_doomed))
+       AND e.dependency_id = x.id AND e.state IS NULL
     RETURNING e.dependent_id, e.policy, e.state
   ), wf_counts AS (
     SELECT r.dependent_id AS id, count(*)::int AS n FROM wf_resolved r
@@ -71,6 +77,7 @@ export function resolveDependents(source: string): string {
     SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom FROM awa.jobs j
       JOIN (SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed) t
         ON t.id = j.id
+     WHERE j.id = ANY(ARRAY(SELECT id FROM wf_counts UNION ALL SELECT id FROM wf_doomed))
      ORDER BY j.id FOR UPDATE OF j
   ), wf_keys_locked AS (${lockFlowKeys(
     "(SELECT queue, concurrency_key FROM wf_locked WHERE n IS NOT NULL AND state = 'waiting' AND waiting_on <= n)",
@@ -81,11 +88,13 @@ export function resolveDependents(source: string): string {
            state = CASE WHEN j.waiting_on > l.n THEN 'waiting' WHEN j.run_at > now() THEN 'scheduled' ELSE 'available' END,
            run_at = CASE WHEN j.waiting_on > l.n THEN j.run_at ELSE greatest(j.run_at, now()) END
       FROM wf_locked l
-     WHERE j.id = l.id AND l.n IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
+     WHERE j.id = ANY(ARRAY(SELECT id FROM wf_locked)) AND j.id = l.id
+       AND l.n IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING j.id
   ), wf_doomed_moved AS (
     DELETE FROM awa.jobs j USING wf_locked l
-     WHERE j.id = l.id AND l.doom IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
+     WHERE j.id = ANY(ARRAY(SELECT id FROM wf_locked)) AND j.id = l.id
+       AND l.doom IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING ${jobRowAfter(doomedSet)}
   ), wf_doomed_archived AS (${archiveRows('wf_doomed_moved')}
   ), wf_doomed_events AS (${recordJobEvents('wf_doomed_moved')}
