@@ -39,12 +39,17 @@ export const setLocalLimits = statement<
 
 /**
  * The settings of the instance's claim connection (see ClaimConnection), for its whole session:
- * statement_timeout $1 (ms as text, '0': none). Its commits stay synchronous: see ClaimConnection.
+ * statement_timeout $1 (ms as text, '0': none), and asynchronous commits (see NEXT_RUN_LEASE for why
+ * a lost claim is safe).
  */
-export const setClaimSession = statement<[statementTimeout: string], { statement_timeout: string }>(
+export const setClaimSession = statement<
+  [statementTimeout: string],
+  { statement_timeout: string; synchronous_commit: string }
+>(
   'set_claim_session',
   `
-  SELECT set_config('statement_timeout', $1::text, false) AS statement_timeout`,
+  SELECT set_config('statement_timeout', $1::text, false) AS statement_timeout,
+         set_config('synchronous_commit', 'off', false) AS synchronous_commit`,
 );
 
 /** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */

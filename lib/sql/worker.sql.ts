@@ -44,9 +44,20 @@ type Attempts = [ids: string[], runLeases: string[]];
 const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
 
 /**
+ * The run lease of a job's next attempt (`j`: its row): above its last one, and at least the database
+ * clock in microseconds. A plain claim commits asynchronously (see ClaimConnection); one lost in a
+ * server crash leaves its job with the lease before it, and an attempt of the lost claim may still be
+ * running in a worker that outlived the crash. The next claim happens later on the clock, so its lease
+ * is above the lost one, and that attempt's writes fail the fence. (+1 alone would hand out the lost
+ * number again.) This holds while the clock does not step back further than the crash took.
+ */
+export const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_timestamp()) * 1000000)::bigint)`;
+
+/**
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
  * (0: none). Takes available jobs and due scheduled/retryable ones, so a due retry needs no
- * maintenance tick. Each claimed job gets state running, attempt+1, run_lease+1 and a lease row.
+ * maintenance tick. Each claimed job gets state running, attempt+1, a new run lease (NEXT_RUN_LEASE)
+ * and a lease row.
  * Each handled kind is read on its own (a LATERAL with its own LIMIT) from the (queue, kind)
  * indexes, so jobs of other kinds and other queues are never read, however many there are; the
  * best $3 of the per-kind candidates are claimed. The kinds come through a sub-select so that a
@@ -85,7 +96,7 @@ export const claimJobs = statement<
      ORDER BY priority, run_at, id LIMIT $3
   ), claimed AS (
     UPDATE awa.jobs j
-       SET state = 'running', attempt = j.attempt + 1, run_lease = j.run_lease + 1, attempted_at = now()
+       SET state = 'running', attempt = j.attempt + 1, run_lease = ${NEXT_RUN_LEASE}, attempted_at = now()
      WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
     RETURNING j.id, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease, j.created_at,
               j.run_at, j.traceparent, j.workflow_id

@@ -18,9 +18,10 @@ type ClaimParams = [queue: string, kinds: string[], want: number, instanceId: st
 /**
  * This instance's own connection for plain claims (no rate limit, no key concurrency), in direct
  * mode only: an idle worker's claim skips the pool's checkout and runs on a connection whose
- * statement is already prepared. Its commits stay synchronous on purpose: a claim lost in a server
- * crash would leave the job with its old run lease, the next claim would hand out the same lease
- * number again, and the lost attempt's writes would then pass the fence of the new one.
+ * statement is already prepared. Its commits are asynchronous (synchronous_commit off): the claim
+ * returns before its WAL flush, a fsync sooner. A claim lost in a server crash is safe: its jobs are
+ * claimable again, and the next claim's run lease is above the lost one (NEXT_RUN_LEASE), so the lost
+ * attempt's writes fail the fence. Any later synchronous commit (a completion, a heartbeat) flushes it.
  *
  * One statement at a time: a claim that finds it busy (another queue's claim), not connected yet or
  * broken goes through the pool as before, so it never delays a claim. It connects on first use and,

@@ -59,11 +59,11 @@ export async function createPropertyDb(): Promise<PropertyDb> {
       (await pool.query({ name: statement.name, text: statement.text, values })).rows) as PropertyDb['run'],
     async snapshot() {
       const jobs =
-        await sql(`SELECT id::text, state, attempt, max_attempts, run_lease::int, jsonb_array_length(errors) AS errors,
+        await sql(`SELECT id::text, state, attempt, max_attempts, run_lease::float8 AS run_lease, jsonb_array_length(errors) AS errors,
                                      errors -> -1 ->> 'error' AS last_error, run_at <= now() AS due
                                 FROM awa.all_jobs ORDER BY id`);
       const leases = await sql(
-        `SELECT job_id::text, run_lease::int, instance_id,
+        `SELECT job_id::text, run_lease::float8 AS run_lease, instance_id,
                                        heartbeat_at < now() - $1::float8 * interval '1 millisecond' AS stale,
                                        coalesce(deadline_at < now(), false) AS expired
                                   FROM awa.active_leases ORDER BY job_id, run_lease`,

@@ -56,15 +56,20 @@ describe('session.sql', () => {
   });
 
   describe('setClaimSession', () => {
-    it('sets statement_timeout for the whole session and leaves its commits synchronous', async () => {
+    it('sets statement_timeout and asynchronous commits for the whole session', async () => {
       const client = await f.client();
-      const before = (await client.query('SHOW synchronous_commit')).rows;
-      expect(await f.run(sessionSql.setClaimSession, ['250'], client)).toEqual([{ statement_timeout: '250ms' }]);
+      expect(await f.run(sessionSql.setClaimSession, ['250'], client)).toEqual([
+        { statement_timeout: '250ms', synchronous_commit: 'off' },
+      ]);
       await client.query('BEGIN');
       await client.query('COMMIT'); // a session setting, not a transaction's: it outlives the commit
-      expect((await client.query('SHOW synchronous_commit')).rows).toEqual(before);
+      expect((await client.query('SHOW synchronous_commit')).rows).toEqual([{ synchronous_commit: 'off' }]);
       await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
-      expect(await f.run(sessionSql.setClaimSession, ['0'], client)).toEqual([{ statement_timeout: '0' }]);
+      expect(await f.run(sessionSql.setClaimSession, ['0'], client)).toEqual([
+        { statement_timeout: '0', synchronous_commit: 'off' },
+      ]);
+      // Other sessions keep the server's setting.
+      expect((await (await f.client()).query('SHOW synchronous_commit')).rows).toEqual([{ synchronous_commit: 'on' }]);
     });
   });
 

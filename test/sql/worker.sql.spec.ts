@@ -83,7 +83,7 @@ describe('worker.sql', () => {
     });
 
     it(
-      'sets running, increments attempt and run_lease, and inserts one lease ' +
+      'sets running, increments attempt, gives a new run lease (the clock in µs), and inserts one lease ' +
         'with heartbeat now() and deadline now() + deadline',
       async () => {
         const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
@@ -91,7 +91,13 @@ describe('worker.sql', () => {
         const tx = await f.client();
         await tx.query('BEGIN');
         try {
+          const clock = await execOn(tx)(
+            `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS us`,
+          );
           const rows = await claim('default', ['k'], 10, 'instance-x', 90_000, tx);
+          // The clock in µs at the claim (both jobs in one statement: the same lease number).
+          const lease = rows[0]!.run_lease;
+          expect(BigInt(lease)).toBeGreaterThanOrEqual(BigInt(clock[0].us));
           const byId = new Map(rows.map((r) => [r.id, r]));
           expect(byId.get(fresh)).toEqual({
             id: fresh,
@@ -101,13 +107,13 @@ describe('worker.sql', () => {
             attempt: 1,
             max_attempts: 4,
             priority: 2,
-            run_lease: '1',
+            run_lease: lease,
             created_ms: expect.any(Number),
             run_at_ms: expect.any(Number),
             traceparent: null,
             workflow_id: null,
           });
-          expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: '8' });
+          expect(byId.get(retry)).toMatchObject({ attempt: 3, run_lease: lease });
           const leases = await execOn(tx)(
             `SELECT job_id::text, run_lease::text, instance_id, heartbeat_at = now() AS heartbeat_now,
                   claimed_at = now() AS claimed_now, deadline_at = now() + interval '90 seconds' AS deadline_right
@@ -118,7 +124,7 @@ describe('worker.sql', () => {
               .sort((x, y) => Number(x) - Number(y))
               .map((id) => ({
                 job_id: id,
-                run_lease: id === fresh ? '1' : '8',
+                run_lease: lease,
                 instance_id: 'instance-x',
                 heartbeat_now: true,
                 claimed_now: true,
@@ -130,12 +136,38 @@ describe('worker.sql', () => {
               `AS attempted_now FROM awa.all_jobs ORDER BY all_jobs.id`,
           );
           expect(jobs).toEqual([
-            { id: fresh, state: 'running', attempt: 1, run_lease: '1', attempted_now: true },
-            { id: retry, state: 'running', attempt: 3, run_lease: '8', attempted_now: true },
+            { id: fresh, state: 'running', attempt: 1, run_lease: lease, attempted_now: true },
+            { id: retry, state: 'running', attempt: 3, run_lease: lease, attempted_now: true },
           ]);
         } finally {
           await tx.query('COMMIT');
         }
+      },
+    );
+
+    it('gives a lease above the last one, even when that one is beyond the clock', async () => {
+      const ahead = (Date.now() + 3_600_000) * 1000; // µs an hour ahead (below 2^53: exact)
+      const id = await seedJob(f.sql, { state: 'retryable', runAtMs: -10, attempt: 1, runLease: ahead });
+      expect(await claim('default', ['k'], 1)).toMatchObject([{ id, run_lease: String(ahead + 1) }]);
+    });
+
+    it(
+      'a claim whose commit is lost (a server crash with asynchronous commits, here a rollback) ' +
+        'never hands its lease out again: the lost attempt’s writes fail the fence of the next one',
+      async () => {
+        const id = await seedJob(f.sql);
+        const lost = await f.client();
+        await lost.query('BEGIN');
+        const [lostClaim] = await claim('default', ['k'], 1, 'instance-a', 0, lost);
+        await lost.query('ROLLBACK'); // the database as after the crash: the job available, its old lease
+        expect(await readJob(f.sql, id)).toMatchObject({ state: 'available' });
+        await new Promise((r) => setTimeout(r, 2)); // the next claim comes later on the clock
+        const [next] = await claim('default', ['k'], 1, 'instance-b');
+        expect(next!.id).toBe(id);
+        expect(BigInt(next!.run_lease)).toBeGreaterThan(BigInt(lostClaim!.run_lease));
+        // The lost attempt, still running somewhere, completes: fenced. The new one's completion lands.
+        expect(await f.run(workerSql.completeJobs, [[id], [lostClaim!.run_lease]])).toEqual([]);
+        expect(ids(await f.run(workerSql.completeJobs, [[id], [next!.run_lease]]))).toEqual([id]);
       },
     );
 
@@ -176,6 +208,7 @@ describe('worker.sql', () => {
                      FROM generate_series(1, $1::int) i`,
         [total],
       );
+      const attemptsBefore = await f.sql(`SELECT id::text, attempt FROM awa.jobs ORDER BY id`);
       const claimer = async (instance: string) => {
         const mine: string[] = [];
         for (;;) {
@@ -191,12 +224,12 @@ describe('worker.sql', () => {
       expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.all_jobs GROUP BY state`)).toEqual([
         { state: 'running', n: total },
       ]);
-      // Each job was claimed once: one attempt more than it had, and one lease row.
+      // Each job was claimed once: one attempt more than it had, and one lease row, its own lease's.
       expect(
         await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs j
-                           WHERE j.run_lease <> (SELECT max(run_lease) FROM awa.active_leases l WHERE l.job_id = j.id)
-                              OR j.attempt <> j.run_lease`),
+                           WHERE j.run_lease IS DISTINCT FROM (SELECT max(run_lease) FROM awa.active_leases l WHERE l.job_id = j.id)`),
       ).toEqual([{ n: 0 }]);
+      expect(await f.sql(`SELECT id::text, attempt - 1 AS attempt FROM awa.jobs ORDER BY id`)).toEqual(attemptsBefore);
     });
   });
 
@@ -739,14 +772,18 @@ describe('worker.sql', () => {
 
     it('spends no attempt and leaves the backoff alone: two snoozes, then a failure retries as attempt 1', async () => {
       const id = await seedJob(f.sql, { maxAttempts: 5 });
+      let lastLease = 0n;
       for (let i = 0; i < 2; i++) {
         const [claimed] = await claim('default', ['k'], 1);
         expect(claimed).toMatchObject({ id, attempt: 1 });
+        expect(BigInt(claimed!.run_lease)).toBeGreaterThan(lastLease); // each claim a new lease
+        lastLease = BigInt(claimed!.run_lease);
         await snooze([{ id, runLease: claimed!.run_lease }], 60_000);
         await f.sql(`UPDATE awa.jobs SET run_at = now() WHERE id = $1`, [id]); // due at once
       }
       const [third] = await claim('default', ['k'], 1);
-      expect(third).toMatchObject({ id, attempt: 1, run_lease: '3' });
+      expect(third).toMatchObject({ id, attempt: 1 });
+      expect(BigInt(third!.run_lease)).toBeGreaterThan(lastLease);
       await f.run(workerSql.failJobs, [[id], [third!.run_lease], ['boom'], [10_000], [10_000_000]]);
       const job = await readJob(f.sql, id);
       expect(job).toMatchObject({ state: 'retryable', attempt: 1, errors: [{ attempt: 1, error: 'boom' }] });

@@ -133,7 +133,8 @@ describe('progress', () => {
     try {
       const { id } = await producer.enqueue('progress.fenced', {});
       await waitFor(async () => (await progressOf(id)) !== null, 20_000, 'the progress of attempt 1');
-      expect(await producer.getJob(id)).toMatchObject({ state: 'running', runLease: '1', progress: { attempt: 1 } });
+      const first = await producer.getJob(id);
+      expect(first).toMatchObject({ state: 'running', attempt: 1, progress: { attempt: 1 } });
       // The maintenance leader rescues attempt 1 as past its deadline, while its handler still runs.
       await dataSource.query(
         `UPDATE awa.active_leases SET deadline_at = now() - interval '1 second' WHERE job_id = $1`,
@@ -150,13 +151,15 @@ describe('progress', () => {
       reporters.gateOf(`late:${id}`).open();
       await waitFor(() => writes.held.has(`${id}:1`), 20_000, "attempt 1's result write");
       expect(await writes.held.get(`${id}:1`)).toBe(false);
-      expect(await producer.getJob(id)).toMatchObject({ state: 'running', runLease: '2', progress: { attempt: 2 } });
+      const second = await producer.getJob(id);
+      expect(second).toMatchObject({ state: 'running', attempt: 2, progress: { attempt: 2 } });
+      expect(BigInt(second!.runLease)).toBeGreaterThan(BigInt(first!.runLease));
       reporters.gateOf(`finish:${id}`).open();
       const job = await finished(id);
       expect(job).toMatchObject({
         state: 'completed',
         attempt: 2,
-        runLease: '2',
+        runLease: second!.runLease,
         progress: { attempt: 2 },
         output: { from: 2 },
         errors: [{ attempt: 1, error: RescueErrors.deadlineExceeded }],

@@ -5,7 +5,7 @@ import { LeaseWriter } from '../../lib/worker/lease-writer.js';
 
 /**
  * Watches the real LeaseWriter's result writes (complete: output or snooze): `held` maps
- * `id:runLease` to whether the fenced write found the lease. `restore()` ends the watch.
+ * `id:attempt` to whether the fenced write found the lease. `restore()` ends the watch.
  */
 export function watchResultWrites(app: TestingModule): { held: Map<string, Promise<boolean>>; restore: () => void } {
   const writer = app.get(LeaseWriter);
@@ -13,7 +13,7 @@ export function watchResultWrites(app: TestingModule): { held: Map<string, Promi
   const complete = writer.complete.bind(writer);
   const spy = jest.spyOn(writer, 'complete').mockImplementation((job: InFlightJob) => {
     const result = complete(job);
-    held.set(job.key, result);
+    held.set(`${job.id}:${job.row.attempt}`, result);
     return result;
   });
   return { held, restore: () => spy.mockRestore() };

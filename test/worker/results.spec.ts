@@ -10,6 +10,8 @@ import { waitFor } from '../support/test-app.js';
 @Injectable()
 class Handlers {
   reasons = new Map<string, unknown>();
+  /** The run lease of each attempt (`id:attempt`). */
+  leases = new Map<string, string>();
   releaseFenced: (() => void) | undefined;
 
   @JobHandler('always.fails')
@@ -32,6 +34,7 @@ class Handlers {
   /** Attempt 1 waits until its lease is rescued, then returns: the late completion must be fenced out. */
   @JobHandler('late')
   async late(job: Job) {
+    this.leases.set(`${job.id}:${job.attempt}`, job.runLease);
     if (job.attempt > 1) return;
     await new Promise<void>((resolve) => {
       this.releaseFenced = resolve;
@@ -121,7 +124,8 @@ describe('handler results', () => {
     // Attempt 1's late return changed nothing; attempt 2 completed it.
     expect(job.state).toBe('completed');
     expect(job.attempt).toBe(2);
-    expect(job.runLease).toBe('2');
+    // A new lease for attempt 2: above attempt 1's, which its late return still held.
+    expect(BigInt(job.runLease)).toBeGreaterThan(BigInt(handlers.leases.get(`${id}:1`)!));
     expect(job.errors).toEqual([expect.objectContaining({ attempt: 1, error: RescueErrors.deadlineExceeded })]);
   });
 });
