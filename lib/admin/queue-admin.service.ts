@@ -8,8 +8,9 @@ import { AdminValidationError } from '../errors/admin-validation.error.js';
 import type { CancelResult, JobRecord } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { QueueProducer, toRecord, type JobLocation } from '../producer/queue-producer.js';
-import { adminSql, flowKeysSql, jobsSql } from '../sql/index.js';
-import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
+import { adminBatchSql, adminFilterSql, adminSql, flowKeysSql, jobsSql } from '../sql/index.js';
+import { FIRST_CURSOR } from '../sql/admin.sql.js';
+import type { BatchRow } from '../sql/admin-batch.sql.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import { WorkerService } from '../worker/worker.service.js';
 import {
@@ -190,7 +191,7 @@ export class QueueAdmin {
     if (after !== undefined && !isJobId(after))
       throw new AdminValidationError('page.after', AdminMessages.badId('page.after'));
     const cursor = after === undefined ? FIRST_CURSOR : String(BigInt(after) - 1n);
-    const rows = await this.reads.query(adminSql.listJobs(compiled), [limit + 1, cursor, ...compiled.values]);
+    const rows = await this.reads.query(adminFilterSql.listJobs(compiled), [limit + 1, cursor, ...compiled.values]);
     const jobs = rows.slice(0, limit).map((row) => toRecord(row));
     return { jobs, next: rows.length > limit ? jobs[jobs.length - 1]!.id : null };
   }
@@ -200,7 +201,7 @@ export class QueueAdmin {
     const other = this.other(filterQueues(filter));
     if (other) return other.countJobs(filter);
     const compiled = compileFilter(filter);
-    const [row] = await this.reads.query(adminSql.countJobs(compiled), [JOB_COUNT_CAP, ...compiled.values]);
+    const [row] = await this.reads.query(adminFilterSql.countJobs(compiled), [JOB_COUNT_CAP, ...compiled.values]);
     return row?.count ?? 0;
   }
 
@@ -254,7 +255,7 @@ export class QueueAdmin {
     if (other) return other.retryJobs(filter);
     const compiled = compileFilter(filter);
     let count = 0;
-    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], (row) => {
+    const batches = await this.inBatches(compiled, adminBatchSql.retryBatch, [], (row) => {
       count += row.changed;
       row.queues.forEach((queue) => this.workers.wake(queue));
     });
@@ -274,7 +275,7 @@ export class QueueAdmin {
   /** cancelJobs in this module's database. */
   private async cancelMatching(compiled: CompiledFilter): Promise<BulkResult> {
     let count = 0;
-    const batches = await this.inBatches(compiled, adminSql.cancelBatch, [RescueErrors.cancelled], (row) => {
+    const batches = await this.inBatches(compiled, adminBatchSql.cancelBatch, [RescueErrors.cancelled], (row) => {
       count += row.cancelled + row.signalled;
     });
     return { count, batches };
@@ -287,7 +288,7 @@ export class QueueAdmin {
     const compiled = compileFilter(filter);
     let deleted = 0;
     let cancelled = 0;
-    const batches = await this.inBatches(compiled, adminSql.deleteBatch, [], (row) => {
+    const batches = await this.inBatches(compiled, adminBatchSql.deleteBatch, [], (row) => {
       deleted += row.deleted;
       cancelled += row.signalled;
     });
