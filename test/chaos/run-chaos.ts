@@ -7,6 +7,11 @@
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N --freeze-ms N
 // --stall-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
 // `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
+// --second-server (issue 18; with --second-jobs N, default a fifth of --jobs, and --second-down-ms N):
+// a second embedded PostgreSQL, on which every process runs a second, named AwaModule with its own
+// queue; it is crashed (immediate shutdown) once, apart from the first server's restart, and its
+// jobs are checked in its own database (chaos-second-server.ts); test/recovery/chaos-two-servers.spec.ts
+// runs it small.
 // Debugging knobs (env): CHAOS_LOG_DIR=dir keeps every process's whole output (and the handler starts); CHAOS_WORKER_NODE_OPTIONS
 // passes NODE_OPTIONS to the processes; CHAOS_SHARED_SERVER=1 forces the shared-server fallback.
 // The printed times are figures, not assertions: only the invariants decide the verdict.
@@ -31,10 +36,12 @@ import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, EVENT_CHECKS, type Query } from './chaos-invariants.js';
 import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
 import { redeliveryCheck, type EventFaults } from './chaos-event-checks.js';
-import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
+import { startChaosServer, startSecondServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { reconnectMs as reconnected } from './chaos-reconnect.js';
+import { SecondServerRun, type SecondServerReport } from './chaos-second-server.js';
 import { formatSummary } from './chaos-summary.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -71,6 +78,16 @@ export interface ChaosConfig {
    * still unfinished, the run stops waiting and checks them for stranding (rather than timing out).
    */
   stallMs: number;
+  /**
+   * A second PostgreSQL server (always a private embedded one): every worker runs a second, named
+   * AwaModule on it, the producer enqueues `secondJobs` jobs into its queue (0: a fifth of `jobs`),
+   * and it is crashed (immediate shutdown) once, when secondStopAt of the jobs were enqueued (null:
+   * never), for secondDownMs. See chaos-second-server.ts.
+   */
+  secondServer: boolean;
+  secondJobs: number;
+  secondStopAt: number | null;
+  secondDownMs: number;
   /** Progress lines. */
   log: (line: string) => void;
 }
@@ -111,6 +128,8 @@ export interface ChaosReport {
   workflows: { graphs: number; steps: number; states: Record<string, number> };
   /** The durable-event group: events stored, deliveries recorded, events delivered more than once. */
   events: { stored: number; delivered: number; redelivered: number };
+  /** The second server's jobs, its crash and its figures (--second-server). */
+  second: SecondServerReport | null;
   /** Totals over all worker processes' logs. */
   logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
   summary: string;
@@ -132,27 +151,32 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   mix: DEFAULT_MIX,
   rateLimit: DEFAULT_RATE_LIMIT,
   stallMs: 6_000,
+  secondServer: false,
+  secondJobs: 0,
+  // Before the first server's restart (0.4): one fault at a time, so the first server's queues are
+  // undisturbed while the second is down.
+  secondStopAt: 0.2,
+  secondDownMs: 2_000,
   log: () => undefined,
 };
 
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
-/**
- * Holders of the maintenance leader lock (MAINTENANCE_LOCK_KEY) in this database, as pg_locks shows a one-bigint
- * advisory lock.
- */
-const LEADER_HELD = `SELECT count(*)::int AS n FROM pg_locks
-  WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = 6182721100001
-    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
-
 export async function runChaos(overrides: Partial<ChaosConfig> = {}): Promise<ChaosReport> {
   const config: ChaosConfig = { ...DEFAULT_CHAOS_CONFIG, ...overrides };
+  if (config.secondServer && config.secondJobs === 0) config.secondJobs = Math.ceil(config.jobs / 5);
   const server = await startChaosServer(config.log);
-  const run = new ChaosRun(config, server);
+  let second: SecondServerRun | undefined;
   try {
-    return await run.execute();
+    if (config.secondServer) second = new SecondServerRun(await startSecondServer(), config.log);
+    const run = new ChaosRun(config, server, second);
+    try {
+      return await run.execute();
+    } finally {
+      await run.dispose();
+    }
   } finally {
-    await run.dispose();
+    await second?.dispose();
     await server.stop();
   }
 }
@@ -184,6 +208,7 @@ class ChaosRun {
   constructor(
     private readonly config: ChaosConfig,
     private readonly server: ChaosServer,
+    private readonly second?: SecondServerRun,
   ) {
     this.pool = new pg.Pool({ connectionString: server.url, max: 3 });
     this.pool.on('error', () => undefined); // idle connections die in the restart, by design
@@ -193,7 +218,8 @@ class ChaosRun {
   async execute(): Promise<ChaosReport> {
     const { config } = this;
     config.log(
-      `chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}`,
+      `chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}` +
+        (this.second ? `; ${config.secondJobs} more on the ${this.second.server.description}` : ''),
     );
     await this.boot();
     const timeoutMs = config.timeoutMs || (config.jobs / config.rate) * 1000 + 120_000;
@@ -225,13 +251,28 @@ class ChaosRun {
         this.producedAll &&
         status.finished === config.jobs &&
         status.openSteps === 0 &&
-        status.leases === 0
+        status.leases === 0 &&
+        (await this.secondDone())
       )
         break;
       if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
       if (Date.now() > giveUpAt) {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
         break;
+      }
+      if (
+        this.second &&
+        this.second.fault === null &&
+        config.secondStopAt !== null &&
+        (this.producer?.produced ?? 0) >= config.secondStopAt * config.jobs
+      ) {
+        const stoppedAt = Date.now();
+        this.violations.push(
+          ...(await this.second.crashAndRestart(this.query, config.secondDownMs, () => this.liveSince(stoppedAt))),
+        );
+        this.faultsOverAt = Date.now();
+        nextKillAt = Date.now() + between(config.killEveryMs);
+        continue;
       }
       if (
         this.restart === null &&
@@ -285,20 +326,31 @@ class ChaosRun {
     const idle = this.idleWindow(await lastLeaseActivity(this.query));
     this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
     await this.eventGroupCaughtUp();
+    if (this.second) this.violations.push(...(await this.second.eventGroupCaughtUp()));
     await this.stopAll();
     return this.report();
   }
 
   /** The workers that could claim since `since`, and since when they all could: see strandedJobs. */
   private idleWindow(lastActivity: number | null) {
-    const since = Math.max(lastActivity ?? 0, this.faultsOverAt, this.restartWindow?.[1] ?? 0);
+    const since = Math.max(
+      lastActivity ?? 0,
+      this.faultsOverAt,
+      this.restartWindow?.[1] ?? 0,
+      this.second?.window?.[1] ?? 0,
+    );
     const pids = this.workers.filter((w) => w.alive && w.readyAt !== undefined && w.readyAt < since).map((w) => w.pid);
     return { since, pids };
   }
 
   /** Nothing leased or freed for stallMs (and no fault since): what is still unfinished waits in vain. */
   private async stalled(): Promise<boolean> {
-    const { since } = this.idleWindow(await lastLeaseActivity(this.query).catch(() => Date.now()));
+    const activity = await Promise.all(
+      [this.query, ...(this.second ? [this.second.query] : [])].map((q) =>
+        lastLeaseActivity(q).catch(() => Date.now()),
+      ),
+    );
+    const { since } = this.idleWindow(Math.max(...activity.map((at) => at ?? 0)));
     if (Date.now() - since < this.config.stallMs) return false;
     this.config.log(`chaos: no lease taken or freed for ${this.config.stallMs} ms with jobs unfinished: stalled`);
     return true;
@@ -324,6 +376,7 @@ class ChaosRun {
   private async boot(): Promise<void> {
     await (await this.spawnWorker(0)).ready();
     for (const statement of INSTRUMENTATION_SQL) await this.query(statement);
+    await this.second?.instrument();
     const others = await Promise.all(
       Array.from({ length: this.config.workers - 1 }, (_, i) => this.spawnWorker(i + 1)),
     );
@@ -333,6 +386,11 @@ class ChaosRun {
       [ENV.rate]: String(this.config.rate),
       [ENV.mix]: JSON.stringify(this.config.mix),
       [ENV.rateLimit]: JSON.stringify(this.config.rateLimit),
+      ...this.secondEnv(),
+      ...(this.second && {
+        [ENV.secondJobs]: String(this.config.secondJobs),
+        [ENV.secondRate]: String((this.config.rate * this.config.secondJobs) / this.config.jobs),
+      }),
     });
     this.processes.push(this.producer);
     await this.producer.ready();
@@ -345,6 +403,7 @@ class ChaosRun {
       [ENV.variant]: JSON.stringify(workerVariant(slot, this.config.workers)),
       [ENV.rateLimit]: JSON.stringify(this.config.rateLimit),
       [ENV.startsDir]: this.startsDir,
+      ...this.secondEnv(),
     });
     this.proxies.set(worker, proxy);
     this.slots.set(worker, slot);
@@ -361,10 +420,13 @@ class ChaosRun {
     for (const worker of this.workers) {
       if (worker.alive || worker.expectedExit) continue;
       worker.expectedExit = true; // reported once
-      const window = this.restartWindow;
-      if (worker.readyAt === undefined && window && worker.spawnedAt <= window[1] && worker.exitedAt! >= window[0]) {
+      const windows = [this.restartWindow, this.second?.window].filter((w) => w !== undefined);
+      if (
+        worker.readyAt === undefined &&
+        windows.some((window) => worker.spawnedAt <= window[1] && worker.exitedAt! >= window[0])
+      ) {
         this.bootFailures++;
-        this.config.log(`chaos: worker ${worker.pid} failed to boot during the restart; replacing it`);
+        this.config.log(`chaos: worker ${worker.pid} failed to boot while a server was down; replacing it`);
       } else {
         this.violations.push(
           `worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`,
@@ -384,6 +446,27 @@ class ChaosRun {
       to: this.restart.at.getTime() + this.restart.downMs + (this.restart.reconnectMs ?? 30_000) + 5_000,
     };
     return { pids, restart };
+  }
+
+  /** Processes alive now that were ready before `at` (JS clock). */
+  private liveSince(at: number): number {
+    return this.processes.filter((p) => p.alive && p.readyAt !== undefined && p.readyAt < at).length;
+  }
+
+  /** Every process reaches the second server directly (the freeze fault is the first server's). */
+  private secondEnv(): Record<string, string> {
+    return this.second ? { [ENV.secondUrl]: this.second.server.url } : {};
+  }
+
+  /** The second server (if any): everything produced there is finished, and no lease is held. */
+  private async secondDone(): Promise<boolean> {
+    if (!this.second) return true;
+    const status = await this.second.status();
+    return (
+      this.producer?.secondProduced === this.config.secondJobs &&
+      status?.finished === this.config.secondJobs &&
+      status.leases === 0
+    );
   }
 
   private async workflowFigures(): Promise<ChaosReport['workflows']> {
@@ -449,23 +532,7 @@ class ChaosRun {
     const stoppedAt = Date.now();
     await this.server.restart(this.config.downMs);
     const upAt = Date.now();
-    let reconnectMs: number | null = null;
-    for (const until = Date.now() + 30_000; Date.now() < until; await sleep(100)) {
-      try {
-        const live = this.processes.filter((p) => p.alive && p.readyAt !== undefined && p.readyAt < stoppedAt).length;
-        const [{ n: sessions }] = await this.query(
-          `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name LIKE 'awa:%'`,
-        );
-        const [{ n: leaders }] = await this.query(LEADER_HELD);
-        if (sessions >= live && leaders === 1) {
-          reconnectMs = Date.now() - upAt;
-          break;
-        }
-      } catch {
-        // still coming back
-      }
-    }
+    const reconnectMs = await reconnected(this.query, () => this.liveSince(stoppedAt));
     this.restart = { at, downMs: upAt - stoppedAt, reconnectMs, bootFailures: 0 };
     this.restartWindow = [stoppedAt, Date.now() + 5_000];
     if (reconnectMs === null)
@@ -517,7 +584,9 @@ class ChaosRun {
       ...EVENT_CHECKS,
       redeliveryCheck(() => this.eventFaults()),
     ]);
-    const allViolations = [...this.violations, ...violations];
+    const second = await this.second?.check(this.query, this.config.secondJobs, this.eventFaults().pids);
+    checked.push(...(second?.checked ?? []));
+    const allViolations = [...this.violations, ...violations, ...(second?.violations ?? [])];
     const status = await this.status();
     const speed = await throughput(this.query);
     const recovery = await recoveryFigures(this.query, this.kills);
@@ -565,6 +634,7 @@ class ChaosRun {
                     AS redelivered`,
         )
       )[0],
+      second: (await this.second?.report(this.config.secondJobs, speed.startedAt)) ?? null,
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };
@@ -578,25 +648,31 @@ const FLAGS: Record<string, keyof ChaosConfig> = {
   '--down-ms': 'downMs',
   '--freeze-ms': 'freezeMs',
   '--stall-ms': 'stallMs',
+  '--second-jobs': 'secondJobs',
+  '--second-down-ms': 'secondDownMs',
 };
 /** The rated queue's limit, in parts. */
 const RATE_FLAGS: Record<string, keyof RateLimitOptions> = { '--rate-limit': 'limit', '--rate-period': 'period' };
+/** Flags without a value. */
+const SECOND_SERVER_FLAG = '--second-server';
 
 function parseArgs(argv: string[]): Partial<ChaosConfig> {
   const config: Record<string, number> = {};
   const rateLimit: RateLimitOptions = { ...DEFAULT_RATE_LIMIT };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = FLAGS[argv[i]!];
-    const rateKey = RATE_FLAGS[argv[i]!];
-    const value = Number(argv[i + 1]);
+  const secondServer = argv.includes(SECOND_SERVER_FLAG);
+  const valued = argv.filter((arg) => arg !== SECOND_SERVER_FLAG);
+  for (let i = 0; i < valued.length; i += 2) {
+    const key = FLAGS[valued[i]!];
+    const rateKey = RATE_FLAGS[valued[i]!];
+    const value = Number(valued[i + 1]);
     if (!(key || rateKey) || !Number.isFinite(value))
       throw new Error(
-        `usage: run-chaos [${[...Object.keys(FLAGS), ...Object.keys(RATE_FLAGS)].map((f) => `${f} N`).join('] [')}]`,
+        `usage: run-chaos [${SECOND_SERVER_FLAG}] [${[...Object.keys(FLAGS), ...Object.keys(RATE_FLAGS)].map((f) => `${f} N`).join('] [')}]`,
       );
     if (rateKey) rateLimit[rateKey] = value;
     else config[key!] = value;
   }
-  return { ...(config as Partial<ChaosConfig>), rateLimit };
+  return { ...(config as Partial<ChaosConfig>), rateLimit, secondServer };
 }
 
 async function main(): Promise<void> {
