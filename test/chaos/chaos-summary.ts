@@ -1,4 +1,4 @@
-import type { ChaosConfig, ChaosReport } from './run-chaos.js';
+import type { ChaosConfig, ChaosReport } from './chaos-run-types.js';
 
 const ms = (value: number | null) => (value === null ? 'n/a' : `${Math.round(value)} ms`);
 const counts = (record: Record<string, number>) =>

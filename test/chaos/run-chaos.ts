@@ -19,9 +19,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RateLimitOptions } from 'nestjs-awa';
 import pg from 'pg';
-import { DEFAULT_MIX, DEFAULT_RATE_LIMIT, ENV, workerVariant, type ChaosMix } from './chaos-config.js';
+import { parseArgs } from './chaos-args.js';
+import { ENV, workerVariant } from './chaos-config.js';
 import {
   flowFigures,
   keyConcurrencyCheck,
@@ -29,9 +29,8 @@ import {
   rateWindowCheck,
   strandedCheck,
   strandedJobs,
-  type FlowFigures,
 } from './chaos-flow-checks.js';
-import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
+import { errorCounts, recoveryFigures, throughput, type KillRecord } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, EVENT_CHECKS, type Query } from './chaos-invariants.js';
 import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
@@ -41,124 +40,12 @@ import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { reconnectMs as reconnected } from './chaos-reconnect.js';
-import { SecondServerRun, type SecondServerReport } from './chaos-second-server.js';
+import { DEFAULT_CHAOS_CONFIG, type ChaosConfig, type ChaosReport, type RestartRecord } from './chaos-run-types.js';
+import { SecondServerRun } from './chaos-second-server.js';
 import { formatSummary } from './chaos-summary.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface ChaosConfig {
-  /** Jobs to enqueue. */
-  jobs: number;
-  /** Enqueue rate, jobs per second. */
-  rate: number;
-  /** Worker processes kept running (a killed one is replaced at once). */
-  workers: number;
-  /** A random worker is SIGKILLed every killEveryMs[0]..killEveryMs[1] ms. */
-  killEveryMs: [number, number];
-  /** Restart PostgreSQL once, when this fraction of the jobs has been enqueued; null: never. */
-  restartAt: number | null;
-  /** How long PostgreSQL stays down in the restart. */
-  downMs: number;
-  /** Freeze one worker's connections once, when this fraction of the jobs has been enqueued; null: never. */
-  freezeAt: number | null;
-  /** How long they stay frozen: longer than heartbeatStaleAfter, so that its leases are rescued meanwhile. */
-  freezeMs: number;
-  /**
-   * SIGSTOP one worker once, when this fraction of the jobs has been enqueued, for freezeMs; null: never.
-   * Its connections stay open: its job.transactions hold their fences until the server's idle limit
-   * (heartbeatStaleAfter) ends them, and only then can its leases be rescued.
-   */
-  stopAt: number | null;
-  /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
-  timeoutMs: number;
-  mix: ChaosMix;
-  /** The rated queue's limit. */
-  rateLimit: RateLimitOptions;
-  /**
-   * Once everything is enqueued: when no lease was taken or given back for this long while jobs are
-   * still unfinished, the run stops waiting and checks them for stranding (rather than timing out).
-   */
-  stallMs: number;
-  /**
-   * A second PostgreSQL server (always a private embedded one): every worker runs a second, named
-   * AwaModule on it, the producer enqueues `secondJobs` jobs into its queue (0: a fifth of `jobs`),
-   * and it is crashed (immediate shutdown) once, when secondStopAt of the jobs were enqueued (null:
-   * never), for secondDownMs. See chaos-second-server.ts.
-   */
-  secondServer: boolean;
-  secondJobs: number;
-  secondStopAt: number | null;
-  secondDownMs: number;
-  /** Progress lines. */
-  log: (line: string) => void;
-}
-
-export interface RestartRecord {
-  /** When it began (database clock). */
-  at: Date;
-  /** Seconds into the run (from the first enqueue). */
-  atSeconds?: number;
-  /** From the stop until PostgreSQL accepted connections again. */
-  downMs: number;
-  /** From then until every live instance had its session back and a leader held the lock. */
-  reconnectMs: number | null;
-  /** Workers that were booting during the restart and gave up (each was replaced). */
-  bootFailures: number;
-}
-
-export interface ChaosReport {
-  ok: boolean;
-  violations: string[];
-  /** The invariants checked (all of them, passed or not). */
-  checked: string[];
-  server: string;
-  jobs: number;
-  states: Record<string, number>;
-  seconds: number;
-  jobsPerSecond: number;
-  peakPerSecond: number;
-  kills: number;
-  recovery: RecoveryFigures;
-  errors: Record<string, number>;
-  restart: RestartRecord | null;
-  freeze: FreezeRecord | null;
-  /** The SIGSTOP fault (see stopAt). */
-  stop: FreezeRecord | null;
-  flow: FlowFigures;
-  /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
-  workflows: { graphs: number; steps: number; states: Record<string, number> };
-  /** The durable-event group: events stored, deliveries recorded, events delivered more than once. */
-  events: { stored: number; delivered: number; redelivered: number };
-  /** The second server's jobs, its crash and its figures (--second-server). */
-  second: SecondServerReport | null;
-  /** Totals over all worker processes' logs. */
-  logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
-  summary: string;
-}
-
-export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
-  jobs: 5_000,
-  // Below what 3 workers on a small machine sustain while being killed, so that recovery times
-  // measure the rescue, not a growing backlog.
-  rate: 100,
-  workers: 3,
-  killEveryMs: [2_000, 4_000],
-  restartAt: 0.4,
-  downMs: 1_000,
-  freezeAt: 0.7,
-  freezeMs: 4_000,
-  stopAt: 0.55,
-  timeoutMs: 0, // 0: the production time plus 120 s
-  mix: DEFAULT_MIX,
-  rateLimit: DEFAULT_RATE_LIMIT,
-  stallMs: 6_000,
-  secondServer: false,
-  secondJobs: 0,
-  // Before the first server's restart (0.4): one fault at a time, so the first server's queues are
-  // undisturbed while the second is down.
-  secondStopAt: 0.2,
-  secondDownMs: 2_000,
-  log: () => undefined,
-};
+export { DEFAULT_CHAOS_CONFIG, type ChaosConfig, type ChaosReport, type RestartRecord };
 
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
@@ -639,40 +526,6 @@ class ChaosRun {
     };
     return { ...report, summary: formatSummary(report, this.config) };
   }
-}
-
-const FLAGS: Record<string, keyof ChaosConfig> = {
-  '--jobs': 'jobs',
-  '--rate': 'rate',
-  '--workers': 'workers',
-  '--down-ms': 'downMs',
-  '--freeze-ms': 'freezeMs',
-  '--stall-ms': 'stallMs',
-  '--second-jobs': 'secondJobs',
-  '--second-down-ms': 'secondDownMs',
-};
-/** The rated queue's limit, in parts. */
-const RATE_FLAGS: Record<string, keyof RateLimitOptions> = { '--rate-limit': 'limit', '--rate-period': 'period' };
-/** Flags without a value. */
-const SECOND_SERVER_FLAG = '--second-server';
-
-function parseArgs(argv: string[]): Partial<ChaosConfig> {
-  const config: Record<string, number> = {};
-  const rateLimit: RateLimitOptions = { ...DEFAULT_RATE_LIMIT };
-  const secondServer = argv.includes(SECOND_SERVER_FLAG);
-  const valued = argv.filter((arg) => arg !== SECOND_SERVER_FLAG);
-  for (let i = 0; i < valued.length; i += 2) {
-    const key = FLAGS[valued[i]!];
-    const rateKey = RATE_FLAGS[valued[i]!];
-    const value = Number(valued[i + 1]);
-    if (!(key || rateKey) || !Number.isFinite(value))
-      throw new Error(
-        `usage: run-chaos [${SECOND_SERVER_FLAG}] [${[...Object.keys(FLAGS), ...Object.keys(RATE_FLAGS)].map((f) => `${f} N`).join('] [')}]`,
-      );
-    if (rateKey) rateLimit[rateKey] = value;
-    else config[key!] = value;
-  }
-  return { ...(config as Partial<ChaosConfig>), rateLimit, secondServer };
 }
 
 async function main(): Promise<void> {
