@@ -1,41 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
-import { AdminMessages, RescueErrors } from '../awa.messages.js';
 import { AwaRegistry } from '../awa.registry.js';
 import { AWA_READ_DATABASE, AwaDatabase } from '../database/awa-database.js';
-import { AdminValidationError } from '../errors/admin-validation.error.js';
 import type { CancelResult, JobRecord } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
-import { QueueProducer, toRecord, type JobLocation } from '../producer/queue-producer.js';
-import { adminSql, flowKeysSql, jobsSql } from '../sql/index.js';
-import { FIRST_CURSOR, type BatchRow } from '../sql/admin.sql.js';
-import type { SqlStatement } from '../sql/sql-statement.js';
+import { QueueProducer, type JobLocation } from '../producer/queue-producer.js';
+import { adminSql } from '../sql/index.js';
 import { WorkerService } from '../worker/worker.service.js';
-import {
-  checkPlainObject,
-  checkText,
-  checkWorkflowId,
-  compileFilter,
-  isJobId,
-  type CompiledFilter,
-  type JobFilter,
-} from './job-filter.js';
-import {
-  BATCH_ROUNDS,
-  BATCH_TRIES,
-  BULK_BATCH_SIZE,
-  DEADLOCK_DETECTED,
-  JOB_COUNT_CAP,
-  JOB_PAGE_DEFAULT,
-  KEY_LIMIT_MAX,
-  KEY_MAX,
-  PAGE_KEYS,
-  QUEUE_NAME_MAX,
-  UNIQUE_VIOLATION,
-  checkPageLimit,
-} from './queue-admin.limits.js';
-import { adminHandOff, filterQueues } from './queue-admin.routing.js';
+import { checkText, checkWorkflowId, compileFilter, type JobFilter } from './job-filter.js';
+import { cancelMatching, deleteMatching, retryMatching } from './queue-admin.bulk.js';
+import { countMatching, deleteOneJob, listJobPage, readJob, retryOneJob } from './queue-admin.jobs.js';
+import { readKeyPage, setKeyLimit } from './queue-admin.keys.js';
+import { QUEUE_NAME_MAX } from './queue-admin.limits.js';
+import { adminHandOff, filterQueues, workflowModule } from './queue-admin.routing.js';
 import { readQueueCounts } from './queue-counts.js';
 import {
   hasWorkflow,
@@ -60,6 +38,9 @@ import type {
 } from './queue-admin.types.js';
 
 export { BULK_BATCH_SIZE, JOB_COUNT_CAP, JOB_PAGE_DEFAULT, JOB_PAGE_MAX } from './queue-admin.limits.js';
+
+// This class routes each call to its module and checks the call's shape; the work in one module's
+// database is in queue-admin.jobs.ts, queue-admin.bulk.ts, queue-admin.keys.ts and workflow-admin.ts.
 
 /**
  * Operates the queue: pauses and resumes queues fleet-wide, lists and counts jobs, and retries,
@@ -136,11 +117,7 @@ export class QueueAdmin {
   async setKeyConcurrency(queue: string, key: string, limit: number | null): Promise<void> {
     const other = this.other([queue]);
     if (other) return other.setKeyConcurrency(queue, key, limit);
-    checkText(queue, 'queue', QUEUE_NAME_MAX);
-    checkText(key, 'key', KEY_MAX);
-    if (limit !== null && (!Number.isInteger(limit) || limit < 0 || limit > KEY_LIMIT_MAX))
-      throw new AdminValidationError('limit', AdminMessages.badKeyLimit(KEY_LIMIT_MAX));
-    await this.db.query(flowKeysSql.setKeyLimit, [queue, key, limit]);
+    await setKeyLimit(this.db, queue, key, limit);
     this.workers.wake(queue);
   }
 
@@ -151,29 +128,14 @@ export class QueueAdmin {
   async keyStates(queue: string, page: KeyPageOptions = {}): Promise<KeyPage> {
     const other = this.other([queue]);
     if (other) return other.keyStates(queue, page);
-    checkText(queue, 'queue', QUEUE_NAME_MAX);
-    const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as KeyPageOptions;
-    checkPageLimit(limit);
-    if (after !== undefined) checkText(after, 'page.after', KEY_MAX);
-    const rows = await this.reads.query(flowKeysSql.listFlowKeys, [queue, after ?? '', limit + 1]);
-    const keys = rows.slice(0, limit).map((row) => ({
-      key: row.key,
-      running: row.running,
-      waiting: row.has_waiting,
-      limit: row.max_running,
-      heldUntil: row.held_until,
-      lastClaimedAt: row.last_claimed_at,
-    }));
-    return { keys, next: rows.length > limit ? keys[keys.length - 1]!.key : null };
+    return readKeyPage(this.reads, queue, page);
   }
 
   /** A job as stored, or null (also for a string that cannot be a job id). Several modules: see QueueProducer.getJob. */
   async getJob<T = unknown>(id: string, where: JobLocation = {}): Promise<JobRecord<T> | null> {
     const other = this.other([where?.queue]);
     if (other) return other.getJob<T>(id);
-    if (!isJobId(id)) return null;
-    const [row] = await this.reads.query(jobsSql.getJob, [id]);
-    return row ? toRecord<T>(row) : null;
+    return readJob<T>(this.reads, id);
   }
 
   /**
@@ -184,24 +146,14 @@ export class QueueAdmin {
   async listJobs(filter: JobFilter, page: JobPageOptions = {}): Promise<JobPage> {
     const other = this.other(filterQueues(filter));
     if (other) return other.listJobs(filter, page);
-    const compiled = compileFilter(filter);
-    const { after, limit = JOB_PAGE_DEFAULT } = checkPlainObject(page, 'page', PAGE_KEYS) as JobPageOptions;
-    checkPageLimit(limit);
-    if (after !== undefined && !isJobId(after))
-      throw new AdminValidationError('page.after', AdminMessages.badId('page.after'));
-    const cursor = after === undefined ? FIRST_CURSOR : String(BigInt(after) - 1n);
-    const rows = await this.reads.query(adminSql.listJobs(compiled), [limit + 1, cursor, ...compiled.values]);
-    const jobs = rows.slice(0, limit).map((row) => toRecord(row));
-    return { jobs, next: rows.length > limit ? jobs[jobs.length - 1]!.id : null };
+    return listJobPage(this.reads, filter, page);
   }
 
   /** How many jobs match `filter`, counting no further than JOB_COUNT_CAP (100,000). */
   async countJobs(filter: JobFilter): Promise<number> {
     const other = this.other(filterQueues(filter));
     if (other) return other.countJobs(filter);
-    const compiled = compileFilter(filter);
-    const [row] = await this.reads.query(adminSql.countJobs(compiled), [JOB_COUNT_CAP, ...compiled.values]);
-    return row?.count ?? 0;
+    return countMatching(this.reads, filter);
   }
 
   /**
@@ -212,21 +164,7 @@ export class QueueAdmin {
   async retryJob(id: string, where: JobLocation = {}): Promise<RetryJobResult> {
     const other = this.other([where?.queue]);
     if (other) return other.retryJob(id);
-    if (!isJobId(id)) return { outcome: 'not-found' };
-    for (let round = 0; ; round++) {
-      try {
-        const [row] = await this.db.query(adminSql.retryJob, [id]);
-        if (!row) return { outcome: 'not-found' };
-        if (row.queue === null) return { outcome: 'not-retryable', state: row.state };
-        this.workers.wake(row.queue);
-        return { outcome: 'retried' };
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
-        const [holder] = await this.db.query(adminSql.uniqueHolder, [id]);
-        // The holder may have finished in between: try again, a few times.
-        if (holder || round >= 3) return { outcome: 'duplicate', existingId: holder?.id ?? '' };
-      }
-    }
+    return retryOneJob(this.db, id, (queue) => this.workers.wake(queue));
   }
 
   /** Cancels a job, as QueueProducer.cancel does. */
@@ -238,10 +176,7 @@ export class QueueAdmin {
   async deleteJob(id: string, where: JobLocation = {}): Promise<DeleteJobResult> {
     const other = this.other([where?.queue]);
     if (other) return other.deleteJob(id);
-    if (!isJobId(id)) return { outcome: 'not-found' };
-    const [row] = await this.db.query(adminSql.deleteJob, [id]);
-    if (!row) return { outcome: 'not-found' };
-    return row.deleted ? { outcome: 'deleted' } : { outcome: 'running' };
+    return deleteOneJob(this.db, id);
   }
 
   /**
@@ -252,13 +187,7 @@ export class QueueAdmin {
   async retryJobs(filter: JobFilter): Promise<BulkResult> {
     const other = this.other(filterQueues(filter));
     if (other) return other.retryJobs(filter);
-    const compiled = compileFilter(filter);
-    let count = 0;
-    const batches = await this.inBatches(compiled, adminSql.retryBatch, [], (row) => {
-      count += row.changed;
-      row.queues.forEach((queue) => this.workers.wake(queue));
-    });
-    return { count, batches };
+    return retryMatching(this.db, compileFilter(filter), (queue) => this.workers.wake(queue));
   }
 
   /**
@@ -268,30 +197,14 @@ export class QueueAdmin {
   async cancelJobs(filter: JobFilter): Promise<BulkResult> {
     const other = this.other(filterQueues(filter));
     if (other) return other.cancelJobs(filter);
-    return this.cancelMatching(compileFilter(filter));
-  }
-
-  /** cancelJobs in this module's database. */
-  private async cancelMatching(compiled: CompiledFilter): Promise<BulkResult> {
-    let count = 0;
-    const batches = await this.inBatches(compiled, adminSql.cancelBatch, [RescueErrors.cancelled], (row) => {
-      count += row.cancelled + row.signalled;
-    });
-    return { count, batches };
+    return cancelMatching(this.db, compileFilter(filter));
   }
 
   /** Deletes every job matching `filter` that is not running, in batches; running ones get a cancel request. */
   async deleteJobs(filter: JobFilter): Promise<BulkDeleteResult> {
     const other = this.other(filterQueues(filter));
     if (other) return other.deleteJobs(filter);
-    const compiled = compileFilter(filter);
-    let deleted = 0;
-    let cancelled = 0;
-    const batches = await this.inBatches(compiled, adminSql.deleteBatch, [], (row) => {
-      deleted += row.deleted;
-      cancelled += row.signalled;
-    });
-    return { deleted, cancelled, batches };
+    return deleteMatching(this.db, compileFilter(filter));
   }
 
   /**
@@ -321,7 +234,7 @@ export class QueueAdmin {
   async cancelWorkflow(id: string, where: WorkflowLocation = {}): Promise<BulkResult> {
     checkWorkflowId(id, 'workflowId');
     const admin = await this.workflowOwner(id, where);
-    return admin.cancelMatching(compileFilter({ workflowId: id }));
+    return cancelMatching(admin.db, compileFilter({ workflowId: id }));
   }
 
   /**
@@ -337,20 +250,10 @@ export class QueueAdmin {
 
   /** The QueueAdmins a workflow call looks in: `where.module`'s alone, else every module's, this one's first. */
   private workflowAdmins(where: WorkflowLocation, field: string): QueueAdmin[] {
-    const { module } = checkPlainObject(where, field, ['module']) as WorkflowLocation;
-    const modules = this.registry.modules;
-    if (module === undefined)
-      return [this, ...modules.filter((m) => m.name !== this.options.name).map((m) => m.get(QueueAdmin))];
-    const entry = modules.find((m) => m.name !== undefined && m.name === module);
-    if (!entry)
-      throw new AdminValidationError(
-        `${field}.module`,
-        AdminMessages.badModule(
-          `${field}.module`,
-          modules.flatMap((m) => (m.name === undefined ? [] : [m.name])),
-        ),
-      );
-    return [entry.get(QueueAdmin)];
+    const named = workflowModule(this.registry, where, field);
+    if (named) return [named.get(QueueAdmin)];
+    const others = this.registry.modules.filter((m) => m.name !== this.options.name);
+    return [this, ...others.map((m) => m.get(QueueAdmin))];
   }
 
   /** The default module's QueueAdmin (this one in a one-module app). */
@@ -366,47 +269,8 @@ export class QueueAdmin {
     return this;
   }
 
-  /**
-   * Runs a batch statement from the newest matching job down, until a batch takes fewer than
-   * BULK_BATCH_SIZE jobs. Returns how many statements ran.
-   */
   /** The QueueAdmin of another module that `queues` belong to (none: the default module's), if not this one. */
   private other(queues: readonly unknown[]): QueueAdmin | undefined {
     return adminHandOff(this.registry, this.options.name, queues)?.get(QueueAdmin);
-  }
-
-  private async inBatches<R extends BatchRow>(
-    filter: CompiledFilter,
-    build: (filter: CompiledFilter) => SqlStatement<unknown[], R>,
-    own: unknown[],
-    each: (row: R) => Promise<void> | void,
-  ): Promise<number> {
-    const sql = build(filter);
-    let cursor = FIRST_CURSOR;
-    for (let batches = 1; ; batches++) {
-      const [row] = await this.batch(sql, [cursor, BULK_BATCH_SIZE, ...own, ...filter.values]);
-      if (row) await each(row);
-      if (!row || row.picked < BULK_BATCH_SIZE || row.last_id === null) return batches;
-      cursor = String(BigInt(row.last_id) - 1n);
-    }
-  }
-
-  /**
-   * One batch statement, rolled back whole and run again when it lost a deadlock (see
-   * DEADLOCK_DETECTED, up to BATCH_TRIES runs), or when a retry batch met a unique job of a key
-   * committed since its snapshot (see UNIQUE_VIOLATION, up to BATCH_ROUNDS runs): run again, it sees
-   * that job and skips the key.
-   */
-  private async batch<R>(sql: SqlStatement<unknown[], R>, values: unknown[]): Promise<R[]> {
-    for (let deadlocks = 0, violations = 0; ;) {
-      try {
-        return await this.db.query(sql, values);
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        if (code === DEADLOCK_DETECTED && ++deadlocks < BATCH_TRIES) continue;
-        if (code === UNIQUE_VIOLATION && ++violations < BATCH_ROUNDS) continue;
-        throw error;
-      }
-    }
   }
 }

@@ -2,22 +2,23 @@ import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
 import { AwaOptionError } from '../errors/awa-option.error.js';
 import { checkScheduleOptions } from '../schedules/schedule-definition.js';
-import { findUnknownKey } from '../util/nearest-name.js';
-import { MODULE_DEFAULTS, QUEUE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
+import { MODULE_DEFAULTS, RETENTION_DEFAULTS } from './awa-options.defaults.js';
+import {
+  MAX_INTERVAL_MS,
+  MAX_TIMER_MS,
+  QUEUE_NAME,
+  checkName,
+  checkNumber,
+  describe,
+  pick,
+  rejectUnknownKeys,
+  type Rule,
+} from './awa-options.checks.js';
+import { resolveQueue } from './awa-options.queues.js';
 import { resolveTickTimer } from './tick-timer.js';
 import { resolveJobEventsOptions } from './job-events.options.js';
-import type {
-  AwaModuleAsyncOptions,
-  AwaModuleOptions,
-  QueueOptions,
-  RateLimitOptions,
-} from './awa-options.interface.js';
+import type { AwaModuleAsyncOptions, AwaModuleOptions } from './awa-options.interface.js';
 import type { ResolvedAwaOptions, ResolvedQueueOptions } from './awa-options.resolved.js';
-
-const QUEUE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
-const MAX_TIMER_MS = 2_147_483_647; // setTimeout/setInterval cap
-/** 100 years: the statements compute now() minus these, which must stay a valid timestamp. */
-const MAX_INTERVAL_MS = 3_155_760_000_000;
 
 /**
  * The keys each options object may have; anything else is a typo or a setting nestjs-awa does not
@@ -63,136 +64,7 @@ const ASYNC_KEYS = Object.keys({
 const ASYNC_OWN_KEYS = ['name', 'dataSource', 'readDataSource'] as const;
 /** A module name: like a queue name. */
 const MODULE_NAME = QUEUE_NAME;
-const QUEUE_KEYS = Object.keys(QUEUE_DEFAULTS);
 const RETENTION_KEYS = Object.keys(RETENTION_DEFAULTS);
-
-/** Refuses the first key of `value` not in `known`, naming it (`prefix` + key) and the nearest known one. */
-function rejectUnknownKeys(prefix: string, value: object, known: readonly string[]): void {
-  const unknown = findUnknownKey(value, known);
-  if (unknown)
-    throw new AwaOptionError(prefix + unknown.key, AwaMessages.unknownOption(unknown.nearest, unknown.close, known));
-}
-
-type Rule = 'positive' | 'nonNegative';
-
-function checkNumber(
-  path: string,
-  value: unknown,
-  rule: Rule,
-  integer: boolean,
-  max = Number.MAX_SAFE_INTEGER,
-): number {
-  const fail = (problem: string): never => {
-    throw new AwaOptionError(path, `${problem}, got ${describe(value)}`);
-  };
-  if (typeof value !== 'number' || Number.isNaN(value)) fail('expected a number');
-  const n = value as number;
-  if (!Number.isFinite(n)) fail('expected a finite number');
-  if (integer && !Number.isInteger(n)) fail('expected an integer');
-  if (rule === 'positive' && n <= 0) fail('must be greater than 0');
-  if (rule === 'nonNegative' && n < 0) fail('must not be negative');
-  if (n > max) fail(`must be at most ${max}`);
-  return n;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
-  return typeof value;
-}
-
-function pick<T>(value: T | undefined, fallback: T): T {
-  return value === undefined ? fallback : value;
-}
-
-function resolveQueue(name: string, raw: QueueOptions | undefined): ResolvedQueueOptions {
-  const at = (key: string) => `queues.${name}.${key}`;
-  if (!QUEUE_NAME.test(name)) {
-    throw new AwaOptionError(`queues.${name}`, 'a queue name is 1-100 characters of letters, digits, _ . : -');
-  }
-  if (raw !== undefined && (raw === null || typeof raw !== 'object')) {
-    throw new AwaOptionError(`queues.${name}`, `expected an object, got ${describe(raw)}`);
-  }
-  const q = raw ?? {};
-  rejectUnknownKeys(`queues.${name}.`, q, QUEUE_KEYS);
-  const resolved: ResolvedQueueOptions = {
-    name,
-    concurrency: checkNumber(
-      at('concurrency'),
-      pick(q.concurrency, QUEUE_DEFAULTS.concurrency),
-      'positive',
-      true,
-      10_000,
-    ),
-    deadlineDuration: checkNumber(
-      at('deadlineDuration'),
-      pick(q.deadlineDuration, QUEUE_DEFAULTS.deadlineDuration),
-      'nonNegative',
-      false,
-      MAX_TIMER_MS,
-    ),
-    maxAttempts: checkNumber(
-      at('maxAttempts'),
-      pick(q.maxAttempts, QUEUE_DEFAULTS.maxAttempts),
-      'positive',
-      true,
-      1_000_000,
-    ),
-    retryBaseDelay: checkNumber(
-      at('retryBaseDelay'),
-      pick(q.retryBaseDelay, QUEUE_DEFAULTS.retryBaseDelay),
-      'nonNegative',
-      false,
-    ),
-    retryMaxDelay: checkNumber(
-      at('retryMaxDelay'),
-      pick(q.retryMaxDelay, QUEUE_DEFAULTS.retryMaxDelay),
-      'nonNegative',
-      false,
-    ),
-    pollInterval: checkNumber(
-      at('pollInterval'),
-      pick(q.pollInterval, QUEUE_DEFAULTS.pollInterval),
-      'positive',
-      false,
-      MAX_TIMER_MS,
-    ),
-    prefetch: checkNumber(at('prefetch'), pick(q.prefetch, QUEUE_DEFAULTS.prefetch), 'nonNegative', true, 100_000),
-    maxSnoozes: checkNumber(
-      at('maxSnoozes'),
-      pick(q.maxSnoozes, QUEUE_DEFAULTS.maxSnoozes),
-      'nonNegative',
-      true,
-      1_000_000,
-    ),
-    rateLimit: resolveRateLimit(at('rateLimit'), q.rateLimit),
-    keyConcurrency: checkNumber(
-      at('keyConcurrency'),
-      pick(q.keyConcurrency, QUEUE_DEFAULTS.keyConcurrency),
-      'nonNegative',
-      true,
-      1_000_000,
-    ),
-  };
-  if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
-    throw new AwaOptionError(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`);
-  }
-  return resolved;
-}
-
-const RATE_LIMIT_KEYS = Object.keys({ limit: 1, period: 1 } satisfies Record<keyof RateLimitOptions, 1>);
-
-/** A queue's rateLimit: null (none), or { limit, period } with nothing else. */
-function resolveRateLimit(path: string, raw: RateLimitOptions | null | undefined): RateLimitOptions | null {
-  if (raw === undefined || raw === null) return null;
-  if (typeof raw !== 'object')
-    throw new AwaOptionError(path, `expected { limit, period } or null, got ${describe(raw)}`);
-  rejectUnknownKeys(`${path}.`, raw, RATE_LIMIT_KEYS);
-  return {
-    limit: checkNumber(`${path}.limit`, raw.limit, 'positive', true, 1_000_000),
-    period: checkNumber(`${path}.period`, raw.period, 'positive', true, MAX_INTERVAL_MS),
-  };
-}
 
 /** forRootAsync's own options: a factory, and no key it does not know. */
 export function checkAsyncOptions(options: AwaModuleAsyncOptions): void {
@@ -223,14 +95,6 @@ export function resolveAsyncOptions(
     );
   }
   return resolveAwaOptions({ ...raw, ...given });
-}
-
-/** An optional name option: a non-empty string (`pattern`, when given, holds it). */
-function checkName(path: string, value: unknown, what: string, pattern?: RegExp): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '' || (pattern && !pattern.test(value)))
-    throw new AwaOptionError(path, `expected ${what}, got ${describe(value)}`);
-  return value;
 }
 
 /** Validates raw module options and fills in defaults. Throws an AwaOptionError naming the bad option. */

@@ -7,6 +7,8 @@ export * as migrationsSql from './migrations.sql.js';
 export * as sessionSql from './session.sql.js';
 export * as leaderSql from './leader.sql.js';
 export * as adminSql from './admin.sql.js';
+export * as adminFilterSql from './admin-filter.sql.js';
+export * as adminBatchSql from './admin-batch.sql.js';
 export * as queueCountsSql from './queue-counts.sql.js';
 export * as schedulesSql from './schedules.sql.js';
 export * as flowSql from './flow.sql.js';

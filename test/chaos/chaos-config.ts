@@ -143,7 +143,39 @@ export const ENV = {
   graphEvery: 'CHAOS_GRAPH_EVERY',
   /** Workers: the directory where each process appends its handler starts (see chaos-starts.ts). */
   startsDir: 'CHAOS_STARTS_DIR',
+  /** Everyone, with --second-server: the second server's database (the module SECOND_MODULE). */
+  secondUrl: 'CHAOS_SECOND_URL',
+  /** Producer only, with --second-server: the jobs to enqueue into the second server (at a rate of their own). */
+  secondJobs: 'CHAOS_SECOND_JOBS',
+  secondRate: 'CHAOS_SECOND_RATE',
 } as const;
+
+/**
+ * The second server's load (--second-server): a named AwaModule on a DataSource of its own, with one
+ * queue and kinds of its own (a kind has one handler in an app): quick, slow (so that attempts are in
+ * flight when the server is killed) and counted (job.transaction on that server's DataSource).
+ */
+export const SECOND_MODULE = 'billing';
+export const SECOND_DATA_SOURCE = 'billingDb';
+export const SECOND_QUEUE = 'invoices';
+export const SECOND_KINDS = {
+  quick: 'chaos.billing.quick',
+  slow: 'chaos.billing.slow',
+  counted: 'chaos.billing.counted',
+} as const;
+
+/** The second module's queue: like the plain fast queue. */
+export const SECOND_QUEUE_OPTIONS = CHAOS_AWA_OPTIONS.queues!.fast!;
+
+/** The second module's options: the run's settings, its own name, DataSource and queue. */
+export function secondAwaOptions(): AwaModuleOptions {
+  return {
+    ...CHAOS_AWA_OPTIONS,
+    name: SECOND_MODULE,
+    dataSource: SECOND_DATA_SOURCE,
+    queues: { [SECOND_QUEUE]: SECOND_QUEUE_OPTIONS },
+  };
+}
 
 /** Fractions of each kind among the jobs (the rest are quick). */
 export type ChaosMix = Record<Exclude<ChaosKindName, 'quick'>, number>;

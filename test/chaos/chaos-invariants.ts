@@ -39,17 +39,22 @@ export interface Check {
 const sample = (rows: unknown[]) => rows.slice(0, 5).map((r) => JSON.stringify(r));
 
 /** A check whose SQL returns one row per violating job. */
-function rowsCheck(name: string, sql: string, values: (jobs: number) => unknown[] = () => []): (jobs: number) => Check {
-  return (jobs) => ({
+function rowsCheck(
+  name: string,
+  sql: string,
+  values: (jobs: number, counted: string) => unknown[] = () => [],
+): (jobs: number, counted: string) => Check {
+  return (jobs, counted) => ({
     name,
     async run(query) {
-      const rows = await query(sql, values(jobs));
+      const rows = await query(sql, values(jobs, counted));
       return rows.length === 0 ? [] : [`${rows.length} job(s), e.g. ${sample(rows).join('; ')}`];
     },
   });
 }
 
-const CHECKS: Array<(jobs: number) => Check> = [
+/** Each check, made for the run's number of plain jobs and the kind of its counted jobs. */
+const CHECKS: Array<(jobs: number, counted: string) => Check> = [
   // None lost (and none duplicated by the producer): exactly one plain job per seq 0..N-1 (workflow
   // steps are checked in chaos-workflow-checks.ts).
   (jobs) => ({
@@ -140,14 +145,14 @@ const CHECKS: Array<(jobs: number) => Check> = [
       WHERE t.run_lease <> j.run_lease OR NOT coalesce(r.ok, false)`,
   ),
   // job.transaction (docs/exactly-once.md): the handler's writes committed exactly once per job.
-  (jobs) => ({
+  (jobs, counted) => ({
     name: 'the job.transaction counter equals the completed counted jobs, exactly',
     async run(query) {
       const [r] = await query(
         `SELECT (SELECT n FROM chaos.counter WHERE id = 1)::int AS counter,
                 (SELECT count(*) FROM awa.all_jobs WHERE kind = $1 AND state = 'completed')::int AS completed,
                 (SELECT count(*) FROM awa.all_jobs WHERE kind = $1)::int AS counted_jobs`,
-        [CHAOS_KINDS.counted.kind],
+        [counted],
       );
       if (jobs >= 100 && r.counted_jobs === 0) return ['no chaos.counted job was produced'];
       return r.counter === r.completed ? [] : [`counter ${r.counter}, completed counted jobs ${r.completed}`];
@@ -160,7 +165,7 @@ const CHECKS: Array<(jobs: number) => Check> = [
               ON c.job_id = j.id
       WHERE j.kind = $1
         AND coalesce(c.leases, '{}') <> CASE WHEN j.state = 'completed' THEN ARRAY[j.run_lease::text] ELSE '{}' END`,
-    () => [CHAOS_KINDS.counted.kind],
+    (_jobs, counted) => [counted],
   ),
   // Finished jobs leave awa.jobs in the statement that finishes them (docs/storage.md).
   rowsCheck(
@@ -209,30 +214,34 @@ export const EVENT_CHECKS: Check[] = [
      )
      SELECT job_id, event, c.n AS changes, s.n AS events FROM changed c FULL JOIN stored s USING (job_id, event)
       WHERE c.n IS DISTINCT FROM s.n`,
-  )(0),
+  )(0, ''),
   rowsCheck(
     "each job's last stored event is in its final state",
     `SELECT j.id, j.state, l.state AS last_event_state FROM awa.all_jobs j
        LEFT JOIN LATERAL (SELECT e.state FROM awa.job_events e WHERE e.job_id = j.id
                            ORDER BY e.tx DESC, e.id DESC LIMIT 1) l ON true
       WHERE l.state IS DISTINCT FROM j.state`,
-  )(0),
+  )(0, ''),
   rowsCheck(
     'the durable-event group handled every stored event',
     `SELECT e.id, e.job_id, e.event FROM awa.job_events e
       WHERE NOT EXISTS (SELECT FROM chaos.event_deliveries d WHERE d.event_id = e.id)`,
-  )(0),
+  )(0, ''),
 ];
 
-/** Runs every invariant check, then `more` (the flow queues'); returns one line per failed check. */
+/**
+ * Runs every invariant check, then `more` (the flow queues'); returns one line per failed check.
+ * `counted`: the kind whose handler counts in job.transaction (the second server's has its own).
+ */
 export async function checkInvariants(
   query: Query,
   jobs: number,
   more: Check[] = [],
+  counted: string = CHAOS_KINDS.counted.kind,
 ): Promise<{ checked: string[]; violations: string[] }> {
   const checked: string[] = [];
   const violations: string[] = [];
-  for (const check of [...CHECKS.map((make) => make(jobs)), ...more]) {
+  for (const check of [...CHECKS.map((make) => make(jobs, counted)), ...more]) {
     checked.push(check.name);
     for (const problem of await check.run(query)) violations.push(`${check.name}: ${problem}`);
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startEmbeddedServer } from '../support/embedded-server.js';
+import { startEmbeddedServer, type EmbeddedServer } from '../support/embedded-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The PostgreSQL a chaos run owns, and the one fault it injects into it. */
@@ -17,31 +17,71 @@ export interface ChaosServer {
 const DATABASE = 'chaos';
 
 /**
- * A private embedded PostgreSQL, so that restarting it disturbs nothing else. The restart is a real
- * one: a fast shutdown (every session is terminated), a pause, and a start on the same data.
+ * A private embedded PostgreSQL (tuned for the run) holding one database `database`, and its URL.
+ * fsync=off survives the crash of PostgreSQL (its writes are in the kernel), not that of the machine,
+ * which no run does. synchronous_commit=off does not survive a crash: a commit acknowledged but not
+ * yet written by the WAL writer is lost with the shared memory, so `crashable` keeps it on.
  */
-async function startEmbedded(): Promise<ChaosServer> {
+async function embeddedWithDatabase(
+  dirPrefix: string,
+  database: string,
+  crashable = false,
+): Promise<{ server: EmbeddedServer; url: string }> {
   const server = await startEmbeddedServer({
-    dirPrefix: 'awa-chaos-pg-',
+    dirPrefix,
     persistent: true,
-    flags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    flags: [
+      ...['-c', 'max_connections=300', '-c', 'fsync=off'],
+      ...(crashable ? [] : ['-c', 'synchronous_commit=off']),
+    ],
   });
   try {
     const admin = new pg.Client({ connectionString: server.adminUrl });
     await admin.connect();
-    await admin.query(`CREATE DATABASE ${DATABASE}`).finally(() => admin.end());
+    await admin.query(`CREATE DATABASE ${database}`).finally(() => admin.end());
   } catch (error) {
     await server.remove();
     throw error;
   }
+  return { server, url: `postgres://postgres:postgres@127.0.0.1:${server.port}/${database}` };
+}
+
+/**
+ * A private embedded PostgreSQL, so that restarting it disturbs nothing else. The restart is a real
+ * one: a fast shutdown (every session is terminated), a pause, and a start on the same data.
+ */
+async function startEmbedded(): Promise<ChaosServer> {
+  const { server, url } = await embeddedWithDatabase('awa-chaos-pg-', DATABASE);
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${server.port}/${DATABASE}`,
+    url,
     description: `private embedded PostgreSQL on port ${server.port}; restart = fast shutdown, pause, start`,
     async restart(downMs) {
       await server.stopServer();
       await sleep(downMs);
       await server.startServer();
     },
+    stop: server.remove,
+  };
+}
+
+/** The second server of --second-server: always a private embedded one, which the run crashes once. */
+export interface SecondChaosServer {
+  readonly url: string;
+  readonly description: string;
+  /** An immediate shutdown (SIGQUIT to the postmaster, like a crash): every session dies at once. */
+  crash(): Promise<void>;
+  /** Starts it again on the same data (crash recovery first). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSecondServer(): Promise<SecondChaosServer> {
+  const { server, url } = await embeddedWithDatabase('awa-chaos-pg2-', 'billing', true);
+  return {
+    url,
+    description: `second private embedded PostgreSQL on port ${server.port}; crash = immediate shutdown (SIGQUIT), pause, start`,
+    crash: server.crashServer,
+    start: server.startServer,
     stop: server.remove,
   };
 }

@@ -33,6 +33,8 @@ export class ChaosProcess {
   readyAt: number | undefined;
   exitedAt: number | undefined;
   produced = 0;
+  /** The producer's jobs enqueued into the second server (--second-server). */
+  secondProduced = 0;
   producedAll = false;
   /** Set before the runner kills or stops it: any other exit is a crash. */
   expectedExit = false;
@@ -128,6 +130,8 @@ export class ChaosProcess {
       this.producedAll = true;
     } else if (line.startsWith('PRODUCED ')) {
       this.produced = Number(line.split(' ')[1]);
+    } else if (line.startsWith('SECOND_PRODUCED ')) {
+      this.secondProduced = Number(line.split(' ')[1]);
     } else if (line.includes('was no longer held')) {
       this.counts.leaseLost++;
     } else if (line.includes('is now the maintenance leader')) {

@@ -10,6 +10,8 @@ import {
   type ChaosArgs,
   type ChaosKindName,
   type ChaosMix,
+  SECOND_KINDS,
+  SECOND_QUEUE,
 } from './chaos-config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -143,28 +145,77 @@ async function enqueueGraphOnce(producer: QueueProducer, sql: Sql, g: number) {
   }
 }
 
+/** One paced load: `total` jobs at `rate` jobs/s, batch `b` named prefix + b, its jobs made by `job`. */
+interface Load {
+  total: number;
+  rate: number;
+  prefix: string;
+  job: (seq: number, batch: string) => EnqueueManyItem<ChaosArgs>;
+  /** After each batch (the workflow graphs). */
+  afterBatch?: (b: number) => Promise<void>;
+}
+
+/** Enqueues `load` in batches of CHAOS_BATCH, each exactly once; `said` reports the jobs enqueued so far. */
+async function paced(producer: QueueProducer, sql: Sql, load: Load, said: (seq: number) => void): Promise<number> {
+  const batchSize = Number(process.env[ENV.batch] ?? 25);
+  const started = Date.now();
+  let seq = 0;
+  for (let b = 0; seq < load.total; b++) {
+    const batch = `${load.prefix}${b}`;
+    const items = Array.from({ length: Math.min(batchSize, load.total - seq) }, (_, i) => load.job(seq + i, batch));
+    await enqueueOnce(producer, sql, batch, items);
+    await load.afterBatch?.(b);
+    seq += items.length;
+    said(seq);
+    const due = started + (seq / load.rate) * 1000;
+    if (due > Date.now()) await sleep(due - Date.now());
+  }
+  return seq;
+}
+
 /**
  * Enqueues CHAOS_JOBS jobs at CHAOS_RATE jobs/s in batches of CHAOS_BATCH, and a workflow graph after
  * every CHAOS_GRAPH_EVERY batches (see chaosGraph); returns how many plain jobs.
  */
 export async function produceAll(producer: QueueProducer, sql: Sql, say: (line: string) => void): Promise<number> {
-  const total = Number(process.env[ENV.jobs] ?? 5_000);
-  const rate = Number(process.env[ENV.rate] ?? 250);
-  const batchSize = Number(process.env[ENV.batch] ?? 25);
   const mix: ChaosMix = process.env[ENV.mix] ? JSON.parse(process.env[ENV.mix]!) : DEFAULT_MIX;
   const graphEvery = Number(process.env[ENV.graphEvery] ?? 1);
-  const started = Date.now();
-  let seq = 0;
   let graphs = 0;
-  for (let b = 0; seq < total; b++) {
-    const batch = `b${b}`;
-    const items = Array.from({ length: Math.min(batchSize, total - seq) }, (_, i) => chaosJob(seq + i, batch, mix));
-    await enqueueOnce(producer, sql, batch, items);
-    if (graphEvery > 0 && b % graphEvery === 0) await enqueueGraphOnce(producer, sql, graphs++);
-    seq += items.length;
-    say(`PRODUCED ${seq}`);
-    const due = started + (seq / rate) * 1000;
-    if (due > Date.now()) await sleep(due - Date.now());
-  }
-  return seq;
+  const load: Load = {
+    total: Number(process.env[ENV.jobs] ?? 5_000),
+    rate: Number(process.env[ENV.rate] ?? 250),
+    prefix: 'b',
+    job: (seq, batch) => chaosJob(seq, batch, mix),
+    afterBatch: async (b) => {
+      if (graphEvery > 0 && b % graphEvery === 0) await enqueueGraphOnce(producer, sql, graphs++);
+    },
+  };
+  return paced(producer, sql, load, (seq) => say(`PRODUCED ${seq}`));
+}
+
+/** A job of the second server's load (seq 0.. of its own): 20% slow, 20% counted, the rest quick. */
+export function secondJob(seq: number, batch: string): EnqueueManyItem<ChaosArgs> {
+  const random = prng(2_000_000 + seq);
+  const r = random();
+  const name = r < 0.2 ? 'slow' : r < 0.4 ? 'counted' : 'quick';
+  const [lo, hi] = DURATION[name];
+  return {
+    kind: SECOND_KINDS[name],
+    queue: SECOND_QUEUE,
+    args: { seq, batch, ms: lo + Math.floor(random() * (hi - lo)) },
+  };
+}
+
+/**
+ * Enqueues CHAOS_SECOND_JOBS jobs into the second server at CHAOS_SECOND_RATE jobs/s (QueueProducer
+ * routes them by queue); its outage holds this loop up, not produceAll's.
+ */
+export async function produceSecond(producer: QueueProducer, sql: Sql, say: (line: string) => void): Promise<number> {
+  const load: Load = {
+    total: Number(process.env[ENV.secondJobs] ?? 0),
+    rate: Number(process.env[ENV.secondRate] ?? 20),
+    prefix: 's',
+    job: secondJob,
+  };
+  return paced(producer, sql, load, (seq) => say(`SECOND_PRODUCED ${seq}`));
 }

@@ -1,10 +1,28 @@
-import type { ChaosConfig, ChaosReport } from './run-chaos.js';
+import type { ChaosConfig, ChaosReport } from './chaos-run-types.js';
 
 const ms = (value: number | null) => (value === null ? 'n/a' : `${Math.round(value)} ms`);
 const counts = (record: Record<string, number>) =>
   Object.entries(record)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ') || 'none';
+
+/** The second server's lines (--second-server), none without it. */
+function secondServerLines(second: ChaosReport['second']): string[] {
+  if (!second) return [];
+  const fault = second.fault;
+  return [
+    `server 2:     ${second.server}`,
+    `              ${second.jobs} jobs on its queue (${counts(second.states)}); ${second.events.stored} durable ` +
+      `events, ${second.events.delivered} deliveries`,
+    `server 2 down: ${
+      fault
+        ? `at +${(fault.atSeconds ?? 0).toFixed(1)}s killed (immediate shutdown) holding ${fault.leasesHeld} lease(s), ` +
+          `down ${fault.downMs} ms; meanwhile the first server completed ${fault.completedOnFirstMeanwhile} job(s); ` +
+          `every instance reconnected with a leader ${ms(fault.reconnectMs)} after`
+        : 'none'
+    }`,
+  ];
+}
 
 /** The printed figures and verdict of a chaos run. */
 export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: ChaosConfig): string {
@@ -58,6 +76,7 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
       `(${counts(report.workflows.states)}; included in the jobs above)`,
     `event group:  ${report.events.stored} durable events stored, ${report.events.delivered} deliveries, ` +
       `${report.events.redelivered} event(s) delivered more than once (at least once allows it)`,
+    ...secondServerLines(report.second),
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
       `leader acquisitions ${report.logs.leaderAcquired}, ` +

@@ -2,126 +2,47 @@
 // It uses the built package ('nestjs-awa' resolves to dist/), exactly as an app would.
 // CHAOS_ROLE=worker: handlers for every chaos kind (but keyedB on one slot, see workerVariant). CHAOS_ROLE=producer: no handlers; enqueues the
 // jobs with QueueProducer at a steady rate. Prints READY <pid>, and the producer PRODUCED <n> and
-// PRODUCED_ALL <n>; Nest's own log lines (warn and up, plus leader changes) go to stdout as well.
+// PRODUCED_ALL <n> (SECOND_PRODUCED <n> for the second server's jobs); with CHAOS_SECOND_URL every process
+// runs a second, named AwaModule on that server too (chaos-second-app.ts). Nest's own log lines (warn and up, plus leader changes) go to stdout as well.
 import 'reflect-metadata';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import {
   AwaModule,
   JOB_EVENT_NAMES,
   JobHandler,
-  JobTransactionError,
   OnJobEvent,
   QueueProducer,
   type Job,
   type JobEvent,
   type RateLimitOptions,
 } from 'nestjs-awa';
-import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import {
   CHAOS_KINDS,
   CHAOS_STEP_KINDS,
   chaosAwaOptions,
-  COUNTED_ERROR,
   DEFAULT_RATE_LIMIT,
   ENV,
   FLAKY_ERROR,
+  SECOND_DATA_SOURCE,
   STEP_FAIL_ERROR,
   type ChaosArgs,
   type ChaosStepArgs,
   type WorkerVariant,
 } from './chaos-config.js';
+import { countOnce, pgPoolOf, RunRecorder } from './chaos-recorder.js';
+import { SecondServerHandlers, secondServerModules } from './chaos-second-app.js';
 import { recordStart } from './chaos-starts.js';
-import { produceAll } from './chaos-producer.js';
+import { produceAll, produceSecond, type Sql } from './chaos-producer.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-/** The DataSource's pg Pool: `driver.master` in TypeORM 0.3 and 1.x. */
-function pgPoolOf(dataSource: DataSource): Pool {
-  return (dataSource.driver as unknown as { master: Pool }).master;
-}
 
 /** This process's slot variant (see workerVariant); the producer's is unused. */
 const VARIANT: WorkerVariant = JSON.parse(process.env[ENV.variant] ?? '{"keyedB":true,"ratedPrefetch":0}');
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-
-/** Does the handlers' work and records finished runs in the side table (chaos.runs). */
-@Injectable()
-class RunRecorder {
-  /** The app's own pool: the public API does not expose the queue's database layer. */
-  private readonly pool: Pool;
-
-  constructor(dataSource: DataSource) {
-    this.pool = pgPoolOf(dataSource);
-  }
-
-  /** A handler's work: its args' run time, then the record of the finished run. */
-  async work(job: Job<ChaosArgs | ChaosStepArgs>) {
-    await sleep(job.args.ms);
-    await this.record(job);
-  }
-
-  /** The record of a finished run, inside the job.transaction that completes the job. */
-  async recordIn(manager: EntityManager, job: Job<ChaosArgs>) {
-    await manager.query(`INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token) VALUES ($1, $2, $3, $4, $5)`, [
-      job.id,
-      job.attempt,
-      job.runLease,
-      process.pid,
-      randomUUID(),
-    ]);
-  }
-
-  /**
-   * Records a finished run in the side table. It must survive the PostgreSQL restart, so it
-   * retries; the token makes a retry after an ambiguous commit insert nothing twice, so two rows
-   * for one (job, run_lease) can only mean the lease really ran twice.
-   * It writes through pool.query, not dataSource.query: a TypeORM QueryRunner takes a new pool
-   * client and attaches its 'error' listener one microtask later, and a server shutting down just
-   * then (its FATAL arriving in the same read as ReadyForQuery) crashes the process with an
-   * unhandled 'error'. That is TypeORM's gap, not the queue's; this suite tests the queue.
-   */
-  async record(job: Job<ChaosArgs | ChaosStepArgs>) {
-    const token = randomUUID();
-    await this.retried('the run', () =>
-      this.pool.query(
-        `INSERT INTO chaos.runs (job_id, attempt, run_lease, pid, token)
-         SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.runs WHERE token = $5)`,
-        [job.id, job.attempt, job.runLease, process.pid, token],
-      ),
-    );
-  }
-
-  /** Records a durable event the `chaos` group handled, as record() does a run (its token: one row per delivery). */
-  async delivered(event: JobEvent) {
-    const token = randomUUID();
-    await this.retried('the event', () =>
-      this.pool.query(
-        `INSERT INTO chaos.event_deliveries (event_id, job_id, event, pid, token)
-         SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM chaos.event_deliveries WHERE token = $5)`,
-        [event.id, event.jobId, event.event, process.pid, token],
-      ),
-    );
-  }
-
-  private async retried(what: string, write: () => Promise<unknown>) {
-    const giveUpAt = Date.now() + 15_000;
-    for (;;) {
-      try {
-        await write();
-        return;
-      } catch (error) {
-        if (Date.now() > giveUpAt)
-          throw new Error(`chaos: could not record ${what}: ${String(error)}`, { cause: error });
-        await sleep(100);
-      }
-    }
-  }
-}
 
 @Injectable()
 class ChaosHandlers {
@@ -151,24 +72,10 @@ class ChaosHandlers {
     return new Promise<never>(() => undefined);
   }
 
-  /**
-   * Exactly once under every fault: the counter, its note and the run's record commit with the
-   * completion or not at all. A refused transaction (lease lost) throws on as it is (its failure is
-   * fenced out); any other rollback (a fault) fails the attempt with the one documented text.
-   */
+  /** Exactly once under every fault: see countOnce. */
   @JobHandler(CHAOS_KINDS.counted.kind, { queue: CHAOS_KINDS.counted.queue })
   async counted(job: Job<ChaosArgs>) {
-    await sleep(job.args.ms);
-    try {
-      await job.transaction(async (manager) => {
-        await manager.query('UPDATE chaos.counter SET n = n + 1 WHERE id = 1');
-        await manager.query('INSERT INTO chaos.counted (job_id, run_lease) VALUES ($1, $2)', [job.id, job.runLease]);
-        await this.runs.recordIn(manager, job);
-      });
-    } catch (error) {
-      if (error instanceof JobTransactionError) throw error;
-      throw COUNTED_ERROR;
-    }
+    await countOnce(this.runs, job);
   }
 
   @JobHandler(CHAOS_KINDS.keyedA.kind, { queue: CHAOS_KINDS.keyedA.queue })
@@ -225,6 +132,7 @@ class KeyedBHandler {
 
 function appModule(role: string): DynamicModule {
   const variant = VARIANT;
+  const secondUrl = process.env[ENV.secondUrl];
   const rateLimit: RateLimitOptions = process.env[ENV.rateLimit]
     ? JSON.parse(process.env[ENV.rateLimit]!)
     : DEFAULT_RATE_LIMIT;
@@ -241,8 +149,9 @@ function appModule(role: string): DynamicModule {
       TypeOrmModule.forRoot({ type: 'postgres', url: process.env[ENV.url], autoLoadEntities: true, logging: false }),
       ScheduleModule.forRoot(),
       AwaModule.forRoot(chaosAwaOptions(rateLimit, variant.ratedPrefetch)),
+      ...(secondUrl ? secondServerModules(secondUrl) : []),
     ],
-    providers: role === 'producer' ? [] : handlers,
+    providers: role === 'producer' ? [] : [...handlers, ...(secondUrl ? [SecondServerHandlers] : [])],
   };
 }
 
@@ -256,12 +165,17 @@ async function main() {
   app.enableShutdownHooks();
   say(`READY ${process.pid}`);
   if (role === 'producer') {
-    const pool = pgPoolOf(app.get(DataSource));
-    const produced = await produceAll(
-      app.get(QueueProducer),
-      async (text, values) => (await pool.query(text, values)).rows,
-      say,
-    );
+    // The second server's jobs go in beside, at a pace of their own: its outage holds up only them.
+    const sqlOf = (dataSource: DataSource): Sql => {
+      const pool = pgPoolOf(dataSource);
+      return async (text, values) => (await pool.query(text, values)).rows;
+    };
+    const [produced] = await Promise.all([
+      produceAll(app.get(QueueProducer), sqlOf(app.get(DataSource)), say),
+      process.env[ENV.secondUrl]
+        ? produceSecond(app.get(QueueProducer), sqlOf(app.get(getDataSourceToken(SECOND_DATA_SOURCE))), say)
+        : 0,
+    ]);
     say(`PRODUCED_ALL ${produced}`);
   }
 }

@@ -7,6 +7,11 @@
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N --freeze-ms N
 // --stall-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
 // `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
+// --second-server (issue 18; with --second-jobs N, default a fifth of --jobs, and --second-down-ms N):
+// a second embedded PostgreSQL, on which every process runs a second, named AwaModule with its own
+// queue; it is crashed (immediate shutdown) once, apart from the first server's restart, and its
+// jobs are checked in its own database (chaos-second-server.ts); test/recovery/chaos-two-servers.spec.ts
+// runs it small.
 // Debugging knobs (env): CHAOS_LOG_DIR=dir keeps every process's whole output (and the handler starts); CHAOS_WORKER_NODE_OPTIONS
 // passes NODE_OPTIONS to the processes; CHAOS_SHARED_SERVER=1 forces the shared-server fallback.
 // The printed times are figures, not assertions: only the invariants decide the verdict.
@@ -14,9 +19,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RateLimitOptions } from 'nestjs-awa';
 import pg from 'pg';
-import { DEFAULT_MIX, DEFAULT_RATE_LIMIT, ENV, workerVariant, type ChaosMix } from './chaos-config.js';
+import { parseArgs } from './chaos-args.js';
+import { ENV, workerVariant } from './chaos-config.js';
 import {
   flowFigures,
   keyConcurrencyCheck,
@@ -24,135 +29,41 @@ import {
   rateWindowCheck,
   strandedCheck,
   strandedJobs,
-  type FlowFigures,
 } from './chaos-flow-checks.js';
-import { errorCounts, recoveryFigures, throughput, type KillRecord, type RecoveryFigures } from './chaos-figures.js';
+import { errorCounts, recoveryFigures, throughput, type KillRecord } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, EVENT_CHECKS, type Query } from './chaos-invariants.js';
 import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
 import { redeliveryCheck, type EventFaults } from './chaos-event-checks.js';
-import { startChaosServer, type ChaosServer } from './chaos-postgres.js';
+import { startChaosServer, startSecondServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { ChaosProcess } from './chaos-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { reconnectMs as reconnected } from './chaos-reconnect.js';
+import { DEFAULT_CHAOS_CONFIG, type ChaosConfig, type ChaosReport, type RestartRecord } from './chaos-run-types.js';
+import { SecondServerRun } from './chaos-second-server.js';
 import { formatSummary } from './chaos-summary.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface ChaosConfig {
-  /** Jobs to enqueue. */
-  jobs: number;
-  /** Enqueue rate, jobs per second. */
-  rate: number;
-  /** Worker processes kept running (a killed one is replaced at once). */
-  workers: number;
-  /** A random worker is SIGKILLed every killEveryMs[0]..killEveryMs[1] ms. */
-  killEveryMs: [number, number];
-  /** Restart PostgreSQL once, when this fraction of the jobs has been enqueued; null: never. */
-  restartAt: number | null;
-  /** How long PostgreSQL stays down in the restart. */
-  downMs: number;
-  /** Freeze one worker's connections once, when this fraction of the jobs has been enqueued; null: never. */
-  freezeAt: number | null;
-  /** How long they stay frozen: longer than heartbeatStaleAfter, so that its leases are rescued meanwhile. */
-  freezeMs: number;
-  /**
-   * SIGSTOP one worker once, when this fraction of the jobs has been enqueued, for freezeMs; null: never.
-   * Its connections stay open: its job.transactions hold their fences until the server's idle limit
-   * (heartbeatStaleAfter) ends them, and only then can its leases be rescued.
-   */
-  stopAt: number | null;
-  /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
-  timeoutMs: number;
-  mix: ChaosMix;
-  /** The rated queue's limit. */
-  rateLimit: RateLimitOptions;
-  /**
-   * Once everything is enqueued: when no lease was taken or given back for this long while jobs are
-   * still unfinished, the run stops waiting and checks them for stranding (rather than timing out).
-   */
-  stallMs: number;
-  /** Progress lines. */
-  log: (line: string) => void;
-}
-
-export interface RestartRecord {
-  /** When it began (database clock). */
-  at: Date;
-  /** Seconds into the run (from the first enqueue). */
-  atSeconds?: number;
-  /** From the stop until PostgreSQL accepted connections again. */
-  downMs: number;
-  /** From then until every live instance had its session back and a leader held the lock. */
-  reconnectMs: number | null;
-  /** Workers that were booting during the restart and gave up (each was replaced). */
-  bootFailures: number;
-}
-
-export interface ChaosReport {
-  ok: boolean;
-  violations: string[];
-  /** The invariants checked (all of them, passed or not). */
-  checked: string[];
-  server: string;
-  jobs: number;
-  states: Record<string, number>;
-  seconds: number;
-  jobsPerSecond: number;
-  peakPerSecond: number;
-  kills: number;
-  recovery: RecoveryFigures;
-  errors: Record<string, number>;
-  restart: RestartRecord | null;
-  freeze: FreezeRecord | null;
-  /** The SIGSTOP fault (see stopAt). */
-  stop: FreezeRecord | null;
-  flow: FlowFigures;
-  /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
-  workflows: { graphs: number; steps: number; states: Record<string, number> };
-  /** The durable-event group: events stored, deliveries recorded, events delivered more than once. */
-  events: { stored: number; delivered: number; redelivered: number };
-  /** Totals over all worker processes' logs. */
-  logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
-  summary: string;
-}
-
-export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
-  jobs: 5_000,
-  // Below what 3 workers on a small machine sustain while being killed, so that recovery times
-  // measure the rescue, not a growing backlog.
-  rate: 100,
-  workers: 3,
-  killEveryMs: [2_000, 4_000],
-  restartAt: 0.4,
-  downMs: 1_000,
-  freezeAt: 0.7,
-  freezeMs: 4_000,
-  stopAt: 0.55,
-  timeoutMs: 0, // 0: the production time plus 120 s
-  mix: DEFAULT_MIX,
-  rateLimit: DEFAULT_RATE_LIMIT,
-  stallMs: 6_000,
-  log: () => undefined,
-};
+export { DEFAULT_CHAOS_CONFIG, type ChaosConfig, type ChaosReport, type RestartRecord };
 
 const between = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
-/**
- * Holders of the maintenance leader lock (MAINTENANCE_LOCK_KEY) in this database, as pg_locks shows a one-bigint
- * advisory lock.
- */
-const LEADER_HELD = `SELECT count(*)::int AS n FROM pg_locks
-  WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = 6182721100001
-    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
-
 export async function runChaos(overrides: Partial<ChaosConfig> = {}): Promise<ChaosReport> {
   const config: ChaosConfig = { ...DEFAULT_CHAOS_CONFIG, ...overrides };
+  if (config.secondServer && config.secondJobs === 0) config.secondJobs = Math.ceil(config.jobs / 5);
   const server = await startChaosServer(config.log);
-  const run = new ChaosRun(config, server);
+  let second: SecondServerRun | undefined;
   try {
-    return await run.execute();
+    if (config.secondServer) second = new SecondServerRun(await startSecondServer(), config.log);
+    const run = new ChaosRun(config, server, second);
+    try {
+      return await run.execute();
+    } finally {
+      await run.dispose();
+    }
   } finally {
-    await run.dispose();
+    await second?.dispose();
     await server.stop();
   }
 }
@@ -184,6 +95,7 @@ class ChaosRun {
   constructor(
     private readonly config: ChaosConfig,
     private readonly server: ChaosServer,
+    private readonly second?: SecondServerRun,
   ) {
     this.pool = new pg.Pool({ connectionString: server.url, max: 3 });
     this.pool.on('error', () => undefined); // idle connections die in the restart, by design
@@ -193,7 +105,8 @@ class ChaosRun {
   async execute(): Promise<ChaosReport> {
     const { config } = this;
     config.log(
-      `chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}`,
+      `chaos: ${config.jobs} jobs at ${config.rate}/s, ${config.workers} workers, on ${this.server.description}` +
+        (this.second ? `; ${config.secondJobs} more on the ${this.second.server.description}` : ''),
     );
     await this.boot();
     const timeoutMs = config.timeoutMs || (config.jobs / config.rate) * 1000 + 120_000;
@@ -225,13 +138,28 @@ class ChaosRun {
         this.producedAll &&
         status.finished === config.jobs &&
         status.openSteps === 0 &&
-        status.leases === 0
+        status.leases === 0 &&
+        (await this.secondDone())
       )
         break;
       if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
       if (Date.now() > giveUpAt) {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
         break;
+      }
+      if (
+        this.second &&
+        this.second.fault === null &&
+        config.secondStopAt !== null &&
+        (this.producer?.produced ?? 0) >= config.secondStopAt * config.jobs
+      ) {
+        const stoppedAt = Date.now();
+        this.violations.push(
+          ...(await this.second.crashAndRestart(this.query, config.secondDownMs, () => this.liveSince(stoppedAt))),
+        );
+        this.faultsOverAt = Date.now();
+        nextKillAt = Date.now() + between(config.killEveryMs);
+        continue;
       }
       if (
         this.restart === null &&
@@ -285,20 +213,31 @@ class ChaosRun {
     const idle = this.idleWindow(await lastLeaseActivity(this.query));
     this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
     await this.eventGroupCaughtUp();
+    if (this.second) this.violations.push(...(await this.second.eventGroupCaughtUp()));
     await this.stopAll();
     return this.report();
   }
 
   /** The workers that could claim since `since`, and since when they all could: see strandedJobs. */
   private idleWindow(lastActivity: number | null) {
-    const since = Math.max(lastActivity ?? 0, this.faultsOverAt, this.restartWindow?.[1] ?? 0);
+    const since = Math.max(
+      lastActivity ?? 0,
+      this.faultsOverAt,
+      this.restartWindow?.[1] ?? 0,
+      this.second?.window?.[1] ?? 0,
+    );
     const pids = this.workers.filter((w) => w.alive && w.readyAt !== undefined && w.readyAt < since).map((w) => w.pid);
     return { since, pids };
   }
 
   /** Nothing leased or freed for stallMs (and no fault since): what is still unfinished waits in vain. */
   private async stalled(): Promise<boolean> {
-    const { since } = this.idleWindow(await lastLeaseActivity(this.query).catch(() => Date.now()));
+    const activity = await Promise.all(
+      [this.query, ...(this.second ? [this.second.query] : [])].map((q) =>
+        lastLeaseActivity(q).catch(() => Date.now()),
+      ),
+    );
+    const { since } = this.idleWindow(Math.max(...activity.map((at) => at ?? 0)));
     if (Date.now() - since < this.config.stallMs) return false;
     this.config.log(`chaos: no lease taken or freed for ${this.config.stallMs} ms with jobs unfinished: stalled`);
     return true;
@@ -324,6 +263,7 @@ class ChaosRun {
   private async boot(): Promise<void> {
     await (await this.spawnWorker(0)).ready();
     for (const statement of INSTRUMENTATION_SQL) await this.query(statement);
+    await this.second?.instrument();
     const others = await Promise.all(
       Array.from({ length: this.config.workers - 1 }, (_, i) => this.spawnWorker(i + 1)),
     );
@@ -333,6 +273,11 @@ class ChaosRun {
       [ENV.rate]: String(this.config.rate),
       [ENV.mix]: JSON.stringify(this.config.mix),
       [ENV.rateLimit]: JSON.stringify(this.config.rateLimit),
+      ...this.secondEnv(),
+      ...(this.second && {
+        [ENV.secondJobs]: String(this.config.secondJobs),
+        [ENV.secondRate]: String((this.config.rate * this.config.secondJobs) / this.config.jobs),
+      }),
     });
     this.processes.push(this.producer);
     await this.producer.ready();
@@ -345,6 +290,7 @@ class ChaosRun {
       [ENV.variant]: JSON.stringify(workerVariant(slot, this.config.workers)),
       [ENV.rateLimit]: JSON.stringify(this.config.rateLimit),
       [ENV.startsDir]: this.startsDir,
+      ...this.secondEnv(),
     });
     this.proxies.set(worker, proxy);
     this.slots.set(worker, slot);
@@ -361,10 +307,13 @@ class ChaosRun {
     for (const worker of this.workers) {
       if (worker.alive || worker.expectedExit) continue;
       worker.expectedExit = true; // reported once
-      const window = this.restartWindow;
-      if (worker.readyAt === undefined && window && worker.spawnedAt <= window[1] && worker.exitedAt! >= window[0]) {
+      const windows = [this.restartWindow, this.second?.window].filter((w) => w !== undefined);
+      if (
+        worker.readyAt === undefined &&
+        windows.some((window) => worker.spawnedAt <= window[1] && worker.exitedAt! >= window[0])
+      ) {
         this.bootFailures++;
-        this.config.log(`chaos: worker ${worker.pid} failed to boot during the restart; replacing it`);
+        this.config.log(`chaos: worker ${worker.pid} failed to boot while a server was down; replacing it`);
       } else {
         this.violations.push(
           `worker ${worker.pid} exited by itself (${worker.exitCode ?? worker.exitSignal}):\n${worker.diagnostics()}`,
@@ -384,6 +333,27 @@ class ChaosRun {
       to: this.restart.at.getTime() + this.restart.downMs + (this.restart.reconnectMs ?? 30_000) + 5_000,
     };
     return { pids, restart };
+  }
+
+  /** Processes alive now that were ready before `at` (JS clock). */
+  private liveSince(at: number): number {
+    return this.processes.filter((p) => p.alive && p.readyAt !== undefined && p.readyAt < at).length;
+  }
+
+  /** Every process reaches the second server directly (the freeze fault is the first server's). */
+  private secondEnv(): Record<string, string> {
+    return this.second ? { [ENV.secondUrl]: this.second.server.url } : {};
+  }
+
+  /** The second server (if any): everything produced there is finished, and no lease is held. */
+  private async secondDone(): Promise<boolean> {
+    if (!this.second) return true;
+    const status = await this.second.status();
+    return (
+      this.producer?.secondProduced === this.config.secondJobs &&
+      status?.finished === this.config.secondJobs &&
+      status.leases === 0
+    );
   }
 
   private async workflowFigures(): Promise<ChaosReport['workflows']> {
@@ -449,23 +419,7 @@ class ChaosRun {
     const stoppedAt = Date.now();
     await this.server.restart(this.config.downMs);
     const upAt = Date.now();
-    let reconnectMs: number | null = null;
-    for (const until = Date.now() + 30_000; Date.now() < until; await sleep(100)) {
-      try {
-        const live = this.processes.filter((p) => p.alive && p.readyAt !== undefined && p.readyAt < stoppedAt).length;
-        const [{ n: sessions }] = await this.query(
-          `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND application_name LIKE 'awa:%'`,
-        );
-        const [{ n: leaders }] = await this.query(LEADER_HELD);
-        if (sessions >= live && leaders === 1) {
-          reconnectMs = Date.now() - upAt;
-          break;
-        }
-      } catch {
-        // still coming back
-      }
-    }
+    const reconnectMs = await reconnected(this.query, () => this.liveSince(stoppedAt));
     this.restart = { at, downMs: upAt - stoppedAt, reconnectMs, bootFailures: 0 };
     this.restartWindow = [stoppedAt, Date.now() + 5_000];
     if (reconnectMs === null)
@@ -517,7 +471,9 @@ class ChaosRun {
       ...EVENT_CHECKS,
       redeliveryCheck(() => this.eventFaults()),
     ]);
-    const allViolations = [...this.violations, ...violations];
+    const second = await this.second?.check(this.query, this.config.secondJobs, this.eventFaults().pids);
+    checked.push(...(second?.checked ?? []));
+    const allViolations = [...this.violations, ...violations, ...(second?.violations ?? [])];
     const status = await this.status();
     const speed = await throughput(this.query);
     const recovery = await recoveryFigures(this.query, this.kills);
@@ -565,38 +521,11 @@ class ChaosRun {
                     AS redelivered`,
         )
       )[0],
+      second: (await this.second?.report(this.config.secondJobs, speed.startedAt)) ?? null,
       logs,
     };
     return { ...report, summary: formatSummary(report, this.config) };
   }
-}
-
-const FLAGS: Record<string, keyof ChaosConfig> = {
-  '--jobs': 'jobs',
-  '--rate': 'rate',
-  '--workers': 'workers',
-  '--down-ms': 'downMs',
-  '--freeze-ms': 'freezeMs',
-  '--stall-ms': 'stallMs',
-};
-/** The rated queue's limit, in parts. */
-const RATE_FLAGS: Record<string, keyof RateLimitOptions> = { '--rate-limit': 'limit', '--rate-period': 'period' };
-
-function parseArgs(argv: string[]): Partial<ChaosConfig> {
-  const config: Record<string, number> = {};
-  const rateLimit: RateLimitOptions = { ...DEFAULT_RATE_LIMIT };
-  for (let i = 0; i < argv.length; i += 2) {
-    const key = FLAGS[argv[i]!];
-    const rateKey = RATE_FLAGS[argv[i]!];
-    const value = Number(argv[i + 1]);
-    if (!(key || rateKey) || !Number.isFinite(value))
-      throw new Error(
-        `usage: run-chaos [${[...Object.keys(FLAGS), ...Object.keys(RATE_FLAGS)].map((f) => `${f} N`).join('] [')}]`,
-      );
-    if (rateKey) rateLimit[rateKey] = value;
-    else config[key!] = value;
-  }
-  return { ...(config as Partial<ChaosConfig>), rateLimit };
 }
 
 async function main(): Promise<void> {

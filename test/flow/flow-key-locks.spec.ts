@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { compileFilter } from '../../lib/admin/job-filter.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
-import { adminSql, flowSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import { adminBatchSql, flowSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import { waitForLockWait } from '../support/lock-waits.js';
 import { createStatementGate } from '../support/statement-gate.js';
 import { waitFor } from '../support/wait-for.js';
@@ -43,7 +43,7 @@ const PATHS: AvailablePath[] = [
       await f.sql(`INSERT INTO awa.jobs (kind, queue, concurrency_key, state, finalized_at)
                    VALUES ('r', 'q', 'a', 'failed', now()), ('r', 'q', 'b', 'failed', now())`);
       const filter = compileFilter({ kinds: ['r'] });
-      return (on) => f.run(adminSql.retryBatch(filter), [FIRST_CURSOR, 100, ...filter.values], on);
+      return (on) => f.run(adminBatchSql.retryBatch(filter), [FIRST_CURSOR, 100, ...filter.values], on);
     },
   },
   {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { compileFilter, type JobFilter } from '../../lib/admin/job-filter.js';
-import { adminSql, queueCountsSql, workerSql } from '../../lib/sql/index.js';
+import { adminBatchSql, adminFilterSql, adminSql, queueCountsSql, workerSql } from '../../lib/sql/index.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
@@ -140,11 +140,11 @@ describe('admin.sql', () => {
       for (let i = 0; i < 5; i++) ids.push(await seedJob(f.sql, { queue: i % 2 ? 'odd' : 'even' }));
       const even = filtered({ queues: ['even'] });
       const list = (cursor: string, limit: number) =>
-        f.run(adminSql.listJobs(even), [limit, cursor, ...even.values]).then((rows) => rows.map((r) => r.id));
+        f.run(adminFilterSql.listJobs(even), [limit, cursor, ...even.values]).then((rows) => rows.map((r) => r.id));
       expect(await list(FIRST_CURSOR, 10)).toEqual([ids[4], ids[2], ids[0]]);
       expect(await list(ids[2]!, 1)).toEqual([ids[2]]);
-      expect(await f.run(adminSql.countJobs(even), [10, ...even.values])).toEqual([{ count: 3 }]);
-      expect(await f.run(adminSql.countJobs(even), [2, ...even.values])).toEqual([{ count: 2 }]);
+      expect(await f.run(adminFilterSql.countJobs(even), [10, ...even.values])).toEqual([{ count: 3 }]);
+      expect(await f.run(adminFilterSql.countJobs(even), [2, ...even.values])).toEqual([{ count: 2 }]);
     });
 
     it('retryBatch retries finished matches below the cursor, NOTIFYs queues, and skips held unique keys', async () => {
@@ -165,7 +165,7 @@ describe('admin.sql', () => {
       await unique(newer, 'twice');
       const jobs = await listen(await f.client(), 'awa_jobs');
       const all = filtered({});
-      const [batch] = await f.run(adminSql.retryBatch(all), [FIRST_CURSOR, 10, ...all.values]);
+      const [batch] = await f.run(adminBatchSql.retryBatch(all), [FIRST_CURSOR, 10, ...all.values]);
       expect(batch).toMatchObject({ picked: 6, last_id: a, changed: 4, skipped: 2 });
       expect([...batch!.queues].sort()).toEqual(['q1', 'q2']);
       const states = await Promise.all([a, b, free, held, older, newer, running].map(stateOf));
@@ -177,7 +177,7 @@ describe('admin.sql', () => {
       const ids = [];
       for (let i = 0; i < 3; i++) ids.push(await seedJob(f.sql, { state: 'failed', finalizedAtMs: 0 }));
       const failed = filtered({ states: ['failed'] });
-      const [batch] = await f.run(adminSql.retryBatch(failed), [ids[1]!, 1, ...failed.values]);
+      const [batch] = await f.run(adminBatchSql.retryBatch(failed), [ids[1]!, 1, ...failed.values]);
       expect(batch).toMatchObject({ picked: 1, last_id: ids[1], changed: 1 });
       expect(await Promise.all(ids.map(stateOf))).toEqual(['failed', 'available', 'failed']);
     });
@@ -189,7 +189,7 @@ describe('admin.sql', () => {
       const { id: running } = await seedRunning(f.sql);
       const done = await seedJob(f.sql, { state: 'completed', finalizedAtMs: 0 });
       const all = filtered({});
-      const [batch] = await f.run(adminSql.cancelBatch(all), [FIRST_CURSOR, 10, 'cancelled here', ...all.values]);
+      const [batch] = await f.run(adminBatchSql.cancelBatch(all), [FIRST_CURSOR, 10, 'cancelled here', ...all.values]);
       expect(batch).toEqual({ picked: 2, last_id: waiting, cancelled: 1, signalled: 1 });
       const [row] = await f.sql(`SELECT state, errors -> -1 ->> 'error' AS error FROM awa.all_jobs WHERE id = $1`, [
         waiting,
@@ -203,7 +203,7 @@ describe('admin.sql', () => {
       const done = await seedJob(f.sql, { state: 'completed', finalizedAtMs: 0 });
       const { id: running } = await seedRunning(f.sql);
       const all = filtered({});
-      const [batch] = await f.run(adminSql.deleteBatch(all), [FIRST_CURSOR, 10, ...all.values]);
+      const [batch] = await f.run(adminBatchSql.deleteBatch(all), [FIRST_CURSOR, 10, ...all.values]);
       expect(batch).toEqual({ picked: 2, last_id: done, deleted: 1, signalled: 1 });
       expect(await stateOf(done)).toBeUndefined();
       const [lease] = await f.sql('SELECT cancel_requested FROM awa.active_leases WHERE job_id = $1', [running]);
@@ -280,7 +280,7 @@ describe('admin query plans', () => {
   }
   const listPlan = (filter: JobFilter, cursor: string, analyze = false) => {
     const compiled = compileFilter(filter);
-    return explain(adminSql.listJobs(compiled).text, [51, cursor, ...compiled.values], analyze);
+    return explain(adminFilterSql.listJobs(compiled).text, [51, cursor, ...compiled.values], analyze);
   };
   const noSeqScan = (plan: PlanNode) => expect(jobScans(plan).filter((s) => s.startsWith('Seq Scan'))).toEqual([]);
 
@@ -316,7 +316,7 @@ describe('admin query plans', () => {
 
   it('a retry batch over failed jobs reads them from jobs_admin_state_idx', async () => {
     const compiled = compileFilter({ states: ['failed'] });
-    const plan = await explain(adminSql.retryBatch(compiled).text, [FIRST_CURSOR, 2000, ...compiled.values]);
+    const plan = await explain(adminBatchSql.retryBatch(compiled).text, [FIRST_CURSOR, 2000, ...compiled.values]);
     noSeqScan(plan);
     expect(indexesUsed(plan)).toContain('jobs_admin_state_idx');
   });

@@ -1,6 +1,14 @@
 import { compileFilter } from '../../lib/admin/job-filter.js';
 import { RescueErrors } from '../../lib/awa.messages.js';
-import { adminSql, flowSql, jobEventsSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import {
+  adminBatchSql,
+  adminSql,
+  flowSql,
+  jobEventsSql,
+  jobsSql,
+  maintenanceSql,
+  workerSql,
+} from '../../lib/sql/index.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import type { RescueParams } from '../../lib/sql/maintenance.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
@@ -92,7 +100,7 @@ describe('job-events.sql', () => {
       const a = await seedJob(f.sql);
       const b = await seedJob(f.sql, { state: 'retryable', runAtMs: 60_000 });
       const all = compileFilter({});
-      await f.run(adminSql.cancelBatch(all), [FIRST_CURSOR, 10, 'cancelled', ...all.values]);
+      await f.run(adminBatchSql.cancelBatch(all), [FIRST_CURSOR, 10, 'cancelled', ...all.values]);
       expect((await stored()).sort()).toEqual([`${a}:cancelled:cancelled`, `${b}:cancelled:cancelled`].sort());
     });
 
@@ -111,7 +119,7 @@ describe('job-events.sql', () => {
       const b = await seedJob(f.sql, { state: 'scheduled', runAtMs: 60_000 });
       await seedRunning(f.sql);
       const all = compileFilter({});
-      await f.run(adminSql.deleteBatch(all), [FIRST_CURSOR, 10, ...all.values]);
+      await f.run(adminBatchSql.deleteBatch(all), [FIRST_CURSOR, 10, ...all.values]);
       expect((await stored()).sort()).toEqual([`${a}:deleted:available`, `${b}:deleted:scheduled`].sort());
     });
 

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { adminSql, historySql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import { adminBatchSql, adminSql, historySql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import { AwaJobHistory1764800000000 } from '../../migrations/index.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
@@ -173,7 +173,7 @@ describe('job-history.sql', () => {
 
       const waiting = await seedJob(f.sql);
       const filter = { key: 'all', where: () => 'true' };
-      const [batch] = await f.run(adminSql.cancelBatch(filter), ['9223372036854775807', 10, 'bulk cancel']);
+      const [batch] = await f.run(adminBatchSql.cancelBatch(filter), ['9223372036854775807', 10, 'bulk cancel']);
       expect(batch).toMatchObject({ cancelled: 1 });
       expect(await whereIs(waiting)).toBe('history 8 cancelled');
     });

@@ -1,11 +1,22 @@
 // Shared by the test harness (test/setup/global-setup.mjs loads its build), the chaos runner, the
 // bench and the sample: a free port, and an embedded PostgreSQL on it with a temporary data
 // directory. Works as root in a checkout other users cannot enter (see embedded-postgres-loader).
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadEmbeddedPostgres } from './embedded-postgres-loader.js';
+
+/** Whether process `pid` still exists (signal 0 tests without signalling). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -29,6 +40,11 @@ export interface EmbeddedServer {
   /** Starts it again after stopServer() (a real restart, same data). */
   startServer(): Promise<void>;
   stopServer(): Promise<void>;
+  /**
+   * Stops it like a crash: an immediate shutdown (SIGQUIT to the postmaster: every backend is killed at
+   * once, no checkpoint), so that startServer() runs crash recovery.
+   */
+  crashServer(): Promise<void>;
   /** Stops it (if running) and removes its data directory. */
   remove(): Promise<void>;
 }
@@ -58,8 +74,14 @@ export async function startEmbeddedServer(options: {
     onLog: () => undefined,
     onError: options.onError ?? (() => undefined),
   });
+  // After a crash the package still holds the dead process, and its stop() would wait for an exit
+  // that already happened: skip it until the next start.
+  let crashed = false;
+  const stopServer = async () => {
+    if (!crashed) await server.stop();
+  };
   const remove = async () => {
-    await server.stop().catch(() => undefined);
+    await stopServer().catch(() => undefined);
     await rm(parent, { recursive: true, force: true });
   };
   try {
@@ -73,8 +95,18 @@ export async function startEmbeddedServer(options: {
     port,
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     dataDir,
-    startServer: () => server.start(),
-    stopServer: () => server.stop(),
+    startServer: async () => {
+      await server.start();
+      crashed = false;
+    },
+    stopServer,
+    async crashServer() {
+      const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      crashed = true;
+      process.kill(pid, 'SIGQUIT');
+      for (const until = Date.now() + 30_000; alive(pid); await sleep(20))
+        if (Date.now() > until) throw new Error(`PostgreSQL ${pid} did not exit within 30 s of SIGQUIT`);
+    },
     remove,
   };
 }
