@@ -82,7 +82,7 @@ export async function recoveryFigures(query: Query, kills: KillRecord[]): Promis
     const rows = await query(
       `SELECT l.job_id::text,
               (SELECT state FROM awa.all_jobs WHERE id = l.job_id) AS state,
-              (SELECT ${errorKind(`(j.errors -> (l.run_lease::int - 1) ->> 'error')`)}
+              (SELECT ${errorKind(`(j.errors -> (SELECT count(*)::int FROM chaos.claims c WHERE c.job_id = l.job_id AND c.run_lease < l.run_lease) ->> 'error')`)}
                  FROM awa.all_jobs j WHERE j.id = l.job_id) AS freed_by,
               (SELECT min(at) FROM chaos.claims c WHERE c.job_id = l.job_id AND c.run_lease > l.run_lease) AS
                 reclaimed_at,

@@ -102,22 +102,28 @@ const CHECKS: Array<(jobs: number, counted: string) => Check> = [
     () => [[CHAOS_KINDS.hang.kind, CHAOS_STEP_KINDS.failing.kind]],
   ),
   // Each claim ends exactly once: completed by its holder, or with one error entry (fail, rescue,
-  // release). So a finished job has one entry per claim but the completed one; a step ended by its
-  // policy has one more.
+  // release). So a finished job has one entry per claim (chaos.claims) but the completed one; a step
+  // ended by its policy has one more.
   rowsCheck(
     'one error entry per claim that did not complete',
-    `SELECT id::text, state, run_lease::int, jsonb_array_length(errors) AS entries FROM awa.all_jobs
+    `SELECT id::text, state, claims, jsonb_array_length(errors) AS entries
+       FROM (SELECT j.*, (SELECT count(*)::int FROM chaos.claims c WHERE c.job_id = j.id) AS claims FROM awa.all_jobs j) j
       WHERE state IN ('completed', 'failed')
-        AND jsonb_array_length(errors) <> run_lease - CASE WHEN state = 'completed' THEN 1 ELSE 0 END
+        AND jsonb_array_length(errors) <> claims - CASE WHEN state = 'completed' THEN 1 ELSE 0 END
                                           + CASE WHEN ${ENDED_BY_DEPENDENCY} THEN 1 ELSE 0 END`,
   ),
+  // A lease number is never handed out twice for a job, even across a server crash that lost an
+  // asynchronous claim (see NEXT_RUN_LEASE): each claim's lease is above the one before, and the job
+  // keeps the last one. A job never claimed keeps 0.
   rowsCheck(
-    'claims of a job carry run leases 1..run_lease, each once',
-    `SELECT j.id::text, j.run_lease::int, c.n, c.distinct_n, c.lo, c.hi FROM awa.all_jobs j
-       LEFT JOIN (SELECT job_id, count(*)::int AS n, count(DISTINCT run_lease)::int AS distinct_n,
-                         min(run_lease)::int AS lo, max(run_lease)::int AS hi
-                    FROM chaos.claims GROUP BY job_id) c ON c.job_id = j.id
-      WHERE coalesce(c.n, 0) <> j.run_lease OR c.distinct_n <> c.n OR c.lo <> 1 OR c.hi <> j.run_lease`,
+    'claims of a job carry increasing run leases, each once, the job the last one',
+    `SELECT j.id::text, j.run_lease::text, c.n, c.distinct_n, c.hi::text, c.not_increasing FROM awa.all_jobs j
+       LEFT JOIN (SELECT job_id, count(*)::int AS n, count(DISTINCT run_lease)::int AS distinct_n, max(run_lease) AS hi,
+                         count(*) FILTER (WHERE run_lease <= prev)::int AS not_increasing
+                    FROM (SELECT job_id, run_lease, lag(run_lease) OVER (PARTITION BY job_id ORDER BY at) AS prev
+                            FROM chaos.claims) x
+                   GROUP BY job_id) c ON c.job_id = j.id
+      WHERE (c.n IS NULL) <> (j.run_lease = 0) OR c.distinct_n <> c.n OR c.hi <> j.run_lease OR c.not_increasing > 0`,
   ),
   // No job was marked completed twice, and nothing moved a finished job again.
   rowsCheck(

@@ -30,7 +30,7 @@ export const WORKFLOW_CHECKS: Check[] = [
   // dependencies; with 'ignore', after their ending of any kind.
   rows(
     'no step was claimed before its dependencies completed (ended, with ignore)',
-    `SELECT e.dependent_id::text AS step, e.dependency_id::text AS dependency, e.policy, c.run_lease::int,
+    `SELECT e.dependent_id::text AS step, e.dependency_id::text AS dependency, e.policy, c.run_lease::text,
             c.at AS claimed_at, t.at AS ended_at
        FROM awa.job_dependencies e
        JOIN chaos.claims c ON c.job_id = e.dependent_id
