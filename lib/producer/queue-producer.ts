@@ -30,7 +30,6 @@ import {
   checkEnqueueOptions,
   encodeJob,
   jobsPayload,
-  withTraceparent,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
 import { graphUniqueConflict, uniqueKeysOf } from './workflow-unique.js';
@@ -188,7 +187,7 @@ export class QueueProducer {
     const run = this.runner(manager);
     const jobs = encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue }));
     const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
-      if (encoded.some((e) => e.unique)) return insertWithUnique(run, withTraceparent(encoded, traceparent));
+      if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
       const rows = await run(jobsSql.insertJobs, [jobsPayload(encoded, traceparent)]);
       return rows.map((row) => ({ id: row.id, duplicate: false, replaced: false }));
     });
