@@ -30,7 +30,6 @@ import {
   checkEnqueueOptions,
   encodeJob,
   jobsPayload,
-  withTraceparent,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
 import { graphUniqueConflict, uniqueKeysOf } from './workflow-unique.js';
@@ -186,13 +185,15 @@ export class QueueProducer {
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
     const run = this.runner(manager);
-    const jobs = encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue }));
+    // No observer (telemetry): no event objects, one per job, to build (send ignores `jobs` then).
+    const jobs = this.events.observed ? encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue })) : [];
     const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
-      if (encoded.some((e) => e.unique)) return insertWithUnique(run, withTraceparent(encoded, traceparent));
+      if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
       const rows = await run(jobsSql.insertJobs, [jobsPayload(encoded, traceparent)]);
       return rows.map((row) => ({ id: row.id, duplicate: false, replaced: false }));
     });
-    this.events.emit({ type: 'enqueued', jobs: jobs.filter((_, i) => !outcomes[i]!.duplicate) });
+    if (this.events.listening)
+      this.events.emit({ type: 'enqueued', jobs: jobs.filter((_, i) => !outcomes[i]!.duplicate) });
     if (!manager) {
       // Committed already: wake local workers now instead of waiting for our own NOTIFY.
       for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);

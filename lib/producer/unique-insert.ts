@@ -1,7 +1,7 @@
 import { UniqueConflictError } from '../errors/unique-conflict.error.js';
 import { jobsSql } from '../sql/index.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
-import type { EncodedJob } from './enqueue-validator.js';
+import { jobObject, type EncodedJob } from './enqueue-validator.js';
 
 /** Rounds of insert-then-resolve before a unique job that keeps losing its blocker gives up. */
 export const UNIQUE_MAX_ROUNDS = 10;
@@ -25,13 +25,17 @@ export interface UniqueOutcome {
  * its blocking states between the two statements leaves nothing to find: that job is inserted again,
  * for at most UNIQUE_MAX_ROUNDS rounds. Outcomes come back in input order.
  */
-export async function insertWithUnique(run: RunStatement, jobs: readonly EncodedJob[]): Promise<UniqueOutcome[]> {
+export async function insertWithUnique(
+  run: RunStatement,
+  jobs: readonly EncodedJob[],
+  traceparent?: string,
+): Promise<UniqueOutcome[]> {
   const outcomes = new Array<UniqueOutcome>(jobs.length);
   let pending = jobs.map((_, i) => i);
   for (let round = 1; pending.length > 0; round++) {
     if (round > UNIQUE_MAX_ROUNDS) throw new UniqueConflictError(UNIQUE_MAX_ROUNDS);
     const rows = await run(jobsSql.insertUniqueJobs, [
-      `[${pending.map((i) => `{"ord":${i},${jobs[i]!.json.slice(1)}`).join(',')}]`,
+      `[${pending.map((i) => jobObject(jobs[i]!, traceparent, `"ord":${i}`)).join(',')}]`,
     ]);
     const duplicates: string[] = [];
     for (const row of rows) {

@@ -38,7 +38,7 @@ export interface EncodedUnique {
   replace: boolean;
 }
 
-/** Checks `tags`; returns the JSON field `"tags":[...]`, or '' when there are none. */
+/** Checks `tags`; returns them as a JSON array, or '' when there are none. */
 export function encodeTags(tags: unknown, refuse: Refuse): string {
   if (tags === undefined) return '';
   const invalid = () => refuse('tags', UniqueMessages.tagsInvalid(MAX_TAGS, MAX_TAG_LENGTH));
@@ -47,7 +47,7 @@ export function encodeTags(tags: unknown, refuse: Refuse): string {
     if (typeof tag !== 'string' || tag === '' || tag.length > MAX_TAG_LENGTH || !isStorableText(tag)) invalid();
   }
   if (new Set(tags).size !== tags.length) invalid();
-  return tags.length === 0 ? '' : `"tags":${JSON.stringify(tags)}`;
+  return tags.length === 0 ? '' : JSON.stringify(tags);
 }
 
 /**

@@ -2,7 +2,7 @@ import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { EnqueueManyItem } from '../interfaces/job.interface.js';
 import { MAX_GRAPH_EDGES, MAX_GRAPH_JOBS, type FlowJob } from '../interfaces/workflow.interface.js';
 import { type DependencyFailurePolicy, type GraphJob, type GraphOptions } from '../interfaces/job.interface.js';
-import { checkEnqueueOptions, withTraceparent } from './enqueue-validator.js';
+import { checkEnqueueOptions, jobObject, type EncodedJob } from './enqueue-validator.js';
 import { WorkflowMessages } from './workflow.messages.js';
 
 /** The keys of enqueueGraph's options. */
@@ -172,11 +172,9 @@ export function flowToGraph(root: FlowJob): { jobs: GraphJob[]; rootRef: string 
 
 /** insertGraph's JSON array of jobs: the encoded jobs, each with its dependency count (and the traceparent). */
 export function graphPayload(
-  encoded: ReadonlyArray<{ json: string }>,
+  encoded: readonly EncodedJob[],
   waitingOn: readonly number[],
   traceparent?: string,
 ): string {
-  return `[${withTraceparent(encoded, traceparent)
-    .map((e, i) => `${e.json.slice(0, -1)},"waiting_on":${waitingOn[i]}}`)
-    .join(',')}]`;
+  return `[${encoded.map((e, i) => jobObject(e, traceparent, `"waiting_on":${waitingOn[i]}`)).join(',')}]`;
 }

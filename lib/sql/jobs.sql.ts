@@ -33,21 +33,23 @@ export const JOB_COLUMNS = `id::text, kind, queue, args, state, priority, attemp
   attempted_at, finalized_at, errors, run_lease::text, tags, unique_key, snoozes, progress, output, workflow_id::text`;
 
 /**
- * Inserts jobs from one JSON array of {kind, queue, args, priority, max_attempts, run_at, tags?,
- * concurrency_key?, traceparent?}.
+ * Inserts jobs from one JSON array of arrays [kind, queue, args, priority, max_attempts, run_at,
+ * tags, concurrency_key, traceparent]; the elements from run_at on may be null or left out.
  * A job whose run_at is in the future starts `scheduled`. The insert trigger NOTIFYs the queues.
  * Ids come back in input order (identity values are drawn in insert order).
+ * Arrays read by position from one jsonb: the payload is parsed once and each args is copied out as
+ * jsonb. json_to_recordset over objects built a hash per element and parsed every args again, which
+ * was about half the statement's server time.
  */
-export const insertJobs = statement<[jobsJson: string], { id: string }>(
+export const insertJobs = statement<[jobRows: string], { id: string }>(
   'insert_jobs',
   `
   INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, concurrency_key, traceparent)
-  SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
-         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}'), t.concurrency_key,
-         t.traceparent
-    FROM json_to_recordset($1::json)
-      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz, tags text[],
-           concurrency_key text, traceparent text)
+  SELECT j->>0, j->>1, coalesce(j->2, 'null'), (j->>3)::smallint, (j->>4)::integer, coalesce((j->>5)::timestamptz, now()),
+         CASE WHEN (j->>5)::timestamptz > now() THEN 'scheduled' ELSE 'available' END,
+         CASE WHEN jsonb_typeof(j->6) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(j->6)) ELSE '{}' END,
+         j->>7, j->>8
+    FROM jsonb_array_elements($1::jsonb) AS j
   RETURNING id::text`,
 );
 
@@ -78,7 +80,7 @@ export const insertUniqueJobs = statement<[jobsJson: string], UniqueInsertRow>(
         SELECT t.*, CASE WHEN t.unique_period IS NULL THEN t.unique_key
                     ELSE t.unique_key || ':' || floor(extract(epoch FROM now()) * 1000 / t.unique_period)::bigint
                     END AS key
-          FROM json_to_recordset($1::json)
+          FROM jsonb_to_recordset($1::jsonb)
             AS t(ord integer, kind text, queue text, args jsonb, priority smallint, max_attempts integer,
                  run_at timestamptz, tags text[], unique_key text, unique_period bigint, unique_states text[],
                  concurrency_key text, traceparent text)
@@ -126,7 +128,7 @@ export const resolveUniqueJobs = statement<[duplicatesJson: string], UniqueHolde
   'resolve_unique_jobs',
   `
   WITH input AS (
-    SELECT * FROM json_to_recordset($1::json)
+    SELECT * FROM jsonb_to_recordset($1::jsonb)
       AS t(ord integer, unique_key text, replace boolean, args jsonb, run_at timestamptz)
   ), replacement AS (
     SELECT DISTINCT ON (unique_key) * FROM input WHERE replace ORDER BY unique_key, ord DESC

@@ -3,6 +3,7 @@ import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import type { RescueParams, RescuedRow } from '../../lib/sql/maintenance.sql.js';
 import { INSTANCES, type Command } from './lease-commands.js';
 import { STALE_AFTER_MS, type JobRow, type LeaseRow, type PropertyDb, type Snapshot } from './property-db.js';
+import { insertJobsRows } from '../support/job-factory.js';
 
 const QUEUE = 'q';
 const KIND = 'k';
@@ -145,7 +146,7 @@ export class LeaseMachine {
 
   private async enqueue(maxAttempts: number): Promise<string> {
     const [row] = await this.db.run(jobsSql.insertJobs, [
-      JSON.stringify([{ kind: KIND, queue: QUEUE, args: {}, priority: 0, max_attempts: maxAttempts, run_at: null }]),
+      insertJobsRows([{ kind: KIND, queue: QUEUE, args: {}, priority: 0, max_attempts: maxAttempts, run_at: null }]),
     ]);
     return row!.id;
   }

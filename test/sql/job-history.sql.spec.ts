@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { adminBatchSql, adminSql, historySql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import { AwaJobHistory1764800000000 } from '../../migrations/index.js';
-import { seedJob, seedRunning } from '../support/job-factory.js';
+import { insertJobsRows, seedJob, seedRunning } from '../support/job-factory.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 import { planNodes } from '../support/query-plan.js';
 
@@ -160,7 +160,7 @@ describe('job-history.sql', () => {
       const [row] = await f.sql('SELECT attempt, finalized_at FROM awa.jobs WHERE id = $1', [job.id]);
       expect(row).toEqual({ attempt: 0, finalized_at: null });
       const [next] = await f.run(jobsSql.insertJobs, [
-        JSON.stringify([{ kind: 'k', queue: 'default', priority: 0, max_attempts: 3 }]),
+        insertJobsRows([{ kind: 'k', queue: 'default', priority: 0, max_attempts: 3 }]),
       ]);
       expect(BigInt(next!.id)).toBeGreaterThan(BigInt(job.id));
     });

@@ -1,14 +1,14 @@
 import { jobsSql } from '../../lib/sql/index.js';
 import type pg from 'pg';
 import { execOn, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
-import { seedJob, seedRunning } from '../support/job-factory.js';
+import { insertJobsRows, seedJob, seedRunning, type InsertJobFields } from '../support/job-factory.js';
 
 /** The producer-side statements: insert, read, cancel. */
 describe('jobs.sql', () => {
   const f = useSqlFixture();
 
-  const insert = (jobs: object[]) =>
-    f.run(jobsSql.insertJobs, [JSON.stringify(jobs)]).then((rows) => rows.map((r) => r.id));
+  const insert = (jobs: InsertJobFields[]) =>
+    f.run(jobsSql.insertJobs, [insertJobsRows(jobs)]).then((rows) => rows.map((r) => r.id));
   const job = (kind: string, extra: object = {}) => ({
     kind,
     queue: 'default',
@@ -97,13 +97,13 @@ describe('jobs.sql', () => {
       const notes = await listen(await f.client(), 'awa_jobs');
       const tx = await f.client();
       await tx.query('BEGIN');
-      await f.run(jobsSql.insertJobs, [JSON.stringify([job('x', { queue: 'txq' })])], tx);
+      await f.run(jobsSql.insertJobs, [insertJobsRows([job('x', { queue: 'txq' })])], tx);
       expect(await notes.take(f.sql)).toEqual([]);
       await tx.query('COMMIT');
       expect(await notes.take(f.sql)).toEqual(['txq']);
 
       await tx.query('BEGIN');
-      await f.run(jobsSql.insertJobs, [JSON.stringify([job('y', { queue: 'rolledback' })])], tx);
+      await f.run(jobsSql.insertJobs, [insertJobsRows([job('y', { queue: 'rolledback' })])], tx);
       await tx.query('ROLLBACK');
       expect(await notes.take(f.sql)).toEqual([]);
       expect(await f.sql(`SELECT kind FROM awa.all_jobs WHERE queue = 'rolledback'`)).toEqual([]);

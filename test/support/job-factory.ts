@@ -78,3 +78,33 @@ export async function seedLease(
     [jobId, String(runLease), seed.instanceId ?? 'instance-a', seed.heartbeatAgeMs ?? 0, seed.deadlineInMs ?? null],
   );
 }
+
+/** A job for insertJobs, by field name (args left out: JSON null). */
+export interface InsertJobFields {
+  kind: string;
+  queue: string;
+  args?: unknown;
+  priority: number;
+  max_attempts: number;
+  run_at?: string | null;
+  tags?: string[];
+  concurrency_key?: string;
+  traceparent?: string;
+}
+
+/** insertJobs' parameter: each job as the array of its fields in the statement's order. */
+export function insertJobsRows(jobs: readonly InsertJobFields[]): string {
+  return JSON.stringify(
+    jobs.map((j) => [
+      j.kind,
+      j.queue,
+      j.args ?? null,
+      j.priority,
+      j.max_attempts,
+      j.run_at ?? null,
+      j.tags ?? null,
+      j.concurrency_key ?? null,
+      j.traceparent ?? null,
+    ]),
+  );
+}

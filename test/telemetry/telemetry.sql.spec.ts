@@ -2,7 +2,7 @@ import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { endedWorkflows, queueDepths, workflowCountCutoff } from '../../lib/telemetry/telemetry.sql.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 import { planNodes } from '../support/query-plan.js';
-import { seedJob, seedRunning } from '../support/job-factory.js';
+import { insertJobsRows, seedJob, seedRunning } from '../support/job-factory.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -50,7 +50,7 @@ describe('telemetry.sql', () => {
 
     it('is stored by insertJobs when the payload carries it, and left null when it does not', async () => {
       const [traced, plain] = await f.run(jobsSql.insertJobs, [
-        JSON.stringify([job('traced', { traceparent: TRACEPARENT }), job('plain')]),
+        insertJobsRows([job('traced', { traceparent: TRACEPARENT }), job('plain')]),
       ]);
       const rows = await f.sql('SELECT id::text, traceparent FROM awa.all_jobs ORDER BY id');
       expect(rows).toEqual([
@@ -60,7 +60,7 @@ describe('telemetry.sql', () => {
     });
 
     it('comes back from the claim with run_at in epoch ms', async () => {
-      await f.run(jobsSql.insertJobs, [JSON.stringify([job('traced', { traceparent: TRACEPARENT })])]);
+      await f.run(jobsSql.insertJobs, [insertJobsRows([job('traced', { traceparent: TRACEPARENT })])]);
       const [due] = await f.sql(`SELECT (extract(epoch FROM run_at) * 1000)::float8 AS ms FROM awa.all_jobs`);
       const [claimed] = await f.run(workerSql.claimJobs, ['default', ['traced'], 1, 'instance-t', 0]);
       expect(claimed).toMatchObject({ traceparent: TRACEPARENT, run_at_ms: due.ms });

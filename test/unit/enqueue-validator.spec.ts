@@ -2,7 +2,13 @@ import { AwaMessages } from '../../lib/awa.messages.js';
 import { AwaErrorCodes, EnqueueValidationError } from '../../lib/errors/index.js';
 import type { EnqueueManyItem } from '../../lib/interfaces/job.interface.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
-import { ENQUEUE_OPTION_KEYS, checkEnqueueOptions, encodeJob } from '../../lib/producer/enqueue-validator.js';
+import {
+  ENQUEUE_OPTION_KEYS,
+  checkEnqueueOptions,
+  encodeJob,
+  jobObject,
+  jobsPayload,
+} from '../../lib/producer/enqueue-validator.js';
 import { caughtSync } from '../support/caught.js';
 
 /** encodeJob refuses every bad input with an EnqueueValidationError naming the field, before any SQL. */
@@ -86,27 +92,39 @@ describe('encodeJob', () => {
     expect(error).toMatchObject({ field: 'item', index: 7, message: AwaMessages.enqueueItemInvalid() });
   });
 
-  it('encodes a valid job as one element of the insert statement', () => {
+  it('encodes a valid job as one array of insertJobs, trailing nulls left out, and as an object', () => {
     const runAt = new Date('2030-01-02T03:04:05.000Z');
-    expect(
-      encodeJob(
-        { kind: 'r', args: { a: 1 }, queue: 'reports', priority: -2, maxAttempts: 3, runAt },
-        options,
-        toDefault,
-      ),
-    ).toEqual({
+    const job = encodeJob(
+      { kind: 'r', args: { a: 1 }, queue: 'reports', priority: -2, maxAttempts: 3, runAt },
+      options,
+      toDefault,
+    );
+    expect(JSON.parse(jobsPayload([job, encode({}), encode({ tags: ['t'] })]))).toEqual([
+      ['r', 'reports', { a: 1 }, -2, 3, '2030-01-02T03:04:05.000Z'],
+      ['x', 'default', {}, 0, 25],
+      ['x', 'default', {}, 0, 25, null, ['t']],
+    ]);
+    expect(JSON.parse(jobsPayload([encode({})], '00-t-s-01'))).toEqual([
+      ['x', 'default', {}, 0, 25, null, null, null, '00-t-s-01'],
+    ]);
+    expect(JSON.parse(jobObject(job))).toEqual({
+      kind: 'r',
       queue: 'reports',
-      json:
-        '{"kind":"r","queue":"reports","args":{"a":1},"priority":-2,' +
-        '"max_attempts":3,"run_at":"2030-01-02T03:04:05.000Z"}',
+      args: { a: 1 },
+      priority: -2,
+      max_attempts: 3,
+      run_at: '2030-01-02T03:04:05.000Z',
     });
-    expect(JSON.parse(encode({}).json)).toEqual({
+    expect(JSON.parse(jobObject(encode({ concurrencyKey: 'k' }), '00-t-s-01', '"ord":4'))).toEqual({
       kind: 'x',
       queue: 'default',
       args: {},
       priority: 0,
       max_attempts: 25,
       run_at: null,
+      concurrency_key: 'k',
+      traceparent: '00-t-s-01',
+      ord: 4,
     });
   });
 });
