@@ -44,6 +44,10 @@ export const AwaMessages = {
   enqueueOptionsInvalid: () => 'nestjs-awa: enqueue options must be an object.',
   enqueueManyNotArray: () => 'nestjs-awa: enqueueMany takes an array of jobs, each { kind, args, ...options }.',
   enqueueItemInvalid: () => 'nestjs-awa: each enqueueMany item must be an object { kind, args, ...options }.',
+  enqueueBatchTooLarge: (bytes: number, max: number) =>
+    `nestjs-awa: this enqueue got ${Math.ceil(bytes / 1_048_576)} MiB of jobs; one call takes at most ` +
+    `${max / 1_048_576} MiB (one statement). Split the batch; to keep it all or none, make the calls ` +
+    'in one transaction with { manager }.',
   enqueueKindInvalid: () => 'nestjs-awa: enqueue needs a non-empty job kind string (at most 200 characters).',
   enqueueKindUnstorable: () => 'nestjs-awa: a job kind must not contain the NUL character or a lone UTF-16 surrogate.',
   enqueueQueueUnknown: (queue: string, known: string[]) =>

@@ -38,6 +38,31 @@ const ITEM_KEYS = Object.keys({
   concurrencyKey: 1,
 } satisfies Record<keyof EnqueueManyItem, 1>);
 
+/**
+ * The most JSON one enqueue call sends, in bytes: a string past V8's limit (about 512 MiB) cannot
+ * even be built, and PostgreSQL takes at most 1 GB in a parameter.
+ */
+export const MAX_BATCH_BYTES = 256 * 1_048_576;
+/**
+ * From this size on a batch goes through insertJobsLarge (JSON text) instead of insertJobs (one
+ * jsonb, at most 256 MiB, which small numbers can make six times its JSON text).
+ */
+export const LARGE_BATCH_BYTES = 32 * 1_048_576;
+
+/** The bytes of JSON of a batch's jobs, about (exactly only when it might pass `from`); refuses one past MAX_BATCH_BYTES. */
+export function batchBytes(encoded: ReadonlyArray<{ args: string }>, from = LARGE_BATCH_BYTES): number {
+  const OTHER_FIELDS = 64; // bytes of a job's other fields, about
+  let chars = 0;
+  for (const e of encoded) chars += e.args.length;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: only a batch that might pass `from` is measured exactly.
+  if (3 * chars + OTHER_FIELDS * encoded.length < from) return chars + OTHER_FIELDS * encoded.length;
+  let bytes = OTHER_FIELDS * encoded.length;
+  for (const e of encoded) bytes += Buffer.byteLength(e.args);
+  if (bytes > MAX_BATCH_BYTES)
+    throw new EnqueueValidationError('jobs', AwaMessages.enqueueBatchTooLarge(bytes, MAX_BATCH_BYTES));
+  return bytes;
+}
+
 /** Refuses options (or, with `index`, an enqueueMany item) that are not an object or carry a key not in `known`. */
 export function checkEnqueueOptions(options: unknown, known: readonly string[], index?: number): void {
   if (options === null || typeof options !== 'object') {

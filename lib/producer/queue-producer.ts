@@ -27,8 +27,11 @@ import type { JobRow } from '../sql/jobs.sql.js';
 import {
   ENQUEUE_MANY_OPTION_KEYS,
   ENQUEUE_OPTION_KEYS,
+  batchBytes,
   checkEnqueueOptions,
   encodeJob,
+  jobObject,
+  LARGE_BATCH_BYTES,
   jobsPayload,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
@@ -184,12 +187,15 @@ export class QueueProducer {
     const encoded = items.map((item, i) =>
       encodeJob(item, this.options, (kind) => this.defaultQueue(kind), single ? undefined : i),
     );
+    const large = batchBytes(encoded) >= LARGE_BATCH_BYTES;
     const run = this.runner(manager);
     // No observer (telemetry): no event objects, one per job, to build (send ignores `jobs` then).
     const jobs = this.events.observed ? encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue })) : [];
     const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
       if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
-      const rows = await run(jobsSql.insertJobs, [jobsPayload(encoded, traceparent)]);
+      const rows = large
+        ? await run(jobsSql.insertJobsLarge, [`[${encoded.map((e) => jobObject(e, traceparent)).join(',')}]`])
+        : await run(jobsSql.insertJobs, [jobsPayload(encoded, traceparent)]);
       return rows.map((row) => ({ id: row.id, duplicate: false, replaced: false }));
     });
     if (this.events.listening)

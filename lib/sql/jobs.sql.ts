@@ -53,6 +53,26 @@ export const insertJobs = statement<[jobRows: string], { id: string }>(
   RETURNING id::text`,
 );
 
+/**
+ * insertJobs for a large batch (see LARGE_BATCH_BYTES): the same insert from one JSON (not jsonb)
+ * array of objects {kind, queue, args, priority, max_attempts, run_at, tags?, concurrency_key?,
+ * traceparent?}. PostgreSQL refuses a jsonb array past 256 MiB, and a jsonb can be several times its
+ * JSON text (small numbers, short keys); json_to_recordset reads the text and makes each args a jsonb
+ * of its own, so a batch is bounded by the statement's parameter size instead.
+ */
+export const insertJobsLarge = statement<[jobsJson: string], { id: string }>(
+  'insert_jobs_large',
+  `
+  INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, run_at, state, tags, concurrency_key, traceparent)
+  SELECT t.kind, t.queue, coalesce(t.args, 'null'::jsonb), t.priority, t.max_attempts, coalesce(t.run_at, now()),
+         CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'available' END, coalesce(t.tags, '{}'), t.concurrency_key,
+         t.traceparent
+    FROM json_to_recordset($1::json)
+      AS t(kind text, queue text, args jsonb, priority smallint, max_attempts integer, run_at timestamptz, tags text[],
+           concurrency_key text, traceparent text)
+  RETURNING id::text`,
+);
+
 /** One input row of insertUniqueJobs: its position `ord`, and the unique key it was given (null: none). */
 export interface UniqueInsertRow {
   ord: number;

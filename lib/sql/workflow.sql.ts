@@ -106,7 +106,7 @@ export const deletedSource = (deleted: string) =>
   `(SELECT id, 'deleted'::text AS state, NULL::jsonb AS output, workflow_id FROM ${deleted})`;
 
 /**
- * Inserts a workflow's jobs and edges in one statement: $1 a JSON array of jobs as insertJobs takes
+ * Inserts a workflow's jobs and edges in one statement: $1 a JSON array of jobs as insertJobsLarge takes
  * them plus `waiting_on` (their dependency count; above 0 they start `waiting`), in input order; $2
  * the workflow id; $3 a JSON array of edges {dependent, dependency (input positions from 0), ref,
  * policy}. Ids come back in input order (identity values are drawn in insert order). The insert

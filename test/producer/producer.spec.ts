@@ -10,6 +10,7 @@ import {
 } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { AwaMessages } from '../../lib/awa.messages.js';
+import { LARGE_BATCH_BYTES, MAX_BATCH_BYTES } from '../../lib/producer/enqueue-validator.js';
 import { caught } from '../support/caught.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp } from '../support/test-app.js';
@@ -151,6 +152,11 @@ describe('QueueProducer', () => {
       { field: 'mangaer', message: AwaMessages.enqueueOptionUnknown('mangaer', 'manager', true, []) },
     ],
     [
+      'an enqueueMany batch over 256 MiB of JSON (more than one statement takes)',
+      () => producer.enqueueMany(Array.from({ length: 270 }, () => ({ kind: 'x', args: 'a'.repeat(1_000_000) }))),
+      { field: 'jobs', message: AwaMessages.enqueueBatchTooLarge(270 * (1_000_002 + 64), MAX_BATCH_BYTES) },
+    ],
+    [
       'enqueue options that are not an object',
       () => producer.enqueue('x', {}, null as never),
       { field: 'options', message: AwaMessages.enqueueOptionsInvalid() },
@@ -163,6 +169,22 @@ describe('QueueProducer', () => {
     expect(error).toBeInstanceOf(EnqueueValidationError);
     expect(error).toMatchObject({ code: AwaErrorCodes.enqueueValidation, ...expected });
     expect(await count()).toBe(before);
+  });
+
+  it('enqueues a batch past LARGE_BATCH_BYTES whole, through the JSON-text statement', async () => {
+    // 40 jobs of 1 MB of JSON: 40 MB, past LARGE_BATCH_BYTES. As one jsonb, a batch of small numbers
+    // this size would be about six times its text (12 bytes for each one-digit number), past
+    // PostgreSQL's 256 MiB for one jsonb; the JSON-text statement makes each args a jsonb of its own.
+    const args = { text: 'a'.repeat(1_000_000) };
+    expect(JSON.stringify(args).length * 40).toBeGreaterThan(LARGE_BATCH_BYTES);
+    const jobs = await producer.enqueueMany(
+      Array.from({ length: 40 }, (_, i) => ({ kind: 'x.large', args, priority: i, tags: ['big'] })),
+    );
+    expect(jobs).toHaveLength(40);
+    const rows = await dataSource.query(
+      `SELECT id::text, priority, length(args->>'text') AS len, tags FROM awa.jobs WHERE kind = 'x.large' ORDER BY awa.jobs.id`,
+    );
+    expect(rows).toEqual(jobs.map((j, i) => ({ id: j.id, priority: i, len: 1_000_000, tags: ['big'] })));
   });
 
   it('enqueues a job and reads it back', async () => {

@@ -19,6 +19,65 @@ describe('jobs.sql', () => {
     ...extra,
   });
 
+  describe('insertJobsLarge (a large batch, as JSON text of objects)', () => {
+    it('returns the ids in input order and stores every field, as insertJobs does', async () => {
+      const future = new Date(Date.now() + 3_600_000).toISOString();
+      const jobs = [
+        job('b', { queue: 'q1', priority: -4, max_attempts: 7, args: { x: [1, 'two'] }, tags: ['t'] }),
+        job('a', {
+          run_at: future,
+          concurrency_key: 'k',
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        }),
+        job('c', { args: null }),
+      ];
+      const ids = (await f.run(jobsSql.insertJobsLarge, [JSON.stringify(jobs)])).map((r) => r.id);
+      expect(ids.map(BigInt)).toEqual([...ids.map(BigInt)].sort((x, y) => (x < y ? -1 : 1)));
+      const rows = await f.sql(
+        `SELECT id::text, kind, queue, args, priority, max_attempts, state, tags, concurrency_key, traceparent
+           FROM awa.jobs ORDER BY awa.jobs.id`,
+      );
+      expect(rows).toEqual([
+        {
+          id: ids[0],
+          kind: 'b',
+          queue: 'q1',
+          args: { x: [1, 'two'] },
+          priority: -4,
+          max_attempts: 7,
+          state: 'available',
+          tags: ['t'],
+          concurrency_key: null,
+          traceparent: null,
+        },
+        {
+          id: ids[1],
+          kind: 'a',
+          queue: 'default',
+          args: { kind: 'a' },
+          priority: 0,
+          max_attempts: 3,
+          state: 'scheduled',
+          tags: [],
+          concurrency_key: 'k',
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        },
+        {
+          id: ids[2],
+          kind: 'c',
+          queue: 'default',
+          args: null,
+          priority: 0,
+          max_attempts: 3,
+          state: 'available',
+          tags: [],
+          concurrency_key: null,
+          traceparent: null,
+        },
+      ]);
+    });
+  });
+
   describe('insertJobs', () => {
     it('returns the ids in input order', async () => {
       const kinds = ['e', 'a', 'd', 'b', 'c', 'a'];
