@@ -2,19 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { workerSql } from '../../lib/sql/index.js';
 import * as workflowSql from '../../lib/sql/workflow.sql.js';
+import { graphJob } from '../support/job-factory.js';
 import { useSqlFixture } from './sql-fixture.js';
-
-/** A job of insertGraph's payload. */
-const job = (waitingOn: number) =>
-  ({
-    kind: 'step',
-    queue: 'default',
-    args: {},
-    priority: 0,
-    max_attempts: 1,
-    run_at: null,
-    waiting_on: waitingOn,
-  }) as const;
 
 interface Diamond {
   sink: string;
@@ -37,7 +26,7 @@ describe('workflow dependencies completing in overlapping transactions', () => {
   const diamond = async (): Promise<Diamond> => {
     const [a, b, sink] = (
       await f.run(workflowSql.insertGraph, [
-        JSON.stringify([job(0), job(0), job(2)]),
+        JSON.stringify([graphJob('step', 0), graphJob('step', 0), graphJob('step', 2)]),
         randomUUID(),
         JSON.stringify([
           { dependent: 2, dependency: 0, ref: 'a', policy: 'cancel' },

@@ -78,3 +78,7 @@ export async function seedLease(
     [jobId, String(runLease), seed.instanceId ?? 'instance-a', seed.heartbeatAgeMs ?? 0, seed.deadlineInMs ?? null],
   );
 }
+
+/** A job of workflowSql.insertGraph's payload: kind `kind` on queue default, waiting for `waitingOn` dependencies. */
+export const graphJob = (kind: string, waitingOn: number) =>
+  ({ kind, queue: 'default', args: {}, priority: 0, max_attempts: 1, run_at: null, waiting_on: waitingOn }) as const;
