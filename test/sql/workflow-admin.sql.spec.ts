@@ -3,6 +3,7 @@ import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import * as workflowAdminSql from '../../lib/sql/workflow-admin.sql.js';
 import { insertGraph } from '../../lib/sql/workflow.sql.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
+import { graphJob } from '../support/job-factory.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** Workflows as QueueAdmin reads and retries them. */
@@ -12,17 +13,8 @@ describe('workflow-admin.sql', () => {
   /** A chain a <- b <- c (c waits for b, b for a); returns the workflow id and the job ids. */
   const chain = async () => {
     const id = randomUUID();
-    const job = (kind: string, waitingOn: number) => ({
-      kind,
-      queue: 'default',
-      args: {},
-      priority: 0,
-      max_attempts: 1,
-      run_at: null,
-      waiting_on: waitingOn,
-    });
     const rows = await f.run(insertGraph, [
-      JSON.stringify([job('a', 0), job('b', 1), job('c', 1)]),
+      JSON.stringify([graphJob('a', 0), graphJob('b', 1), graphJob('c', 1)]),
       id,
       JSON.stringify([
         { dependent: 1, dependency: 0, ref: 'a', policy: 'cancel' },

@@ -108,3 +108,7 @@ export function insertJobsRows(jobs: readonly InsertJobFields[]): string {
     ]),
   );
 }
+
+/** A job of workflowSql.insertGraph's payload: kind `kind` on queue default, waiting for `waitingOn` dependencies. */
+export const graphJob = (kind: string, waitingOn: number) =>
+  ({ kind, queue: 'default', args: {}, priority: 0, max_attempts: 1, run_at: null, waiting_on: waitingOn }) as const;
