@@ -32,13 +32,16 @@ describe('shutdown releases of one job', () => {
     const producer = observer.get(QueueProducer);
     const { id } = await producer.enqueue('stubborn', {}, { maxAttempts: 10 });
     const states: unknown[] = [];
+    let lastLease = 0n; // each claim gives a higher run lease
     for (let round = 1; round <= SHUTDOWN_RELEASE_LIMIT; round++) {
       const worker = await startTestApp({ url: db.url, providers: [Stubborn], awa: { shutdownTimeout: 200 } });
       try {
         await waitFor(
           async () => {
             const job = await producer.getJob(id);
-            return job?.state === 'running' && job.runLease === String(round);
+            if (job?.state !== 'running' || BigInt(job.runLease) <= lastLease) return undefined;
+            lastLease = BigInt(job.runLease);
+            return true;
           },
           15_000,
           `claim ${round}`,

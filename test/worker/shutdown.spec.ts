@@ -56,7 +56,6 @@ describe('shutdown', () => {
       expect(await producer.getJob(stuck.id)).toMatchObject({
         state: 'available',
         attempt: 0,
-        runLease: '1',
         errors: [expect.objectContaining({ attempt: 1, error: RescueErrors.releasedOnShutdown })],
       });
       const instances = await observer.get(DataSource).query('SELECT count(*)::int AS n FROM awa.instances');
