@@ -42,8 +42,8 @@ const DOOMED_DEPENDENTS = (id: string) => `(
  *   every other transition's.
  * Rows of `source` are never changed again here (one statement must not write a row twice). Rows to
  * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
- * order; the writes then join wf_locked alone, by primary key (`= ANY(ARRAY(...))`, as the claim
- * reads its candidates, so that a small or unanalyzed table is not read whole): two CTE scans joined to each other
+ * order; the writes then join wf_locked alone, by primary key (not also `= ANY(ARRAY(...))` of it: the
+ * planner then expects a few rows and loops over wf_locked for each, quadratic in a fan-out of 10,000): two CTE scans joined to each other
  * would be a nested loop (the planner expects one row of each), quadratic in a fan-out of thousands.
  * The key rows of keyed jobs it makes available are locked first too (see lockFlowKeys).
  */
@@ -77,7 +77,6 @@ export function resolveDependents(source: string): string {
     SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom FROM awa.jobs j
       JOIN (SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed) t
         ON t.id = j.id
-     WHERE j.id = ANY(ARRAY(SELECT id FROM wf_counts UNION ALL SELECT id FROM wf_doomed))
      ORDER BY j.id FOR UPDATE OF j
   ), wf_keys_locked AS (${lockFlowKeys(
     "(SELECT queue, concurrency_key FROM wf_locked WHERE n IS NOT NULL AND state = 'waiting' AND waiting_on <= n)",
@@ -88,13 +87,11 @@ export function resolveDependents(source: string): string {
            state = CASE WHEN j.waiting_on > l.n THEN 'waiting' WHEN j.run_at > now() THEN 'scheduled' ELSE 'available' END,
            run_at = CASE WHEN j.waiting_on > l.n THEN j.run_at ELSE greatest(j.run_at, now()) END
       FROM wf_locked l
-     WHERE j.id = ANY(ARRAY(SELECT id FROM wf_locked)) AND j.id = l.id
-       AND l.n IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
+     WHERE j.id = l.id AND l.n IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING j.id
   ), wf_doomed_moved AS (
     DELETE FROM awa.jobs j USING wf_locked l
-     WHERE j.id = ANY(ARRAY(SELECT id FROM wf_locked)) AND j.id = l.id
-       AND l.doom IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
+     WHERE j.id = l.id AND l.doom IS NOT NULL AND l.state = 'waiting' AND j.state = 'waiting'
     RETURNING ${jobRowAfter(doomedSet)}
   ), wf_doomed_archived AS (${archiveRows('wf_doomed_moved')}
   ), wf_doomed_events AS (${recordJobEvents('wf_doomed_moved')}
