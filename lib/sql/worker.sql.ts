@@ -50,8 +50,10 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * running in a worker that outlived the crash. The next claim happens later on the clock, so its lease
  * is above the lost one, and that attempt's writes fail the fence. (+1 alone would hand out the lost
  * number again.) This holds while the clock does not step back further than the crash took.
+ * The flow claim (awa.claim_flow v4) still gives +1: it commits synchronously, so its leases are never
+ * lost, and +1 over a lost clock value is still above it. A new version of it should use this rule.
  */
-export const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_timestamp()) * 1000000)::bigint)`;
+const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_timestamp()) * 1000000)::bigint)`;
 
 /**
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms

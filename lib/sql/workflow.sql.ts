@@ -42,9 +42,12 @@ const DOOMED_DEPENDENTS = (id: string) => `(
  *   every other transition's.
  * Rows of `source` are never changed again here (one statement must not write a row twice). Rows to
  * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
- * order; the writes then join wf_locked alone, by primary key (not also `= ANY(ARRAY(...))` of it: the
- * planner then expects a few rows and loops over wf_locked for each, quadratic in a fan-out of 10,000): two CTE scans joined to each other
- * would be a nested loop (the planner expects one row of each), quadratic in a fan-out of thousands.
+ * order; the writes then join wf_locked alone, by primary key. (Also `= ANY(ARRAY(...))` of it, the
+ * planner expects a few rows and loops over wf_locked for each: quadratic in a fan-out of 10,000.)
+ * The rows to lock come from wf_targets, MATERIALIZED: a row changed since the statement's snapshot
+ * is re-checked after its lock against the join's other side, which must then be one remembered row
+ * (a CTE's). Inlined, the union was read again for the re-check and lost the rows after the first, so
+ * a dependent lost its share of a concurrent completion (test/sql/workflow-race.sql.spec.ts).
  * The key rows of keyed jobs it makes available are locked first too (see lockFlowKeys).
  */
 export function resolveDependents(source: string): string {
@@ -73,10 +76,11 @@ export function resolveDependents(source: string): string {
      WHERE (r.state = 'completed' OR r.policy = 'ignore')
        AND r.dependent_id NOT IN (SELECT id FROM wf_doomed) AND r.dependent_id NOT IN (SELECT src.id FROM ${source} src)
      GROUP BY r.dependent_id
+  ), wf_targets AS MATERIALIZED (
+    SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed
   ), wf_locked AS (
     SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom FROM awa.jobs j
-      JOIN (SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed) t
-        ON t.id = j.id
+      JOIN wf_targets t ON t.id = j.id
      ORDER BY j.id FOR UPDATE OF j
   ), wf_keys_locked AS (${lockFlowKeys(
     "(SELECT queue, concurrency_key FROM wf_locked WHERE n IS NOT NULL AND state = 'waiting' AND waiting_on <= n)",

@@ -9,6 +9,8 @@
  * - transitions: every change of a job's state (a trigger on awa.jobs), with the run_lease then; a
  *   finished job's move into awa.job_history is one too (its old state: the deleted row's, in departures);
  * - instance_pids: which process each instance id belongs to (a trigger on awa.instances);
+ * - waits: every change of a workflow step's dependency count (waiting_on), with the transaction and
+ *   the start of the statement that made it, so a stranded step shows which decrements it got;
  * - event_deliveries: written by the durable-event group `chaos` for each event it handled.
  * Triggers write inside the library's own transactions, so the record is exact.
  */
@@ -78,6 +80,17 @@ export const INSTRUMENTATION_SQL = [
    END $fn$`,
   `CREATE TRIGGER chaos_log_archived AFTER INSERT ON awa.job_history
      FOR EACH ROW EXECUTE FUNCTION chaos.log_archived()`,
+  `CREATE TABLE chaos.waits (
+     job_id bigint NOT NULL, old_n int NOT NULL, new_n int NOT NULL, old_state text NOT NULL, new_state text NOT NULL,
+     txid bigint NOT NULL, query text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+  `CREATE FUNCTION chaos.log_wait() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     INSERT INTO chaos.waits (job_id, old_n, new_n, old_state, new_state, txid, query)
+     VALUES (NEW.id, OLD.waiting_on, NEW.waiting_on, OLD.state, NEW.state, txid_current(), left(current_query(), 60));
+     RETURN NULL;
+   END $fn$`,
+  `CREATE TRIGGER chaos_log_wait AFTER UPDATE ON awa.jobs
+     FOR EACH ROW WHEN (OLD.waiting_on IS DISTINCT FROM NEW.waiting_on) EXECUTE FUNCTION chaos.log_wait()`,
   `CREATE FUNCTION chaos.log_instance() RETURNS trigger LANGUAGE plpgsql AS $fn$
    BEGIN
      INSERT INTO chaos.instance_pids (instance_id, pid) VALUES (NEW.id, NEW.pid) ON CONFLICT DO NOTHING;

@@ -22,7 +22,9 @@ export const WORKFLOW_CHECKS: Check[] = [
     `SELECT j.id::text, j.waiting_on,
             array_agg(e.dependency_id::text || ':' || coalesce(e.state, 'open') || '@' || coalesce(e.resolved_at::text, '-')
                       || ' ' || coalesce((SELECT string_agg(t.old_state || '>' || t.new_state || '@' || t.at::time::text, ',' ORDER BY t.at)
-                                            FROM chaos.transitions t WHERE t.job_id = e.dependency_id), '')) AS edges
+                                            FROM chaos.transitions t WHERE t.job_id = e.dependency_id), '')) AS edges,
+            (SELECT string_agg(w.old_n || '>' || w.new_n || ' tx' || w.txid || '@' || w.at::time::text || ' ' || w.query, '; ' ORDER BY w.at)
+               FROM chaos.waits w WHERE w.job_id = j.id) AS waits
        FROM awa.jobs j LEFT JOIN awa.job_dependencies e ON e.dependent_id = j.id
       WHERE j.state = 'waiting' GROUP BY j.id, j.waiting_on`,
   ),
