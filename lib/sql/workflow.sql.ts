@@ -44,10 +44,12 @@ const DOOMED_DEPENDENTS = (id: string) => `(
  * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
  * order; the writes then join wf_locked alone, by primary key. (Also `= ANY(ARRAY(...))` of it, the
  * planner expects a few rows and loops over wf_locked for each: quadratic in a fan-out of 10,000.)
- * The rows to lock come from wf_targets, MATERIALIZED: a row changed since the statement's snapshot
- * is re-checked after its lock against the join's other side, which must then be one remembered row
- * (a CTE's). Inlined, the union was read again for the re-check and lost the rows after the first, so
- * a dependent lost its share of a concurrent completion (test/sql/workflow-race.sql.spec.ts).
+ * Each row is locked by a lateral subquery on its primary key, in wf_targets' id order: a row changed
+ * since the statement's snapshot is re-checked after its lock against that key alone. (Joined to the
+ * union of wf_counts and wf_doomed instead, PostgreSQL read the union again for the re-check and lost
+ * the rows after the first: a dependent lost its share of a concurrent completion; joined to a CTE,
+ * the planner chose a hash join over all of awa.jobs on small tables. Tests:
+ * workflow-race.sql.spec.ts, workflow-fan-in-plan.spec.ts.)
  * The key rows of keyed jobs it makes available are locked first too (see lockFlowKeys).
  */
 export function resolveDependents(source: string): string {
@@ -79,9 +81,11 @@ export function resolveDependents(source: string): string {
   ), wf_targets AS MATERIALIZED (
     SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed
   ), wf_locked AS (
-    SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom FROM awa.jobs j
-      JOIN wf_targets t ON t.id = j.id
-     ORDER BY j.id FOR UPDATE OF j
+    SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom
+      FROM (SELECT id, n, doom FROM wf_targets ORDER BY id) t
+     CROSS JOIN LATERAL (
+       SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key FROM awa.jobs j WHERE j.id = t.id FOR UPDATE
+     ) j
   ), wf_keys_locked AS (${lockFlowKeys(
     "(SELECT queue, concurrency_key FROM wf_locked WHERE n IS NOT NULL AND state = 'waiting' AND waiting_on <= n)",
   )}

@@ -1,22 +1,9 @@
 import type pg from 'pg';
-import { workerSql } from '../../lib/sql/index.js';
+import { explainCompletion, examinedRows, PLAN_CASES } from '../support/completion-plan.js';
 import { seedRunning } from '../support/job-factory.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 const WAITING = 100_000;
-const TABLES = new Set(['jobs', 'job_dependencies']);
-
-/** Rows the plan read from awa.jobs and awa.job_dependencies: each scan's loops × (rows kept + filtered out). */
-const examined = (plan: PlanNode): number =>
-  planNodes(plan)
-    .filter((n) => n['Node Type'] !== 'ModifyTable' && TABLES.has(n['Relation Name'] ?? ''))
-    .reduce(
-      (sum, n) =>
-        sum +
-        Number(n['Actual Loops'] ?? 0) * (Number(n['Actual Rows'] ?? 0) + Number(n['Rows Removed by Filter'] ?? 0)),
-      0,
-    );
 
 /**
  * Resolving dependents (resolveDependents, in every finishing statement) reads the edges of the jobs
@@ -55,41 +42,15 @@ describe('resolving dependents beside thousands of waiting jobs', () => {
     workflowJob = { id: first, runLease: '1' };
   });
 
-  /** EXPLAIN ANALYZE of completeJobs of `job`, rolled back; `analyzed`: statistics taken first. */
-  async function completion(job: { id: string; runLease: string }, mode: 'custom' | 'generic', analyzed: boolean) {
-    await client.query('BEGIN');
-    try {
-      if (analyzed) await client.query('ANALYZE awa.jobs, awa.job_dependencies');
-      const values = `'{${job.id}}', '{${job.runLease}}'`;
-      let text = `EXPLAIN (ANALYZE, FORMAT JSON) ${workerSql.completeJobs.text}`;
-      if (mode === 'generic') {
-        await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
-        await client.query(`PREPARE awa_completion AS ${workerSql.completeJobs.text}`);
-        text = `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE awa_completion(${values})`;
-      } else {
-        text = text
-          .replace('$1::bigint[]', `${values.split(', ')[0]}::bigint[]`)
-          .replace('$2::bigint[]', `${values.split(', ')[1]}::bigint[]`);
-      }
-      const { rows } = await client.query(text);
-      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-    } finally {
-      await client.query('ROLLBACK');
-      await client.query('DEALLOCATE ALL');
-    }
-  }
+  const completion = (job: { id: string; runLease: string }, mode: 'custom' | 'generic', analyzed: boolean) =>
+    explainCompletion(client, [job], mode, analyzed);
 
-  it.each([
-    ['custom', false],
-    ['generic', false],
-    ['custom', true],
-    ['generic', true],
-  ] as const)(
+  it.each(PLAN_CASES)(
     'a plain job’s completion reads no waiting job (%s plan, statistics taken: %s)',
     async (mode, analyzed) => {
       const plain = await seedRunning(f.sql);
       // Its own row, its lease: a handful of rows, not the WAITING steps.
-      expect(examined(await completion(plain, mode, analyzed))).toBeLessThan(20);
+      expect(examinedRows(await completion(plain, mode, analyzed))).toBeLessThan(20);
     },
   );
 
@@ -97,15 +58,10 @@ describe('resolving dependents beside thousands of waiting jobs', () => {
   // AwaHotTableStorage) and without (a server with autovacuum off, or a graph inserted since the last
   // analyze): the walk of doomed dependents runs per ended job from its edges' index (a lateral
   // subquery), never as a join of every edge with every waiting job, even when it finds nothing.
-  it.each([
-    ['custom', false],
-    ['generic', false],
-    ['custom', true],
-    ['generic', true],
-  ] as const)(
+  it.each(PLAN_CASES)(
     'a step’s completion reads its own dependent’s edge and row (%s plan, statistics taken: %s)',
     async (mode, analyzed) => {
-      expect(examined(await completion(workflowJob, mode, analyzed))).toBeLessThan(40);
+      expect(examinedRows(await completion(workflowJob, mode, analyzed))).toBeLessThan(40);
     },
   );
 });
