@@ -9,8 +9,12 @@ import type { MaintenanceTask } from './maintenance-task.js';
 
 /** A ring moves on after retention / WIDTH_DIVISOR: 8 segments cover retention + 2 widths. */
 export const WIDTH_DIVISOR = 6;
-/** How long the TRUNCATE waits for readers of the segment before this tick gives up on it. */
-export const ROTATION_LOCK_TIMEOUT_MS = 500;
+/**
+ * How long the TRUNCATE waits for readers of the segment before this tick gives up on it: above the
+ * server's deadlock_timeout (1 s by default), after which PostgreSQL cancels an autovacuum that holds
+ * the lock. At 500 ms, an autovacuum of a big segment outlasted every try, and the ring stopped moving.
+ */
+export const ROTATION_LOCK_TIMEOUT_MS = 2_000;
 const LOCK_NOT_AVAILABLE = '55P03';
 /** Workflow edges pruned per statement after a rotation, and the most statements per sweep. */
 export const EDGE_PRUNE_BATCH = 5_000;
