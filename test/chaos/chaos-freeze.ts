@@ -28,8 +28,9 @@ export interface FreezeRecord {
 const LEADER_LOCK_KEY = '6182721100001';
 
 /**
- * Freezes the ready worker holding the most leases (while another is ready to take its jobs) for
- * `ms`, through its proxy: existing connections and new ones. Not the maintenance leader: the
+ * Freezes the ready worker holding the most leases (or none, if all are idle: a quiet moment of a
+ * fast run must not skip the fault), while another is ready to take its jobs, for `ms`, through its
+ * proxy: existing connections and new ones. Not the maintenance leader: the
  * server keeps a frozen leader's lock until its TCP connection is seen dead, so no one would
  * rescue anything until the thaw; the fault is meant to make the others rescue its jobs meanwhile.
  * Undefined if no worker qualifies.
@@ -46,15 +47,15 @@ export async function freezeOne(
   if (ready.length < 2) return undefined;
   const held = await query(
     `SELECT p.pid, clock_timestamp() AS at,
-            coalesce(array_agg(l.job_id::text || ':' || l.run_lease::text), '{}') AS leases
-       FROM chaos.instance_pids p JOIN awa.active_leases l ON l.instance_id = p.instance_id
+            coalesce(array_agg(l.job_id::text || ':' || l.run_lease::text) FILTER (WHERE l.job_id IS NOT NULL), '{}') AS leases
+       FROM chaos.instance_pids p LEFT JOIN awa.active_leases l ON l.instance_id = p.instance_id
       WHERE p.pid = ANY($1::int[])
         AND NOT EXISTS (SELECT 1 FROM pg_locks pl JOIN pg_stat_activity a ON a.pid = pl.pid
                          WHERE pl.locktype = 'advisory' AND pl.granted AND pl.objsubid = 1
                            AND pl.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                            AND ((pl.classid::bigint << 32) | pl.objid::bigint) = $2
                            AND a.application_name = 'awa:' || p.instance_id)
-      GROUP BY p.pid ORDER BY count(*) DESC LIMIT 1`,
+      GROUP BY p.pid ORDER BY count(l.job_id) DESC LIMIT 1`,
     [ready.map((w) => w.pid), LEADER_LOCK_KEY],
   );
   const victim = ready.find((w) => w.pid === held[0]?.pid);
