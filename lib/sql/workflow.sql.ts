@@ -44,7 +44,7 @@ const DOOMED_DEPENDENTS = (id: string) => `(
  * write are locked in id order first (wf_locked), so two statements lock shared dependents in the same
  * order; the writes then join wf_locked alone, by primary key. (Also `= ANY(ARRAY(...))` of it, the
  * planner expects a few rows and loops over wf_locked for each: quadratic in a fan-out of 10,000.)
- * Each row is locked by a lateral subquery on its primary key, in wf_targets' id order: a row changed
+ * Each row is locked by a lateral subquery on its primary key, in id order: a row changed
  * since the statement's snapshot is re-checked after its lock against that key alone. (Joined to the
  * union of wf_counts and wf_doomed instead, PostgreSQL read the union again for the re-check and lost
  * the rows after the first: a dependent lost its share of a concurrent completion; joined to a CTE,
@@ -78,11 +78,10 @@ export function resolveDependents(source: string): string {
      WHERE (r.state = 'completed' OR r.policy = 'ignore')
        AND r.dependent_id NOT IN (SELECT id FROM wf_doomed) AND r.dependent_id NOT IN (SELECT src.id FROM ${source} src)
      GROUP BY r.dependent_id
-  ), wf_targets AS MATERIALIZED (
-    SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed
   ), wf_locked AS (
     SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key, t.n, t.doom
-      FROM (SELECT id, n, doom FROM wf_targets ORDER BY id) t
+      FROM (SELECT id, n, NULL::text AS doom FROM wf_counts UNION ALL SELECT id, NULL::int, state FROM wf_doomed
+             ORDER BY id) t
      CROSS JOIN LATERAL (
        SELECT j.id, j.state, j.waiting_on, j.queue, j.concurrency_key FROM awa.jobs j WHERE j.id = t.id FOR UPDATE
      ) j
