@@ -52,7 +52,7 @@ export async function drainInProcess(
   try {
     await observer.connect();
     const vacuumsBefore = await autovacuums(observer);
-    const statements = new StatementCounter().attach(app);
+    const statements = new StatementCounter().attach();
     const drain = await gatedDrain({
       producer: app,
       observer,

@@ -1,31 +1,32 @@
-import type { INestApplicationContext } from '@nestjs/common';
-import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import pg from 'pg';
 import { now } from './bench.progress.js';
 
 /**
- * Counts the statements an in-process app sends through its pool, by prepared-statement name
- * (unnamed ones under '(unnamed)'), with the rows each returned and the time each took from the
- * call to its result (queueing for a pool connection included). It wraps `pool.query` of the
- * app's DataSource: the bench's instrument, not part of the library. The instance session's own
- * connection (LISTEN, leader lock) is not counted.
+ * Counts the library's statements (prepared-statement names `awa_*`) that an in-process app sends,
+ * on every connection (pool clients and the dedicated claim and session connections), with the rows
+ * each returned and the time each took from the call to its result. It wraps pg's
+ * `Client.prototype.query` for as long as it is attached: the bench's instrument, not part of the
+ * library. (Wrapping the DataSource's `pool.query` missed every statement: the library runs its
+ * statements on checked-out clients.) Statements of other apps in the process are counted too;
+ * a scenario attaches it around one app's drain.
  */
 export class StatementCounter {
   readonly calls = new Map<string, { calls: number; rows: number; ms: number }>();
   private restore: (() => void) | undefined;
 
-  attach(app: INestApplicationContext): this {
-    const pool = (app.get(DataSource).driver as unknown as { master: Pool }).master;
-    const original = pool.query;
+  attach(): this {
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = proto.query;
     const calls = this.calls;
-    const counted = function (this: Pool, ...args: unknown[]) {
+    proto.query = function (this: pg.Client, ...args: unknown[]) {
       const first = args[0] as { name?: string } | string;
-      const name = (typeof first === 'object' && first?.name) || '(unnamed)';
+      const name = typeof first === 'object' ? first?.name : undefined;
+      if (!name?.startsWith('awa_')) return original.apply(this, args);
       const entry = calls.get(name) ?? { calls: 0, rows: 0, ms: 0 };
       entry.calls++;
       calls.set(name, entry);
       const t0 = now();
-      const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+      const result = original.apply(this, args);
       if (result instanceof Promise) {
         result.then(
           (r: { rowCount?: number | null }) => {
@@ -37,8 +38,7 @@ export class StatementCounter {
       }
       return result;
     };
-    pool.query = counted as typeof pool.query;
-    this.restore = () => (pool.query = original);
+    this.restore = () => (proto.query = original);
     return this;
   }
 
