@@ -12,6 +12,7 @@ import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
 import { otelScenario } from './scenarios/otel.scenario.js';
 import { processLongScenario } from './scenarios/process-long.scenario.js';
+import { processSqlScenario } from './scenarios/process-sql.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
 import { processScenario } from './scenarios/process.scenario.js';
 import { soakScenario } from './scenarios/soak.scenario.js';
@@ -35,6 +36,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     enqueueScenario,
     ...config.profiles.map((p) => processScenario(p)),
     processLongScenario,
+    processSqlScenario,
     transactionScenario,
     eventsScenario,
     processMultiScenario(1, headline),
