@@ -205,8 +205,14 @@ class ChaosRun {
         continue;
       }
       // Not while nothing is leased: a kill then recovers nothing, and would only shorten the stranding
-      // check's idle window.
-      if (Date.now() >= nextKillAt && status && status.finished < config.jobs && status.leases > 0) {
+      // check's idle window. Except the first: a short, fast run may hold no lease at any poll between
+      // its other faults, and would end with no kill at all (CI's small two-server run did, once).
+      if (
+        Date.now() >= nextKillAt &&
+        status &&
+        status.finished < config.jobs &&
+        (status.leases > 0 || this.kills.length === 0)
+      ) {
         nextKillAt = Date.now() + ((await this.killOne()) ? between(config.killEveryMs) : 500);
       }
     }
