@@ -36,7 +36,10 @@ describe('deleteJobs while workers claim the same jobs', () => {
     app = await startTestApp({
       url: db.url,
       providers: [RaceHandlers],
-      awa: { queues: { default: { concurrency: 20, pollInterval: 200 } } },
+      // A completion that loses a deadlock to a bulk batch (see runBatch) hears of it only after the
+      // server's deadlock_timeout (1 s): FAST_OPTIONS' heartbeatStaleAfter of 1 s would leave its write
+      // no time to be tried again, and the attempt would be rescued as retryable. The default leaves it.
+      awa: { heartbeatStaleAfter: 10_000, queues: { default: { concurrency: 20, pollInterval: 200 } } },
     });
   });
   afterAll(async () => {
