@@ -1,4 +1,15 @@
-import { Inject, Injectable, Logger, Module, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type DynamicModule,
+  type MiddlewareConsumer,
+  type NestModule,
+  type OnApplicationBootstrap,
+  type Type,
+} from '@nestjs/common';
+import { DashboardConnections } from './dashboard-connections.js';
 import { createDashboardController } from './dashboard.controller.js';
 import { DashboardExceptionFilter } from './dashboard-exception.filter.js';
 import {
@@ -7,7 +18,7 @@ import {
   type ResolvedDashboardOptions,
 } from './dashboard.options.js';
 import { DashboardService } from './dashboard.service.js';
-import { DASHBOARD_OPTIONS } from './dashboard.tokens.js';
+import { DASHBOARD_CONTROLLER, DASHBOARD_OPTIONS } from './dashboard.tokens.js';
 import { AwaDashboardMessages } from './dashboard.messages.js';
 
 /** Says loudly, at boot, that a dashboard without a guard is open to anyone. */
@@ -25,20 +36,32 @@ class DashboardBootWarning implements OnApplicationBootstrap {
  * Import it next to AwaModule: `AwaDashboardModule.forRoot({ path: '/awa', guard: AdminGuard })`.
  */
 @Module({})
-export class AwaDashboardModule {
+export class AwaDashboardModule implements NestModule {
+  constructor(
+    @Inject(DASHBOARD_CONTROLLER) private readonly controller: Type<unknown>,
+    private readonly connections: DashboardConnections,
+  ) {}
+
   static forRoot(options: AwaDashboardOptions = {}): DynamicModule {
     const resolved = resolveDashboardOptions(options); // bad options fail here, naming the option
+    const controller = createDashboardController(resolved);
     return {
       module: AwaDashboardModule,
       imports: resolved.imports,
-      controllers: [createDashboardController(resolved)],
+      controllers: [controller],
       providers: [
         { provide: DASHBOARD_OPTIONS, useValue: resolved },
+        { provide: DASHBOARD_CONTROLLER, useValue: controller },
+        DashboardConnections,
         DashboardService,
         DashboardExceptionFilter,
         DashboardBootWarning,
         ...(resolved.guard ? [resolved.guard] : []),
       ],
     };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(this.connections.track).forRoutes(this.controller);
   }
 }
