@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
  * keep-alive connection, and Node's `server.close()` ends only the connections idle at that moment:
  * one whose poll was in flight stayed open for the next polls, and `app.close()` never returned.
  * Once the app is closing, every dashboard answer, those in flight included, says `Connection: close`.
- * (Not `@internal`: AwaDashboardModule's declared constructor names it.)
+ * Not marked internal: the declared constructor of AwaDashboardModule names it.
  */
 @Injectable()
 export class DashboardConnections implements OnModuleDestroy {
