@@ -325,7 +325,11 @@ describe('job-events.sql', () => {
       expect(skipped).toEqual({ skipped_id: stuckEvent.id });
       const [pos] = await claim('b');
       expect(pos!.failures).toBe(0);
-      const rows = await f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]);
+      // settled: an event is readable once no older transaction is open (other test files' too).
+      const rows = await settled(
+        () => f.run(jobEventsSql.readGroupEvents, ['g', pos!.position_tx, pos!.position_id, 10]),
+        1,
+      );
       expect(rows.map((r) => r.job_id)).toEqual([after]);
       expect(await f.run(jobEventsSql.skipGroupEvent, ['nobody'])).toEqual([]);
     });
