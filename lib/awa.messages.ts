@@ -105,6 +105,15 @@ export const AwaMessages = {
     `${count} available job(s) of kind "${kind}" in queue "${queue}", and ` +
     `no live instance has a handler for that kind ` +
     "in that queue: they wait until one starts. Check the kind's spelling and the queue of its @JobHandler.",
+  historyRotationHeld: (ring: string, ticks: number, lockTimeoutMs: number, deadlockTimeoutMs: number | undefined) =>
+    `the history rotation of ring "${ring}" gave up ${ticks} ticks in a row: a session held its next segment ` +
+    `for over ${lockTimeoutMs} ms each time (a long dashboard or admin query, a pg_dump, an autovacuum of the segment). ` +
+    'Until the ring moves, its finished jobs stay in awa.job_history past their retention. ' +
+    (deadlockTimeoutMs !== undefined && deadlockTimeoutMs >= lockTimeoutMs
+      ? `This server's deadlock_timeout is ${deadlockTimeoutMs} ms, and PostgreSQL cancels an autovacuum that blocks ` +
+        `a lock only after it: set it below ${lockTimeoutMs} ms. `
+      : '') +
+    'See docs/storage.md.',
   shutdownTimeout: (count: number, ms: number) =>
     `${count} handler(s) still running after shutdownTimeout (${ms} ms); aborting them and releasing their jobs`,
 } as const;

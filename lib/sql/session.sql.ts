@@ -37,6 +37,12 @@ export const setLocalLimits = statement<
            AS idle_in_transaction_session_timeout`,
 );
 
+/** The server's deadlock_timeout in ms: PostgreSQL cancels an autovacuum that blocks a lock request after it. */
+export const deadlockTimeout = statement<[], { ms: number }>(
+  'deadlock_timeout',
+  `SELECT setting::int AS ms FROM pg_settings WHERE name = 'deadlock_timeout'`,
+);
+
 /**
  * The settings of the instance's claim connection (see ClaimConnection), for its whole session:
  * statement_timeout $1 (ms as text, '0': none), and asynchronous commits (see NEXT_RUN_LEASE for why

@@ -1,5 +1,12 @@
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { HistoryRotationTask } from '../../lib/maintenance/tasks/history-rotation.task.js';
+import { AwaMessages } from '../../lib/awa.messages.js';
+import {
+  HELD_WARN_AFTER,
+  HistoryRotationTask,
+  ROTATION_LOCK_TIMEOUT_MS,
+} from '../../lib/maintenance/tasks/history-rotation.task.js';
 import { seedJob, type Exec } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
@@ -82,6 +89,50 @@ describe('HistoryRotationTask', () => {
     } finally {
       await reader.end();
     }
+  });
+
+  it('warns once a reader held a ring for HELD_WARN_AFTER ticks in a row, with the server deadlock_timeout', async () => {
+    await archived(ctx.exec, 1);
+    await rotatedAgo('completed', 11);
+    const warnings: string[] = [];
+    const spy = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
+      warnings.push(String(message));
+    });
+    const reader = new pg.Client({ connectionString: ctx.url });
+    await reader.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT count(*) FROM awa.all_jobs');
+      const held = () => warnings.filter((w) => w.includes('history rotation'));
+      for (let tick = 1; tick < HELD_WARN_AFTER; tick++) expect(await task().run()).toBe(0);
+      expect(held()).toEqual([]);
+      expect(await task().run()).toBe(0);
+      const [{ ms }] = await ctx.exec(`SELECT setting::int AS ms FROM pg_settings WHERE name = 'deadlock_timeout'`);
+      expect(held()).toEqual([
+        AwaMessages.historyRotationHeld('completed', HELD_WARN_AFTER, ROTATION_LOCK_TIMEOUT_MS, ms),
+      ]);
+      expect(held()[0]).toContain(`gave up ${HELD_WARN_AFTER} ticks in a row`);
+      // Once the ring moves, its count starts again: the next held tick is not warned of.
+      await reader.query('COMMIT');
+      expect(await task().run()).toBe(1);
+      await rotatedAgo('completed', 11);
+      await reader.query('BEGIN');
+      await reader.query('SELECT count(*) FROM awa.all_jobs');
+      expect(await task().run()).toBe(0);
+      expect(held()).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+      await reader.end();
+    }
+  });
+
+  it('advises a lower deadlock_timeout only when it is not below the rotation lock timeout', () => {
+    const advice = 'set it below 2000 ms';
+    expect(AwaMessages.historyRotationHeld('failed', 3, 2_000, 1_000)).not.toContain(advice);
+    expect(AwaMessages.historyRotationHeld('failed', 3, 2_000, undefined)).not.toContain(advice);
+    expect(AwaMessages.historyRotationHeld('failed', 3, 2_000, 2_000)).toContain(
+      `This server's deadlock_timeout is 2000 ms, and PostgreSQL cancels an autovacuum that blocks a lock only after it: ${advice}.`,
+    );
   });
 
   it('never rotates a class kept forever (retention 0)', async () => {

@@ -107,6 +107,14 @@ describe('session.sql', () => {
     });
   });
 
+  describe('deadlockTimeout', () => {
+    it("reads the server's deadlock_timeout in ms, as this session has it", async () => {
+      const client = await f.client();
+      await client.query(`SET deadlock_timeout = '2500ms'`);
+      expect(await f.run(sessionSql.deadlockTimeout, [], client)).toEqual([{ ms: 2500 }]);
+    });
+  });
+
   it('ran every statement of session.sql', () => {
     expect(
       statementsOf(sessionSql)

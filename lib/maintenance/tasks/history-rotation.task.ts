@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AWA_OPTIONS } from '../../awa.constants.js';
+import { AwaMessages } from '../../awa.messages.js';
 import { AwaDatabase } from '../../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../../options/awa-options.resolved.js';
 import { historySql, sessionSql } from '../../sql/index.js';
@@ -16,6 +17,9 @@ export const WIDTH_DIVISOR = 6;
  */
 export const ROTATION_LOCK_TIMEOUT_MS = 2_000;
 const LOCK_NOT_AVAILABLE = '55P03';
+/** A ring held this many ticks in a row is warned of, and again every HELD_WARN_EVERY ticks it stays held. */
+export const HELD_WARN_AFTER = 3;
+const HELD_WARN_EVERY = 20;
 /** Workflow edges pruned per statement after a rotation, and the most statements per sweep. */
 export const EDGE_PRUNE_BATCH = 5_000;
 const EDGE_PRUNE_ROUNDS = 20;
@@ -28,13 +32,16 @@ const EDGE_PRUNE_ROUNDS = 20;
  * a job stays readable for at least its retention and at most retention + 2 widths (plus a
  * maintenance interval). Retention 0 never rotates. The TRUNCATE waits at most
  * ROTATION_LOCK_TIMEOUT_MS for readers of the segment; past that, this tick skips the ring and the
- * next one tries again. Returns the rings rotated.
+ * next one tries again (a ring skipped HELD_WARN_AFTER ticks in a row is warned of). Returns the rings rotated.
  */
 @Injectable()
 export class HistoryRotationTask implements MaintenanceTask {
   readonly name = 'history rotation';
   /** Never reached (2 rings): one pass per sweep. */
   readonly batchSize = 3;
+  private readonly logger = new Logger('AwaMaintenance');
+  /** Ticks in a row that a reader held each ring's next segment (0 once a tick gets through). */
+  private readonly held: Record<HistoryClass, number> = { completed: 0, failed: 0 };
 
   constructor(
     private readonly db: AwaDatabase,
@@ -58,7 +65,7 @@ export class HistoryRotationTask implements MaintenanceTask {
   private async rotate(cls: HistoryClass, retentionMs: number): Promise<boolean> {
     const widthMs = Math.max(1, Math.floor(retentionMs / WIDTH_DIVISOR));
     try {
-      return await this.db.transaction(async (client) => {
+      const rotated = await this.db.transaction(async (client) => {
         // Set here, not as a transaction limit: inside the leader's fenced transaction this is a savepoint.
         await AwaDatabase.queryOn(client, sessionSql.setLocalLimits, [null, String(ROTATION_LOCK_TIMEOUT_MS), null]);
         const [due] = await AwaDatabase.queryOn(client, historySql.dueRotation, [cls, widthMs, retentionMs]);
@@ -67,9 +74,20 @@ export class HistoryRotationTask implements MaintenanceTask {
         await AwaDatabase.queryOn(client, historySql.rotateRing, [cls, due.next, due.current]);
         return true;
       });
+      this.held[cls] = 0;
+      return rotated;
     } catch (error) {
-      if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) return false;
-      throw error;
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      await this.heldAgain(cls);
+      return false;
     }
+  }
+
+  /** A ring that stays held keeps its jobs past their retention: say so, with the server's deadlock_timeout. */
+  private async heldAgain(cls: HistoryClass): Promise<void> {
+    const ticks = ++this.held[cls];
+    if (ticks % HELD_WARN_EVERY !== HELD_WARN_AFTER % HELD_WARN_EVERY) return;
+    const [row] = await this.db.query(sessionSql.deadlockTimeout);
+    this.logger.warn(AwaMessages.historyRotationHeld(cls, ticks, ROTATION_LOCK_TIMEOUT_MS, row?.ms));
   }
 }
