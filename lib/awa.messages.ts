@@ -107,7 +107,7 @@ export const AwaMessages = {
     "in that queue: they wait until one starts. Check the kind's spelling and the queue of its @JobHandler.",
   historyRotationHeld: (ring: string, ticks: number, lockTimeoutMs: number, deadlockTimeoutMs: number | undefined) =>
     `the history rotation of ring "${ring}" gave up ${ticks} ticks in a row: a session held its next segment ` +
-    `for over ${lockTimeoutMs} ms each time (a long dashboard or admin query, a pg_dump, an autovacuum of the segment). ` +
+    `for over ${lockTimeoutMs} ms each time (a long read of finished jobs, a pg_dump, an autovacuum of the segment). ` +
     'Until the ring moves, its finished jobs stay in awa.job_history past their retention. ' +
     (deadlockTimeoutMs !== undefined && deadlockTimeoutMs >= lockTimeoutMs
       ? `This server's deadlock_timeout is ${deadlockTimeoutMs} ms, and PostgreSQL cancels an autovacuum that blocks ` +
