@@ -90,6 +90,8 @@ describe('a per-key limit set at run time', () => {
     // Key a is at its limit (saturated); the new limit must free it without any attempt ending.
     await admin.setKeyConcurrency('limited', 'a', 3);
     await waitLeases({ a: 3, b: 1, c: 1 });
+    // A lease is written before its handler starts: release only once all three of a's are in their handlers.
+    await waitFor(async () => (handlers.startsAt.get('a') ?? []).includes(3), 15_000, "three of a's attempts at once");
     handlers.release(true);
     await waitFor(async () => (await completed(['a', 'b', 'c'])) === 12, 15_000, 'every job to complete');
     expect(Math.max(...handlers.startsAt.get('a')!)).toBe(3);
