@@ -10,6 +10,7 @@ import {
 import { seedJob, type Exec } from '../support/job-factory.js';
 import { useQuietApp } from './quiet-app.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
+import { sessionSql } from '../../lib/sql/index.js';
 
 const HOUR = 3_600_000;
 
@@ -107,7 +108,7 @@ describe('HistoryRotationTask', () => {
       for (let tick = 1; tick < HELD_WARN_AFTER; tick++) expect(await task().run()).toBe(0);
       expect(held()).toEqual([]);
       expect(await task().run()).toBe(0);
-      const [{ ms }] = await ctx.exec(`SELECT setting::int AS ms FROM pg_settings WHERE name = 'deadlock_timeout'`);
+      const [{ ms }] = await ctx.exec(sessionSql.deadlockTimeout.text);
       expect(held()).toEqual([
         AwaMessages.historyRotationHeld('completed', HELD_WARN_AFTER, ROTATION_LOCK_TIMEOUT_MS, ms),
       ]);

@@ -86,7 +86,7 @@ export class HistoryRotationTask implements MaintenanceTask {
   /** A ring that stays held keeps its jobs past their retention: say so, with the server's deadlock_timeout. */
   private async heldAgain(cls: HistoryClass): Promise<void> {
     const ticks = ++this.held[cls];
-    if (ticks % HELD_WARN_EVERY !== HELD_WARN_AFTER % HELD_WARN_EVERY) return;
+    if (ticks < HELD_WARN_AFTER || (ticks - HELD_WARN_AFTER) % HELD_WARN_EVERY !== 0) return;
     const [row] = await this.db.query(sessionSql.deadlockTimeout);
     this.logger.warn(AwaMessages.historyRotationHeld(cls, ticks, ROTATION_LOCK_TIMEOUT_MS, row?.ms));
   }
