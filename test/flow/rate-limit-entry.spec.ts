@@ -54,7 +54,11 @@ describe.each([0, 20])('a rate limit at handler entry across 3 worker processes,
       60_000,
       `${JOBS} completed jobs`,
     );
-    const entries = workers.flatMap((w) => w.lines.filter((l) => l.startsWith('ENTER ')).map((l) => l.split(' ')));
+    const enterLines = () => workers.flatMap((w) => w.lines.filter((l) => l.startsWith('ENTER ')));
+    // Each ENTER line is written before its job's completion, but this process reads the workers'
+    // pipes when its event loop gets to them: the last lines may still be on the way.
+    await waitFor(() => enterLines().length >= JOBS, 10_000, `${JOBS} ENTER lines read`);
+    const entries = enterLines().map((l) => l.split(' '));
     // Each job was entered once: a job given back unstarted never ran its handler.
     expect(new Set(entries.map(([, id]) => id)).size).toBe(JOBS);
     expect(entries).toHaveLength(JOBS);
