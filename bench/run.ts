@@ -11,6 +11,7 @@ import { flowScenario } from './scenarios/flow.scenario.js';
 import { heartbeatScenario } from './scenarios/heartbeat.scenario.js';
 import { latencyScenario } from './scenarios/latency.scenario.js';
 import { otelScenario } from './scenarios/otel.scenario.js';
+import { processIoScenario } from './scenarios/process-io.scenario.js';
 import { processLongScenario } from './scenarios/process-long.scenario.js';
 import { processSqlScenario } from './scenarios/process-sql.scenario.js';
 import { processMultiScenario } from './scenarios/process-multi.scenario.js';
@@ -36,6 +37,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     enqueueScenario,
     ...config.profiles.map((p) => processScenario(p)),
     processLongScenario,
+    processIoScenario,
     processSqlScenario,
     transactionScenario,
     eventsScenario,

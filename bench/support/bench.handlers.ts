@@ -11,7 +11,11 @@ export const BenchKinds = {
   hold: 'bench.hold',
   transaction: 'bench.transaction',
   step: 'bench.step',
+  io: 'bench.io',
 } as const;
+
+/** How long a bench.io handler waits, as on a fast service's answer. */
+export const IO_WAIT_MS = 1;
 
 /** The rows bench.transaction jobs count in (job i adds 1 to row i % COUNTER_ROWS of public.bench_counter). */
 export const COUNTER_ROWS = 64;
@@ -68,6 +72,12 @@ export class BenchHandlers {
     await job.transaction((manager) =>
       manager.query('UPDATE public.bench_counter SET n = n + 1 WHERE id = $1', [job.args.i % COUNTER_ROWS]),
     );
+    this.hooks.handled++;
+  }
+
+  @JobHandler(BenchKinds.io)
+  async io(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, IO_WAIT_MS));
     this.hooks.handled++;
   }
 

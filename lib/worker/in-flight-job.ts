@@ -57,6 +57,8 @@ export class InFlightJob {
   readonly observed: ObservedAttempt;
   /** Set once the handler settled (or timed out): heartbeats then no longer judge it. */
   settled = false;
+  /** When its worker started it, on the monotonic clock (0 until then): times the handler for the refill point. */
+  startedAt = 0;
   /** producer.cancel() was called for this attempt: it ends `cancelled`, whatever the handler does. */
   cancelRequested = false;
   /** The heartbeat found the lease gone (rescued): nothing this attempt writes counts any more. */

@@ -1,4 +1,5 @@
 import { bufferWaitLimit, keepDeadlineWithin, RateClaimAllowance, rateEntryWait } from './prefetch-limits.js';
+import { RefillPoint } from './refill-point.js';
 
 /** What the buffer needs of a claimed job (an InFlightJob). */
 export interface BufferedJob {
@@ -55,6 +56,8 @@ export class PrefetchBuffer<J extends BufferedJob> {
   readonly waitLimit: number;
   private readonly keepDeadline: number;
   private readonly rate: RateClaimAllowance | undefined;
+  /** When the next claim goes out (not rate-limited: the rate allowance sizes those claims). */
+  private readonly refill: RefillPoint | undefined;
   /** Jobs were given back for waiting too long: claim no more than free slots until a slot frees. */
   private stale = false;
   /** Rate-limited: jobs of a claim waited here; once all started in time, the allowance may grow. */
@@ -80,6 +83,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
         ? new RateClaimAllowance(limits.concurrency, limits.prefetch, entryWait, limits.pollInterval)
         : undefined;
     this.keepDeadline = keepDeadlineWithin(limits.deadlineDuration);
+    this.refill = this.rate ? undefined : new RefillPoint(limits.concurrency);
   }
 
   get size(): number {
@@ -91,9 +95,20 @@ export class PrefetchBuffer<J extends BufferedJob> {
     return this.rate ? this.claimNotBefore - this.clock.now() : 0;
   }
 
+  /** A claim returned `rows` jobs after `ms`: see RefillPoint. */
+  claimReturned(rows: number, ms: number): void {
+    this.refill?.claimReturned(rows, ms);
+  }
+
+  /** A handler settled after `ms`: see RefillPoint. */
+  handlerSettled(ms: number): void {
+    this.refill?.handlerSettled(ms);
+  }
+
   /**
    * How many jobs the next claim may take (≤ 0: none now), with `running` handlers and `writing`
-   * results still to be written. A rate-limited queue buffers only what starts in time, else its limit
+   * results still to be written. None while the buffer holds more than its refill point (RefillPoint:
+   * half the prefetch, lower where the claims are the bottleneck). A rate-limited queue buffers only what starts in time, else its limit
    * is spent for nothing. Backpressure: each settled handler's unwritten result still holds a lease, so
    * results waiting for the writer count against an allowance of the same size as the slots and buffer:
    * claims never run ahead of a writer that cannot keep up.
@@ -107,7 +122,20 @@ export class PrefetchBuffer<J extends BufferedJob> {
       2 * (concurrency + prefetch) - held - writing,
       this.rate ? this.rate.claim : Infinity,
     );
-    return this.jobs.length > prefetch / 2 ? 0 : want;
+    return this.jobs.length > this.refillAt(prefetch) ? 0 : want;
+  }
+
+  /**
+   * Whether it holds more than its refill point, so that claimSize() would say 0 whatever the slots:
+   * a cheap check before a claim is even tried (every freed slot asks for one).
+   */
+  get aboveRefill(): boolean {
+    const prefetch = this.stale ? 0 : this.rate ? this.rate.prefetch : this.limits.prefetch;
+    return this.jobs.length > this.refillAt(prefetch);
+  }
+
+  private refillAt(prefetch: number): number {
+    return this.refill ? this.refill.level(prefetch) : prefetch / 2;
   }
 
   /** A claimed job waits here until take() hands it out, or it is cancelled or lost (owner.dropped). */

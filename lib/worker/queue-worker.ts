@@ -96,7 +96,8 @@ export class QueueWorker {
   /** Asks for a claim; many calls in a row coalesce into one. */
   wake(): void {
     if (this.stopped) return;
-    if (this.claiming) {
+    // The claim would take nothing (claimSize): remember the demand without starting the claim loop.
+    if (this.claiming || this.buffer.aboveRefill) {
       this.wanted = true;
       return;
     }
@@ -153,6 +154,7 @@ export class QueueWorker {
         );
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
+        this.buffer.claimReturned(rows.length, this.lastTickAt - sentAt);
         if (waitMs !== null) this.flowTimer.in(waitMs);
         const { events } = this.deps;
         if (events.listening) events.emit({ type: 'claimed', queue: this.options.name, count: rows.length });
@@ -188,7 +190,9 @@ export class QueueWorker {
     this.buffer.expire();
     const { concurrency, deadlineDuration } = this.options;
     let job: InFlightJob | undefined;
+    const now = performance.now();
     while (this.running.size < concurrency && (job = this.buffer.take()) !== undefined) {
+      job.startedAt = now;
       this.running.add(job);
       if (this.buffer.movesDeadline(job)) this.deps.writer.start(job, deadlineDuration);
       this.attempt(job);
@@ -286,6 +290,7 @@ export class QueueWorker {
 
   private freeSlot(job: InFlightJob): void {
     this.running.delete(job);
+    this.buffer.handlerSettled(performance.now() - job.startedAt);
     this.buffer.slotFreed();
     if (this.running.size === 0) this.handlersDone.release();
     if (!this.stopped) this.pump();

@@ -73,6 +73,27 @@ describe('PrefetchBuffer', () => {
     expect(buffer.claimSize(1, 0)).toBe(0);
   });
 
+  it('claims later, at a quarter of the prefetch, once its handlers drain the buffer far faster than claims fill it', () => {
+    const { buffer, claim, pump } = setUp(PLAIN);
+    claim('a', 'b');
+    expect(buffer.claimSize(2, 0)).toBe(2); // half the prefetch buffered: claim
+    buffer.handlerSettled(0.01);
+    buffer.claimReturned(2, 5);
+    expect(buffer.claimSize(2, 0)).toBe(0);
+    expect(buffer.aboveRefill).toBe(true); // the worker does not even start a claim
+    pump(1);
+    expect(buffer.claimSize(2, 0)).toBe(3);
+    expect(buffer.aboveRefill).toBe(false);
+  });
+
+  it('keeps claiming at half the prefetch when rate-limited (its allowance sizes those claims)', () => {
+    const { buffer, claim } = setUp(RATED);
+    buffer.handlerSettled(0.01);
+    buffer.claimReturned(2, 5);
+    claim('a', 'b');
+    expect(buffer.claimSize(2, 0)).toBe(2);
+  });
+
   it('claims no more while unwritten results fill an allowance the size of the slots and buffer', () => {
     const { buffer } = setUp(PLAIN);
     expect(buffer.claimSize(0, 6)).toBe(6);
