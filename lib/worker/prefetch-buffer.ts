@@ -108,14 +108,14 @@ export class PrefetchBuffer<J extends BufferedJob> {
   /**
    * How many jobs the next claim may take (≤ 0: none now), with `running` handlers and `writing`
    * results still to be written. None while the buffer holds more than its refill point (RefillPoint:
-   * half the prefetch, lower where the claims are the bottleneck). A rate-limited queue buffers only what starts in time, else its limit
-   * is spent for nothing. Backpressure: each settled handler's unwritten result still holds a lease, so
-   * results waiting for the writer count against an allowance of the same size as the slots and buffer:
-   * claims never run ahead of a writer that cannot keep up.
+   * half the prefetch, lower where the claims are the bottleneck). A rate-limited queue buffers only
+   * what starts in time, else its limit is spent for nothing. Backpressure: each settled handler's
+   * unwritten result still holds a lease, so results waiting for the writer count against an allowance
+   * of the same size as the slots and buffer: claims never run ahead of a writer that cannot keep up.
    */
   claimSize(running: number, writing: number): number {
     const { concurrency } = this.limits;
-    const prefetch = this.stale ? 0 : this.rate ? this.rate.prefetch : this.limits.prefetch;
+    const prefetch = this.prefetch;
     const held = running + this.jobs.length;
     const want = Math.min(
       concurrency + prefetch - held,
@@ -130,8 +130,12 @@ export class PrefetchBuffer<J extends BufferedJob> {
    * a cheap check before a claim is even tried (every freed slot asks for one).
    */
   get aboveRefill(): boolean {
-    const prefetch = this.stale ? 0 : this.rate ? this.rate.prefetch : this.limits.prefetch;
-    return this.jobs.length > this.refillAt(prefetch);
+    return this.jobs.length > this.refillAt(this.prefetch);
+  }
+
+  /** Jobs it may hold beyond the free slots: none after a late give-back, else the rate allowance's or the queue's. */
+  private get prefetch(): number {
+    return this.stale ? 0 : this.rate ? this.rate.prefetch : this.limits.prefetch;
   }
 
   private refillAt(prefetch: number): number {

@@ -13,7 +13,8 @@
  * jobs per ms) and the claims' supply (jobs per ms of claim round trip).
  * - Claim-bound (capacity ≥ 4 × supply): the lowest level, a quarter of the prefetch.
  * - Otherwise: what the handlers would start during two claim round trips (timers and a busy event
- *   loop make both vary), between a quarter and half of the prefetch. Until it has seen a claim and a handler, half (the level before it adapted).
+ *   loop make both vary), between a quarter and half of the prefetch.
+ * Until it has seen a claim and a handler: half, the level before it adapted.
  */
 export class RefillPoint {
   /** Mean handler duration, ms (EWMA); NaN until a handler settled. */
