@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { claimJobs, completeJobs } from '../../lib/sql/worker.sql.js';
+import { claimJobs, completeJobs, fromIndexStart } from '../../lib/sql/worker.sql.js';
 import { createBenchApp } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { now } from '../support/bench.progress.js';
@@ -50,7 +50,7 @@ export const processSqlScenario: Scenario = {
               for (;;) {
                 const claimed = await client.query<{ id: string; run_lease: string }>({
                   ...claimJobs,
-                  values: ['default', [BenchKinds.noop], BATCH, instance, 0],
+                  values: ['default', [BenchKinds.noop], BATCH, instance, 0, ...fromIndexStart([BenchKinds.noop])],
                 });
                 if (claimed.rowCount === 0) break;
                 const completed = await client.query({

@@ -5,6 +5,7 @@ import { DbObserver } from '../support/bench.observer.js';
 import { now, sleep } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
 import type { SoakConfig } from '../support/bench.soak-config.js';
+import { holdSnapshot } from '../support/bench.snapshot-hold.js';
 import type { Scenario } from './scenario.js';
 
 /** How often the producer tops the enqueued count up to rate × elapsed time. */
@@ -55,14 +56,16 @@ const mb = (bytes: number) => r2(bytes / 2 ** 20);
  * that a producer in the same process enqueues at a steady `rate`, for `seconds`, with a short
  * retention. Every `reportMs` it reports the jobs/s handled and enqueued, awa.jobs' rows, dead
  * tuples and size (unfinished jobs only: it settles at the backlog), and awa.job_history's rows and
- * size (once retention applies, the rotation truncates a segment as a new one fills).
+ * size (once retention applies, the rotation truncates a segment as a new one fills). With
+ * `--hold-seconds N`, a snapshot is held open on the database from `--hold-at` (s) for N seconds.
  */
 export function soakScenario(soak: SoakConfig): Scenario {
   return {
     id: 'soak',
     title:
       `soak: ${soak.rate} jobs/s for ${soak.seconds} s, retention ` +
-      `${soak.retentionMs} ms, maintenance every ${soak.maintenanceMs} ms`,
+      `${soak.retentionMs} ms, maintenance every ${soak.maintenanceMs} ms` +
+      (soak.holdSeconds > 0 ? `, a snapshot held from ${soak.holdAt} s for ${soak.holdSeconds} s` : ''),
     timeoutMs: soak.seconds * 1_000 + 120_000,
     run: async (ctx) => {
       const [profile] = ctx.config.profiles;
@@ -94,6 +97,10 @@ export function soakScenario(soak: SoakConfig): Scenario {
       let enqueued = 0;
       let running = true;
       const started = now();
+      if (soak.holdSeconds > 0) {
+        const hold = holdSnapshot(db.url, soak.holdAt * 1_000, soak.holdSeconds * 1_000, ctx.log);
+        ctx.defer(() => hold.end());
+      }
       const produce = (async () => {
         while (running && !ctx.abandoned) {
           const due = Math.floor((soak.rate * (now() - started)) / 1_000);

@@ -10,6 +10,10 @@ export interface SoakConfig {
   maintenanceMs: number;
   /** One report row per this many ms. */
   reportMs: number;
+  /** When a snapshot is taken and held open on the database, in seconds from the start (see holdSeconds). */
+  holdAt: number;
+  /** How long that snapshot is held, in seconds; 0: none. */
+  holdSeconds: number;
 }
 
 const FLAGS: Record<string, { env: string; key: keyof SoakConfig; fallback: number }> = {
@@ -18,6 +22,8 @@ const FLAGS: Record<string, { env: string; key: keyof SoakConfig; fallback: numb
   '--retention-ms': { env: 'BENCH_SOAK_RETENTION_MS', key: 'retentionMs', fallback: 60_000 },
   '--maintenance-ms': { env: 'BENCH_SOAK_MAINTENANCE_MS', key: 'maintenanceMs', fallback: 30_000 },
   '--report-ms': { env: 'BENCH_SOAK_REPORT_MS', key: 'reportMs', fallback: 60_000 },
+  '--hold-at': { env: 'BENCH_SOAK_HOLD_AT', key: 'holdAt', fallback: 120 },
+  '--hold-seconds': { env: 'BENCH_SOAK_HOLD_SECONDS', key: 'holdSeconds', fallback: 0 },
 };
 
 function positive(name: string, raw: string): number {

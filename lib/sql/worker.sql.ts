@@ -56,8 +56,25 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
 const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_timestamp()) * 1000000)::bigint)`;
 
 /**
+ * Where each kind's claim reads from in the claim index: the available jobs after (priority,
+ * run_at in epoch ms, id), per kind in the order of the claim's kinds ($6..$8 of claimJobs).
+ */
+export type ClaimAfter = [priorities: number[], runAtMs: number[], ids: string[]];
+
+/** The key below every job's: the claim reads the whole index (see ClaimCursor). */
+export const INDEX_START = { priority: -2_147_483_648, runAtMs: -Infinity, id: '0' } as const;
+
+/** $6..$8 of a claim that reads the whole claim index for each of `kinds`. */
+export const fromIndexStart = (kinds: readonly string[]): ClaimAfter => [
+  kinds.map(() => INDEX_START.priority),
+  kinds.map(() => INDEX_START.runAtMs),
+  kinds.map(() => INDEX_START.id),
+];
+
+/**
  * Claims up to $3 jobs of queue $1 whose kind is in $2, for instance $4, with deadline $5 ms
- * (0: none). Takes available jobs and due scheduled/retryable ones, so a due retry needs no
+ * (0: none), reading each kind's available jobs after its key in $6..$8 (ClaimAfter; fromIndexStart:
+ * all of them). Takes available jobs and due scheduled/retryable ones, so a due retry needs no
  * maintenance tick. Each claimed job gets state running, attempt+1, a new run lease (NEXT_RUN_LEASE)
  * and a lease row.
  * Each handled kind is read on its own (a LATERAL with its own LIMIT) from the (queue, kind)
@@ -69,20 +86,25 @@ const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_
  * stays a primary-key lookup, so the prepared statement is planned once, not on every call.
  * A paused queue (awa.queues.paused_at, see QueueAdmin) has no kinds to claim: every claim reads
  * the pause (one primary-key lookup), so it holds on every instance from the pause's commit on.
+ * The key after which a kind is read is a condition of the index scan (a row comparison on
+ * (priority, run_at, id)): the scan starts there, and the entries before it are never visited.
  */
 export const claimJobs = statement<
-  [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number],
+  [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number, ...after: ClaimAfter],
   ClaimedJobRow
 >(
   'claim_jobs',
   `
   WITH kinds AS (
-    SELECT DISTINCT kind FROM unnest((SELECT $2::text[])) AS k(kind)
+    SELECT DISTINCT ON (kind) kind, ap, ar, ai
+      FROM unnest((SELECT $2::text[]), (SELECT $6::int[]), (SELECT $7::float8[]), (SELECT $8::bigint[]))
+           AS k(kind, ap, ar, ai)
      WHERE NOT EXISTS (SELECT FROM awa.queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
   ), available AS (
     SELECT a.id, a.priority, a.run_at FROM kinds k CROSS JOIN LATERAL (
       SELECT id, priority, run_at FROM awa.jobs
        WHERE state = 'available' AND queue = $1 AND kind = k.kind
+         AND (priority, run_at, id) > (k.ap, to_timestamp(k.ar / 1000), k.ai)
        ORDER BY priority, run_at, id
        LIMIT $3 FOR UPDATE SKIP LOCKED
     ) a

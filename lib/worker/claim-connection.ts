@@ -3,7 +3,7 @@ import { AwaDatabase } from '../database/awa-database.js';
 import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
 import { discardClient } from '../instance/pooler-probe.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
-import { sessionSql, workerSql } from '../sql/index.js';
+import { sessionSql, workerSql, type SqlParams } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
 
 /** After a failed connect, the claims go through the pool for this long before the next try. */
@@ -13,7 +13,7 @@ export const CLAIM_RECONNECT_DELAY_MS = 1_000;
 const QUERY_CANCELED = '57014';
 
 /** The parameters of a plain claim (workerSql.claimJobs). */
-type ClaimParams = [queue: string, kinds: string[], want: number, instanceId: string, deadlineMs: number];
+type ClaimParams = SqlParams<typeof workerSql.claimJobs>;
 
 /**
  * This instance's own connection for plain claims (no rate limit, no key concurrency), in direct

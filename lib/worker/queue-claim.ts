@@ -1,8 +1,9 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
-import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import { fromIndexStart, type ClaimedJobRow } from '../sql/worker.sql.js';
 import type { ClaimConnection } from './claim-connection.js';
+import type { ClaimCursor } from './claim-cursor.js';
 import { rateLogExtension } from './prefetch-limits.js';
 
 /** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
@@ -17,8 +18,9 @@ export const hasFlowControl = (options: ResolvedQueueOptions): boolean =>
 
 /**
  * @internal Claims up to `want` jobs of the queue: with the plain claim (unchanged, no flow cost) for
- * a queue without flow control, on the instance's claim connection when it is free (see
- * ClaimConnection), else with the flow claim, which also says when to claim again.
+ * a queue without flow control, read from the worker's cursor (ClaimCursor; none: the whole index),
+ * on the instance's claim connection when it is free (see ClaimConnection); else with the flow
+ * claim, which also says when to claim again.
  */
 export async function claimBatch(
   db: AwaDatabase,
@@ -27,10 +29,20 @@ export async function claimBatch(
   want: number,
   instanceId: string,
   claims?: ClaimConnection,
+  cursor?: ClaimCursor,
 ): Promise<ClaimResult> {
   if (!hasFlowControl(options)) {
-    const params = [options.name, kinds, want, instanceId, options.deadlineDuration] as const;
+    const params = [
+      options.name,
+      kinds,
+      want,
+      instanceId,
+      options.deadlineDuration,
+      ...(cursor?.next(kinds) ?? fromIndexStart(kinds)),
+    ] as const;
+    const sentAt = performance.now();
     const rows = await (claims?.claim([...params]) ?? db.query(workerSql.claimJobs, [...params]));
+    cursor?.claimed(rows, performance.now() - sentAt);
     return { rows, waitMs: null };
   }
   const result = await db.query(flowSql.claimFlowJobs, [

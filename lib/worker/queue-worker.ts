@@ -13,6 +13,7 @@ import type { LeaseWriter } from './lease-writer.js';
 import { PrefetchBuffer } from './prefetch-buffer.js';
 import type { ClaimConnection } from './claim-connection.js';
 import { claimBatch, hasFlowControl } from './queue-claim.js';
+import { ClaimCursor } from './claim-cursor.js';
 import { cancelUnstarted, giveBackUnstarted } from './unstarted-writes.js';
 import { WakeTimer } from './wake-timer.js';
 import { DeadlineSweep } from './deadline-sweep.js';
@@ -44,6 +45,8 @@ export class QueueWorker {
   private readonly deadlines: DeadlineSweep | undefined;
   /** Claimed, leased, not started yet. */
   private readonly buffer: PrefetchBuffer<InFlightJob>;
+  /** Where its plain claims read the claim index from. */
+  private readonly cursor = new ClaimCursor();
   /** Results being written, and who waits for none to be left (settleWrites). */
   private writing = 0;
   private readonly writesDone = new Waiters();
@@ -151,6 +154,7 @@ export class QueueWorker {
           want,
           this.deps.instanceId,
           this.deps.claims,
+          this.cursor,
         );
         this.retryDelay = 0;
         this.lastTickAt = performance.now();

@@ -10,6 +10,7 @@ const FLAGS: Record<string, keyof ChaosConfig> = {
   '--down-ms': 'downMs',
   '--freeze-ms': 'freezeMs',
   '--stall-ms': 'stallMs',
+  '--snapshot-ms': 'snapshotMs',
   '--second-jobs': 'secondJobs',
   '--second-down-ms': 'secondDownMs',
 };

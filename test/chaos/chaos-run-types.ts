@@ -5,6 +5,7 @@ import { DEFAULT_MIX, DEFAULT_RATE_LIMIT, type ChaosMix } from './chaos-config.j
 import type { FlowFigures } from './chaos-flow-checks.js';
 import type { RecoveryFigures } from './chaos-figures.js';
 import type { FreezeRecord } from './chaos-freeze.js';
+import type { SnapshotRecord } from './chaos-snapshot.js';
 import type { SecondServerReport } from './chaos-second-server.js';
 
 export interface ChaosConfig {
@@ -30,6 +31,12 @@ export interface ChaosConfig {
    * (heartbeatStaleAfter) ends them, and only then can its leases be rescued.
    */
   stopAt: number | null;
+  /**
+   * Hold a snapshot open once (chaos-snapshot.ts), when this fraction of the jobs has been enqueued,
+   * for snapshotMs, while the other faults go on; null: never.
+   */
+  snapshotAt: number | null;
+  snapshotMs: number;
   /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
   timeoutMs: number;
   mix: ChaosMix;
@@ -85,6 +92,8 @@ export interface ChaosReport {
   freeze: FreezeRecord | null;
   /** The SIGSTOP fault (see stopAt). */
   stop: FreezeRecord | null;
+  /** The held snapshot (see snapshotAt). */
+  snapshot: SnapshotRecord | null;
   flow: FlowFigures;
   /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
   workflows: { graphs: number; steps: number; states: Record<string, number> };
@@ -109,6 +118,8 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   freezeAt: 0.7,
   freezeMs: 4_000,
   stopAt: 0.55,
+  snapshotAt: 0.25,
+  snapshotMs: 8_000,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,
   rateLimit: DEFAULT_RATE_LIMIT,

@@ -68,6 +68,13 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
           `(connections open) holding ${report.stop.jobsHeld} job(s), ${report.stop.rescued} rescued meanwhile`
         : 'none'
     }`,
+    `snapshot:     ${
+      report.snapshot
+        ? `at +${(report.snapshot.atSeconds ?? 0).toFixed(1)}s held ${report.snapshot.heldMs} ms ` +
+          `(REPEATABLE READ, no index entry of a job claimed since could be marked dead), ` +
+          `${report.snapshot.finishedMeanwhile} job(s) finished meanwhile`
+        : 'none'
+    }`,
     `rated queue:  limit ${flow.rateLimit.limit} per ${flow.rateLimit.period} ms; ${flow.ratedStarts} handler ` +
       `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
       `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,

@@ -4,8 +4,9 @@
 // completed twice, and nothing completed from a stale lease. The load spans four queues: two plain, a
 // keyed one (two kinds, one of which one worker slot does not handle) and a rate-limited one (one slot
 // prefetches, the others do not); their own checks are in chaos-flow-checks.ts.
+// A session also holds one snapshot open for a while (chaos-snapshot.ts), as a long report would.
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N --freeze-ms N
-// --stall-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
+// --stall-ms N --snapshot-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
 // `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
 // --second-server (issue 18; with --second-jobs N, default a fifth of --jobs, and --second-down-ms N):
 // a second embedded PostgreSQL, on which every process runs a second, named AwaModule with its own
@@ -37,6 +38,7 @@ import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
 import { redeliveryCheck, type EventFaults } from './chaos-event-checks.js';
 import { startChaosServer, startSecondServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
+import { holdSnapshot, type SnapshotRecord } from './chaos-snapshot.js';
 import { ChaosProcess } from './chaos-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { reconnectMs as reconnected } from './chaos-reconnect.js';
@@ -78,6 +80,8 @@ class ChaosRun {
   private restart: RestartRecord | null = null;
   private freeze: FreezeRecord | null = null;
   private stop: FreezeRecord | null = null;
+  /** The held snapshot, running in the background once started (see snapshotAt). */
+  private snapshot: Promise<SnapshotRecord | null> | undefined;
   /** Each worker reaches PostgreSQL through a proxy of its own, which the freeze fault stalls. */
   private readonly proxies = new Map<ChaosProcess, TcpProxy>();
   /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
@@ -161,6 +165,17 @@ class ChaosRun {
         nextKillAt = Date.now() + between(config.killEveryMs);
         continue;
       }
+      if (
+        this.snapshot === undefined &&
+        config.snapshotAt !== null &&
+        (this.producer?.produced ?? 0) >= config.snapshotAt * config.jobs
+      )
+        this.snapshot = holdSnapshot(
+          this.server.url,
+          config.snapshotMs,
+          async () => (await this.status()).finished,
+          config.log,
+        );
       if (
         this.restart === null &&
         config.restartAt !== null &&
@@ -481,6 +496,7 @@ class ChaosRun {
     checked.push(...(second?.checked ?? []));
     const allViolations = [...this.violations, ...violations, ...(second?.violations ?? [])];
     const status = await this.status();
+    const snapshot = (await this.snapshot) ?? null;
     const speed = await throughput(this.query);
     const recovery = await recoveryFigures(this.query, this.kills);
     const errors = await errorCounts(
@@ -516,6 +532,10 @@ class ChaosRun {
       stop: this.stop && {
         ...this.stop,
         atSeconds: speed.startedAt ? (this.stop.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
+      },
+      snapshot: snapshot && {
+        ...snapshot,
+        atSeconds: speed.startedAt ? (snapshot.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
       },
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
       workflows: await this.workflowFigures(),

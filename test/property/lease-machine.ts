@@ -156,7 +156,14 @@ export class LeaseMachine {
     const claimable = [...this.before.jobs.values()].filter(
       (j) => j.state === 'available' || (j.state === 'retryable' && j.due),
     );
-    const rows = await this.db.run(workerSql.claimJobs, [QUEUE, [KIND], max, this.id(inst), deadline ? 600_000 : 0]);
+    const rows = await this.db.run(workerSql.claimJobs, [
+      QUEUE,
+      [KIND],
+      max,
+      this.id(inst),
+      deadline ? 600_000 : 0,
+      ...workerSql.fromIndexStart([KIND]),
+    ]);
     this.expect(
       rows.length === Math.min(max, claimable.length),
       () => `claimed ${rows.length} of ${claimable.length} claimable jobs with max ${max}`,

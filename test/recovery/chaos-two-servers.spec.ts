@@ -21,6 +21,7 @@ describe('chaos over two PostgreSQL servers: the second one crashes and comes ba
       rateLimit: { limit: 5, period: 1_000 },
       freezeAt: null,
       stopAt: null,
+      snapshotAt: null,
       secondServer: true,
       secondJobs: SECOND_JOBS,
     });

@@ -8,7 +8,8 @@ const RATE_LIMIT = { limit: 5, period: 1_000 };
  * The chaos suite (test/chaos/run-chaos.ts), small: 300 jobs over four queues (two plain, a keyed one
  * that one worker serves for one of its two kinds only, a rate-limited one that one worker prefetches
  * from) while worker processes are SIGKILLed every few seconds, PostgreSQL restarts once, and one
- * worker's connections freeze (no data, no FIN) past heartbeatStaleAfter, then thaw. `npm run chaos`
+ * worker's connections freeze (no data, no FIN) past heartbeatStaleAfter, then thaw, and a session
+ * holds one snapshot open for 8 s (claims then read on from their cursors). `npm run chaos`
  * runs the full size. The rate limit is low enough that the rated queue is kept saturated.
  */
 describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker connection', () => {
@@ -28,6 +29,7 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     expect(report.restart).not.toBeNull();
     expect(report.freeze).not.toBeNull();
     expect(report.stop).not.toBeNull();
+    expect(report.snapshot).not.toBeNull();
     // The flow queues really ran: rated handlers started, and some key held more than one lease at once.
     expect(report.flow.ratedStarts).toBeGreaterThan(0);
     expect(report.flow.mostKeyLeases).toBeGreaterThan(1);

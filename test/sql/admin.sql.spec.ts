@@ -15,7 +15,8 @@ describe('admin.sql', () => {
   const stateOf = async (id: string) => (await f.sql('SELECT state FROM awa.all_jobs WHERE id = $1', [id]))[0]?.state;
   /** A filter's statement and values as QueueAdmin builds them. */
   const filtered = (filter: JobFilter) => compileFilter(filter);
-  const claim = (queue: string) => f.run(workerSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0]);
+  const claim = (queue: string) =>
+    f.run(workerSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0, ...workerSql.fromIndexStart(['k'])]);
 
   describe('pauseQueue and resumeQueue', () => {
     it('a paused queue is not claimed from, a resumed one is, and each NOTIFYs awa_control', async () => {

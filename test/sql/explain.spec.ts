@@ -117,7 +117,7 @@ describe('query plans', () => {
     planCase(
       'claimJobs',
       workerSql.claimJobs,
-      ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000],
+      ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000, ...workerSql.fromIndexStart(['k1', 'k2'])],
       ['jobs_claim_kind_idx', 'jobs_due_kind_idx'],
     ),
     planCase(
@@ -238,7 +238,11 @@ describe('query plans', () => {
   it.each(modes)(
     'the claim (%s plan) takes available jobs from jobs_claim_kind_idx and due ones from jobs_due_kind_idx',
     async (mode) => {
-      const plan = await explain(workerSql.claimJobs, ['q1', ['k1'], 10, 'instance-0', 0], mode);
+      const plan = await explain(
+        workerSql.claimJobs,
+        ['q1', ['k1'], 10, 'instance-0', 0, ...workerSql.fromIndexStart(['k1'])],
+        mode,
+      );
       const ctes = planNodes(plan).filter(
         (n) => typeof n['Subplan Name'] === 'string' && String(n['Subplan Name']).startsWith('CTE '),
       );
@@ -273,7 +277,7 @@ describe('query plans', () => {
 describe('the claim beside a backlog it cannot take', () => {
   const f = useSqlFixture({ reset: false });
   const BACKLOG = 200_000;
-  const CLAIM = ['q1', ['k1', 'k2'], 10, 'instance-0', 0];
+  const CLAIM = ['q1', ['k1', 'k2'], 10, 'instance-0', 0, ...workerSql.fromIndexStart(['k1', 'k2'])];
   let client: pg.Client;
   beforeAll(async () => {
     client = await f.client();
@@ -340,7 +344,14 @@ describe('the prepared claim on a fresh database', () => {
 
   it('settles on its generic plan (planned once, not on every call)', async () => {
     const client = await f.client();
-    const values: SqlParams<typeof workerSql.claimJobs> = ['default', ['k1', 'k2', 'k3'], 24, 'instance-0', 300_000];
+    const values: SqlParams<typeof workerSql.claimJobs> = [
+      'default',
+      ['k1', 'k2', 'k3'],
+      24,
+      'instance-0',
+      300_000,
+      ...workerSql.fromIndexStart(['k1', 'k2', 'k3']),
+    ];
     for (let i = 0; i < 10; i++) {
       await client.query('BEGIN');
       await f.run(workerSql.claimJobs, values, client);

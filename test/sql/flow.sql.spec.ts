@@ -218,7 +218,14 @@ describe('flow.sql', () => {
 
     it('schedules the job for the end of the hold in a queue without flow control', async () => {
       const [id] = await seedKeyed(f.sql, null, 1);
-      const [row] = await f.run(workerSql.claimJobs, ['q', ['k'], 1, 'instance-a', 0]);
+      const [row] = await f.run(workerSql.claimJobs, [
+        'q',
+        ['k'],
+        1,
+        'instance-a',
+        0,
+        ...workerSql.fromIndexStart(['k']),
+      ]);
       await f.run(flowSql.rateLimitJob, [row!.id, row!.run_lease, 60_000, false, false]);
       const job = await readJob(f.sql, id!);
       expect(job).toMatchObject({ state: 'scheduled', attempt: 0 });

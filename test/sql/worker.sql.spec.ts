@@ -16,7 +16,7 @@ describe('worker.sql', () => {
     instance = 'instance-a',
     deadlineMs = 0,
     on?: pg.ClientBase,
-  ) => f.run(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs], on);
+  ) => f.run(workerSql.claimJobs, [queue, kinds, limit, instance, deadlineMs, ...workerSql.fromIndexStart(kinds)], on);
   const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id).sort();
   const countLeases = async () => Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);
 
@@ -40,6 +40,30 @@ describe('worker.sql', () => {
         order.push(rows[0]!.id);
       }
       expect(order).toEqual([e, c, b, d, g, a]);
+    });
+
+    it('reads each kind after its key (ClaimAfter): jobs at or before it stay, the ones after are taken in order', async () => {
+      const t = new Date(Date.now() - 3_600_000);
+      const at = (ms: number) => new Date(t.getTime() + ms);
+      const before = await seedJob(f.sql, { priority: 1, runAt: at(5_000) }); // a lower priority comes first
+      const key = await seedJob(f.sql, { priority: 2, runAt: at(1_000) });
+      const sameTimeLaterId = await seedJob(f.sql, { priority: 2, runAt: at(1_000) });
+      const earlierTime = await seedJob(f.sql, { priority: 2, runAt: at(0) });
+      const laterTime = await seedJob(f.sql, { priority: 2, runAt: at(2_000) });
+      const otherKind = await seedJob(f.sql, { kind: 'other', priority: 0, runAt: at(0) });
+      const rows = await f.run(workerSql.claimJobs, [
+        'default',
+        ['k', 'other'],
+        10,
+        'instance-a',
+        0,
+        [2, workerSql.INDEX_START.priority],
+        [t.getTime() + 1_000, workerSql.INDEX_START.runAtMs],
+        [key, workerSql.INDEX_START.id],
+      ]);
+      expect(ids(rows)).toEqual([sameTimeLaterId, laterTime, otherKind].sort());
+      const left = await f.sql(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY id`);
+      expect(left.map((r: { id: string }) => r.id)).toEqual([before, key, earlierTime]);
     });
 
     it('takes at most `limit` jobs, the first ones in claim order', async () => {

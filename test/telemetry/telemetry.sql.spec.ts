@@ -62,7 +62,14 @@ describe('telemetry.sql', () => {
     it('comes back from the claim with run_at in epoch ms', async () => {
       await f.run(jobsSql.insertJobs, [insertJobsRows([job('traced', { traceparent: TRACEPARENT })])]);
       const [due] = await f.sql(`SELECT (extract(epoch FROM run_at) * 1000)::float8 AS ms FROM awa.all_jobs`);
-      const [claimed] = await f.run(workerSql.claimJobs, ['default', ['traced'], 1, 'instance-t', 0]);
+      const [claimed] = await f.run(workerSql.claimJobs, [
+        'default',
+        ['traced'],
+        1,
+        'instance-t',
+        0,
+        ...workerSql.fromIndexStart(['traced']),
+      ]);
       expect(claimed).toMatchObject({ traceparent: TRACEPARENT, run_at_ms: due.ms });
     });
   });

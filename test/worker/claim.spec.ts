@@ -30,6 +30,12 @@ class Recorder {
   later(job: Job) {
     this.startedAt.set(job.id, new Date());
   }
+
+  drained: string[] = [];
+  @JobHandler('drained', { queue: 'backlog' })
+  drain(job: Job) {
+    this.drained.push(job.id);
+  }
 }
 
 describe('claiming', () => {
@@ -40,6 +46,7 @@ describe('claiming', () => {
         default: { pollInterval: 100 },
         serial: { concurrency: 1, pollInterval: 100 },
         wide: { concurrency: 3, prefetch: 5 },
+        backlog: { concurrency: 8, prefetch: 50 },
       },
     },
   });
@@ -101,5 +108,30 @@ describe('claiming', () => {
       runLease: '0',
       errors: [],
     });
+  });
+
+  it('drains a backlog while an old snapshot is held, and still runs a job that appears behind the claim cursor', async () => {
+    // The snapshot keeps the claimed jobs' index entries alive: claims read on from their cursor (ClaimCursor).
+    const holder = app.get(DataSource).createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction('REPEATABLE READ');
+    try {
+      await holder.query('SELECT count(*) FROM awa.jobs');
+      const backlog = await producer.enqueueMany(Array.from({ length: 2_000 }, () => ({ kind: 'drained', args: {} })));
+      await waitFor(() => recorder.drained.length >= 500, 30_000, 'a quarter of the backlog');
+      // A higher priority and an earlier run_at: before every key claimed so far.
+      const behind = await producer.enqueue('drained', {}, { priority: -5, runAt: new Date(Date.now() - 3_600_000) });
+      await waitFor(
+        () => recorder.drained.length >= backlog.length + 1,
+        30_000,
+        'the backlog and the job behind the cursor',
+      );
+      expect(recorder.drained).toContain(behind.id);
+      expect(new Set(recorder.drained).size).toBe(backlog.length + 1);
+      expect(await state(behind.id)).toBe('completed');
+    } finally {
+      await holder.rollbackTransaction();
+      await holder.release();
+    }
   });
 });
