@@ -118,7 +118,7 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   freezeAt: 0.7,
   freezeMs: 4_000,
   stopAt: 0.55,
-  snapshotAt: 0.25,
+  snapshotAt: 0.1,
   snapshotMs: 8_000,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,

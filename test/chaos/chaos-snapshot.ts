@@ -9,13 +9,15 @@ export interface SnapshotRecord {
   at: Date;
   /** Seconds into the run (from the first enqueue). */
   atSeconds?: number;
-  /** How long it was held (less if PostgreSQL's restart ended the session). */
+  /** How long it was held: until its COMMIT, or until PostgreSQL's restart ended the session. */
   heldMs: number;
-  /** Jobs that finished while it was held. */
-  finishedMeanwhile: number;
+  /** Whether the restart ended it. */
+  endedByRestart: boolean;
+  /** Jobs that finished while it was held (null: not counted, the server was down). */
+  finishedMeanwhile: number | null;
 }
 
-/** Holds a snapshot on `url` for `ms`; `finished()` counts finished jobs. A lost session ends the hold early. */
+/** Holds a snapshot on `url` for `ms`; `finished()` counts finished jobs. Null if it could not be taken. */
 export async function holdSnapshot(
   url: string,
   ms: number,
@@ -23,20 +25,27 @@ export async function holdSnapshot(
   log: (line: string) => void,
 ): Promise<SnapshotRecord | null> {
   const client = new pg.Client({ connectionString: url, application_name: 'chaos-snapshot' });
-  client.on('error', () => undefined); // a restart ends the session: the hold just ends early
+  let lostAt: number | undefined;
+  client.on('error', () => (lostAt ??= Date.now())); // a restart ends the session, and so the hold
+  const count = () => finished().catch(() => null);
   try {
     await client.connect();
-    const before = await finished();
+    const before = await count();
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     await client.query('SELECT count(*) FROM awa.jobs'); // the snapshot is taken here
     const at = new Date();
     log(`chaos: a snapshot is held for ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, ms));
-    await client.query('COMMIT').catch(() => undefined);
-    const heldMs = Date.now() - at.getTime();
-    return { at, heldMs, finishedMeanwhile: (await finished()) - before };
+    await client.query('COMMIT').catch(() => (lostAt ??= Date.now()));
+    const after = await count();
+    return {
+      at,
+      heldMs: (lostAt ?? Date.now()) - at.getTime(),
+      endedByRestart: lostAt !== undefined,
+      finishedMeanwhile: before === null || after === null ? null : after - before,
+    };
   } catch (error) {
-    log(`chaos: the snapshot hold ended early: ${String(error)}`);
+    log(`chaos: no snapshot could be held: ${String(error)}`);
     return null;
   } finally {
     await client.end().catch(() => undefined);

@@ -71,8 +71,9 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     `snapshot:     ${
       report.snapshot
         ? `at +${(report.snapshot.atSeconds ?? 0).toFixed(1)}s held ${report.snapshot.heldMs} ms ` +
-          `(REPEATABLE READ, no index entry of a job claimed since could be marked dead), ` +
-          `${report.snapshot.finishedMeanwhile} job(s) finished meanwhile`
+          `(REPEATABLE READ, no index entry of a job claimed since could be marked dead)` +
+          (report.snapshot.endedByRestart ? ', until the restart ended its session' : '') +
+          `, ${report.snapshot.finishedMeanwhile ?? 'uncounted'} job(s) finished meanwhile`
         : 'none'
     }`,
     `rated queue:  limit ${flow.rateLimit.limit} per ${flow.rateLimit.period} ms; ${flow.ratedStarts} handler ` +
