@@ -57,17 +57,17 @@ const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_
 
 /**
  * Where each kind's claim reads from in the claim index: the available jobs after (priority,
- * run_at in epoch ms, id), per kind in the order of the claim's kinds ($6..$8 of claimJobs).
+ * run_at in epoch microseconds, id), per kind in the order of the claim's kinds ($6..$8 of claimJobs).
  */
-export type ClaimAfter = [priorities: number[], runAtMs: number[], ids: string[]];
+export type ClaimAfter = [priorities: number[], runAtUs: number[], ids: string[]];
 
-/** The key below every job's: the claim reads the whole index (see ClaimCursor). */
-export const INDEX_START = { priority: -2_147_483_648, runAtMs: -Infinity, id: '0' } as const;
+/** A key below every job's (no priority is that low): the claim reads the whole index (see ClaimCursor). */
+export const INDEX_START = { priority: -2_147_483_648, runAtUs: 0, id: '0' } as const;
 
 /** $6..$8 of a claim that reads the whole claim index for each of `kinds`. */
 export const fromIndexStart = (kinds: readonly string[]): ClaimAfter => [
   kinds.map(() => INDEX_START.priority),
-  kinds.map(() => INDEX_START.runAtMs),
+  kinds.map(() => INDEX_START.runAtUs),
   kinds.map(() => INDEX_START.id),
 ];
 
@@ -87,7 +87,9 @@ export const fromIndexStart = (kinds: readonly string[]): ClaimAfter => [
  * A paused queue (awa.queues.paused_at, see QueueAdmin) has no kinds to claim: every claim reads
  * the pause (one primary-key lookup), so it holds on every instance from the pause's commit on.
  * The key after which a kind is read is a condition of the index scan (a row comparison on
- * (priority, run_at, id)): the scan starts there, and the entries before it are never visited.
+ * (priority, run_at, id)): the scan starts there, and the entries before it are never visited. Its
+ * run_at comes as a float of whole microseconds (exact below 2^53) and is added to the epoch as an
+ * interval, exactly: a division into seconds could round it.
  */
 export const claimJobs = statement<
   [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number, ...after: ClaimAfter],
@@ -104,7 +106,7 @@ export const claimJobs = statement<
     SELECT a.id, a.priority, a.run_at FROM kinds k CROSS JOIN LATERAL (
       SELECT id, priority, run_at FROM awa.jobs
        WHERE state = 'available' AND queue = $1 AND kind = k.kind
-         AND (priority, run_at, id) > (k.ap, to_timestamp(k.ar / 1000), k.ai)
+         AND (priority, run_at, id) > (k.ap, 'epoch'::timestamptz + k.ar * interval '1 microsecond', k.ai)
        ORDER BY priority, run_at, id
        LIMIT $3 FOR UPDATE SKIP LOCKED
     ) a

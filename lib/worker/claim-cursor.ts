@@ -3,7 +3,8 @@ import { fromIndexStart, INDEX_START, type ClaimAfter, type ClaimedJobRow } from
 /** A kind's position in the claim index: the (priority, run_at, id) of the last job this worker claimed. */
 interface IndexKey {
   priority: number;
-  runAtMs: number;
+  /** run_at in epoch microseconds. */
+  runAtUs: number;
   id: string;
 }
 
@@ -25,8 +26,9 @@ export const MAX_WHOLE_READ_INTERVAL_MS = 5_000;
  * read only once per 20 times as long as the last whole read took (at most 5 s): an idle worker's
  * claim reads it all, and so do claims that come rarely. A job that appears behind the cursor (a
  * higher priority, an earlier run_at, a job given back) is claimed by the next whole read, of this
- * worker or another, so it waits at most that long. The cursor is a millisecond below the last
- * key's run_at: the claim returns run_at as epoch ms in a float, without its last microseconds.
+ * worker or another, so it waits at most that long. The claim returns run_at as epoch ms in a float,
+ * which holds the microseconds to within a quarter of one, so rounding gives them back exactly: jobs
+ * of one enqueueMany() share their run_at, and only their ids tell the cursor's place among them.
  */
 export class ClaimCursor {
   private readonly after = new Map<string, IndexKey>();
@@ -43,7 +45,7 @@ export class ClaimCursor {
     for (const kind of kinds) {
       const key = this.after.get(kind);
       after[0].push(key ? key.priority : INDEX_START.priority);
-      after[1].push(key ? Math.floor(key.runAtMs) - 1 : INDEX_START.runAtMs);
+      after[1].push(key ? key.runAtUs : INDEX_START.runAtUs);
       after[2].push(key ? key.id : INDEX_START.id);
     }
     return after;
@@ -57,15 +59,16 @@ export class ClaimCursor {
     }
     for (const row of rows) {
       const key = this.after.get(row.kind);
-      if (!key || before(key, row))
-        this.after.set(row.kind, { priority: row.priority, runAtMs: row.run_at_ms, id: row.id });
+      const runAtUs = Math.round(row.run_at_ms * 1_000);
+      if (!key || before(key, row.priority, runAtUs, row.id))
+        this.after.set(row.kind, { priority: row.priority, runAtUs, id: row.id });
     }
   }
 }
 
-/** Whether `key` comes before `row` in the claim index's order. Ids are decimal strings without leading zeros. */
-function before(key: IndexKey, row: ClaimedJobRow): boolean {
-  if (key.priority !== row.priority) return key.priority < row.priority;
-  if (key.runAtMs !== row.run_at_ms) return key.runAtMs < row.run_at_ms;
-  return key.id.length !== row.id.length ? key.id.length < row.id.length : key.id < row.id;
+/** Whether `key` comes before (priority, runAtUs, id) in the claim index's order. Ids are decimal strings. */
+function before(key: IndexKey, priority: number, runAtUs: number, id: string): boolean {
+  if (key.priority !== priority) return key.priority < priority;
+  if (key.runAtUs !== runAtUs) return key.runAtUs < runAtUs;
+  return key.id.length !== id.length ? key.id.length < id.length : key.id < id;
 }

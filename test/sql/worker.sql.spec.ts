@@ -58,7 +58,7 @@ describe('worker.sql', () => {
         'instance-a',
         0,
         [2, workerSql.INDEX_START.priority],
-        [t.getTime() + 1_000, workerSql.INDEX_START.runAtMs],
+        [(t.getTime() + 1_000) * 1_000, workerSql.INDEX_START.runAtUs],
         [key, workerSql.INDEX_START.id],
       ]);
       expect(ids(rows)).toEqual([sameTimeLaterId, laterTime, otherKind].sort());
