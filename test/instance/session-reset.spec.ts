@@ -13,6 +13,13 @@ const isSession = (first: string) => first.includes('awa:');
  * resets it) while its pool keeps working. Its running jobs must stay its own: the leader must not
  * count it dead in the moment before it reconnects.
  */
+/**
+ * Room for a reconnect under CI's load: past heartbeatStaleAfter without its session, a worker
+ * aborts its handlers itself (their leases may have been rescued), which is not what this tests.
+ * FAST_OPTIONS' 1 s was once exceeded on a loaded CI machine: the jobs completed, their handlers aborted.
+ */
+const STALE_AFTER_MS = 5_000;
+
 describe('a worker process whose session connection is reset while its pool keeps working', () => {
   let db: TestDatabase;
   let app: TestingModule;
@@ -22,7 +29,7 @@ describe('a worker process whose session connection is reset while its pool keep
   beforeAll(async () => {
     db = await createTestDatabase();
     // The test's app leads maintenance (orphan sweep every 200 ms) and has no handlers.
-    app = await startTestApp({ url: db.url });
+    app = await startTestApp({ url: db.url, awa: { heartbeatStaleAfter: STALE_AFTER_MS } });
     const u = new URL(db.url);
     proxy = await TcpProxy.start({ host: u.hostname, port: Number(u.port) });
   });
@@ -38,6 +45,7 @@ describe('a worker process whose session connection is reset while its pool keep
     // Every connection of the worker goes through the proxy; only its session's is reset.
     worker = new WorkerProcess(TcpProxy.url(db.url, proxy), {
       ...FAST_OPTIONS,
+      heartbeatStaleAfter: STALE_AFTER_MS,
       queues: { default: { ...FAST_OPTIONS.queues!.default, concurrency: 3 } },
     });
     await worker.ready();
