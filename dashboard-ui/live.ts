@@ -12,18 +12,22 @@ let current: Page<unknown> | null = null;
 let lastData: string | null = null;
 let timer: ReturnType<typeof setTimeout> | undefined;
 let paused = localStorage.getItem('awa-live-paused') === '1';
+/** Counts loads, so that only the newest one renders: a poll sent before a click must not paint over its answer. */
+let loads = 0;
 
 /** Loads the page's data; renders only when it changed (or when forced), so open details stay open. */
 export async function refresh(force: boolean): Promise<void> {
   if (!current) return;
+  const load = ++loads;
   try {
     const data = await current.load();
+    if (load !== loads) return;
     const json = JSON.stringify(data);
     if (!force && json === lastData) return;
     lastData = json;
     content.replaceChildren(current.render(data));
   } catch (error) {
-    notice(messageOf(error), true);
+    if (load === loads) notice(messageOf(error), true);
   }
 }
 

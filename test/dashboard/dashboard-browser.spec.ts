@@ -77,6 +77,43 @@ describeInBrowser('dashboard in headless Chromium', () => {
     expect(await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id')).toBe(first);
   });
 
+  it('jobs: a live poll answered after "Older →" does not paint page 1 over page 2', async () => {
+    await f.page.goto(`${f.dash.url}/jobs?queue=emails&state=completed`);
+    const first = await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id');
+    // Hold the next poll of page 1 until page 2 is shown, then let it answer.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let pollSent!: () => void;
+    const pollOnItsWay = new Promise<void>((resolve) => (pollSent = resolve));
+    const pageOne = (url: string) => url.includes('/api/jobs?') && !new URL(url).searchParams.has('after');
+    await f.page.route(/\/api\/jobs\?/, async (route) => {
+      if (!pageOne(route.request().url())) return route.continue();
+      pollSent();
+      await held;
+      await route.continue();
+    });
+    await pollOnItsWay;
+    await f.page.evaluate((id) => {
+      const w = window as unknown as { stalePage: boolean };
+      w.stalePage = false;
+      new MutationObserver(() => {
+        const label = document.querySelector('.toolbar .muted:not(#selection)')?.textContent;
+        if (label === 'page 2' && document.querySelector(`tr[data-job-id="${id}"]`)) w.stalePage = true;
+      }).observe(document.body, { childList: true, subtree: true });
+    }, first);
+    await f.page.getByRole('button', { name: 'Older →' }).click();
+    await f.page.getByText('page 2').waitFor();
+    const answered = f.page.waitForResponse((r) => pageOne(r.url()));
+    release();
+    await answered;
+    // Polls are chained: the next one is sent only once the held one has been handled.
+    await f.page.waitForRequest((r) => r.url().includes('/api/jobs?'));
+    await f.page.unroute(/\/api\/jobs\?/);
+    expect(await f.page.evaluate(() => (window as unknown as { stalePage: boolean }).stalePage)).toBe(false);
+    const shown = await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id');
+    expect(Number(shown)).toBeLessThan(Number(first));
+  });
+
   it('job detail: args as collapsible JSON, the attempts with their errors, no lease once finished', async () => {
     const [report] = await sql(`SELECT id::text FROM awa.all_jobs WHERE kind = 'report.flaky' ORDER BY id LIMIT 1`);
     await f.page.goto(`${f.dash.url}/jobs?kind=report.flaky`);
