@@ -93,14 +93,14 @@ describeInBrowser('dashboard in headless Chromium', () => {
       await route.continue();
     });
     await pollOnItsWay;
-    await f.page.evaluate((id) => {
-      const w = window as unknown as { stalePage: boolean };
-      w.stalePage = false;
+    // Run in the page (a string: this project's types have no DOM): flags page 1's rows under "page 2".
+    await f.page.evaluate(`(() => {
+      window.stalePage = false;
       new MutationObserver(() => {
         const label = document.querySelector('.toolbar .muted:not(#selection)')?.textContent;
-        if (label === 'page 2' && document.querySelector(`tr[data-job-id="${id}"]`)) w.stalePage = true;
+        if (label === 'page 2' && document.querySelector('tr[data-job-id="${first}"]')) window.stalePage = true;
       }).observe(document.body, { childList: true, subtree: true });
-    }, first);
+    })()`);
     await f.page.getByRole('button', { name: 'Older →' }).click();
     await f.page.getByText('page 2').waitFor();
     const answered = f.page.waitForResponse((r) => pageOne(r.url()));
@@ -109,7 +109,7 @@ describeInBrowser('dashboard in headless Chromium', () => {
     // Polls are chained: the next one is sent only once the held one has been handled.
     await f.page.waitForRequest((r) => r.url().includes('/api/jobs?'));
     await f.page.unroute(/\/api\/jobs\?/);
-    expect(await f.page.evaluate(() => (window as unknown as { stalePage: boolean }).stalePage)).toBe(false);
+    expect(await f.page.evaluate('window.stalePage')).toBe(false);
     const shown = await f.page.locator('tr[data-job-id]').first().getAttribute('data-job-id');
     expect(Number(shown)).toBeLessThan(Number(first));
   });
