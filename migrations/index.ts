@@ -17,6 +17,7 @@ import { AwaWorkflows1764900000000 } from './1764900000000-AwaWorkflows.js';
 import { AwaJobEvents1764900000200 } from './1764900000200-AwaJobEvents.js';
 import { AwaClaimWorkflowId1765000000000 } from './1765000000000-AwaClaimWorkflowId.js';
 import { AwaHotTableStorage1765000000500 } from './1765000000500-AwaHotTableStorage.js';
+import { AwaLeaseTableScans1765100000000 } from './1765100000000-AwaLeaseTableScans.js';
 
 export {
   AwaInit1764400000000,
@@ -38,6 +39,7 @@ export {
   AwaJobEvents1764900000200,
   AwaClaimWorkflowId1765000000000,
   AwaHotTableStorage1765000000500,
+  AwaLeaseTableScans1765100000000,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -61,4 +63,5 @@ export const AwaMigrations = [
   AwaJobEvents1764900000200,
   AwaClaimWorkflowId1765000000000,
   AwaHotTableStorage1765000000500,
+  AwaLeaseTableScans1765100000000,
 ];

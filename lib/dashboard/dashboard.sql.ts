@@ -146,13 +146,16 @@ export const listInstances = statement<[], InstanceRow>(
   ), lock_leader AS (
     SELECT l.objid::bigint AS lock_key FROM pg_locks l JOIN leader_pids p ON p.pid = l.pid
      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${LIVENESS_LOCK_NAMESPACE}::oid
+  ), lease_counts AS (
+    SELECT instance_id, count(*)::int AS leases FROM awa.active_leases GROUP BY instance_id
   )
   SELECT i.id, i.hostname, i.pid, i.queues, i.started_at, i.heartbeat_at,
          ${ageMs('i.heartbeat_at')} AS heartbeat_age_ms,
-         (SELECT count(*)::int FROM awa.active_leases a WHERE a.instance_id = i.id) AS leases,
+         coalesce(n.leases, 0) AS leases,
          (EXISTS (SELECT FROM awa.leader r
                    WHERE r.name = '${MAINTENANCE_LEASE}' AND r.holder = i.id AND r.expires_at > now())
           OR EXISTS (SELECT FROM lock_leader k WHERE k.lock_key = i.lock_key)) AS leader
     FROM awa.instances i
+    LEFT JOIN lease_counts n ON n.instance_id = i.id
    ORDER BY i.started_at, i.id`,
 );

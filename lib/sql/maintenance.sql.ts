@@ -79,8 +79,9 @@ const OWNER_STALE_AFTER = `coalesce((SELECT (i.settings ->> 'heartbeatStaleAfter
 /**
  * Leases whose heartbeat is older than their instance's heartbeatStaleAfter (or $7 ms); error text
  * $8. A lease is never heartbeated before its claim, so only leases claimed more than the smallest
- * of those ago qualify: that bound is the index scan (on claimed_at, which heartbeats never touch,
- * so they stay HOT updates).
+ * of those ago qualify. Like every rescue, it reads awa.active_leases whole: the table holds only the
+ * attempts in flight, and an index on it would cost every claimed job its entries (migration
+ * AwaLeaseTableScans).
  */
 export const rescueStaleHeartbeats = rescue<[staleAfterMs: number, error: string]>(
   'rescue_stale_heartbeats',

@@ -46,7 +46,7 @@ function literal(value: unknown): string {
 const RESCUE = rescueParams(resolveAwaOptions({}));
 
 /**
- * The claim, the three rescue scans, promotion and cleanup are served by indexes. The tables here
+ * The claim, promotion, cleanup and every per-attempt write are served by indexes. The tables here
  * are small, so the planner would rightly prefer a sequential scan: seq scans are switched off for
  * the EXPLAIN, which then shows whether an index exists that serves each query.
  */
@@ -120,24 +120,6 @@ describe('query plans', () => {
       ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000, ...workerSql.fromIndexStart(['k1', 'k2'])],
       ['jobs_claim_kind_idx', 'jobs_due_kind_idx'],
     ),
-    planCase(
-      'rescueStaleHeartbeats',
-      maintenanceSql.rescueStaleHeartbeats,
-      [...RESCUE, 90_000, 'stale'],
-      ['active_leases_claimed_idx'],
-    ),
-    planCase(
-      'rescueExpiredDeadlines',
-      maintenanceSql.rescueExpiredDeadlines,
-      [...RESCUE, 'deadline'],
-      ['active_leases_deadline_idx'],
-    ),
-    planCase(
-      'rescueOrphanedLeases',
-      maintenanceSql.rescueOrphanedLeases,
-      [...RESCUE, ['instance-1', 'instance-2'], RescueErrors.instanceDiedPrefix],
-      ['active_leases_instance_idx'],
-    ),
     planCase('promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']),
     planCase(
       'deleteFinishedJobs',
@@ -153,7 +135,6 @@ describe('query plans', () => {
       ['jobs_unique_idx'],
     ),
     planCase('queueDepths', queueDepths, [], ['active_leases_pkey', 'jobs_pending_idx', 'jobs_pkey']),
-    planCase('forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']], ['active_leases_instance_idx']),
     // The per-attempt writes go by primary key.
     planCase(
       'completeJobs',
@@ -252,19 +233,47 @@ describe('query plans', () => {
     },
   );
 
-  it('would see a missing index: without active_leases_claimed_idx the stale scan is a Seq Scan', async () => {
-    // DDL is transactional: the index is back after the ROLLBACK.
-    const plan = await explain(
-      maintenanceSql.rescueStaleHeartbeats,
-      [...RESCUE, 90_000, 'stale'],
-      'custom',
-      'DROP INDEX awa.active_leases_claimed_idx',
+  it("would see a missing index: without the leases' primary key the completion reads them with a Seq Scan", async () => {
+    // DDL is transactional: the key is back after the ROLLBACK.
+    const attempts: [string[], string[]] = [['1'], ['1']];
+    const drop = 'ALTER TABLE awa.active_leases DROP CONSTRAINT active_leases_pkey';
+    expect(scans(await explain(workerSql.completeJobs, attempts, 'custom', drop))).toContain(
+      'Seq Scan on active_leases',
     );
-    expect(scans(plan)).toContain('Seq Scan on active_leases');
-    expect(indexesUsed(await explain(maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']))).toContain(
-      'active_leases_claimed_idx',
-    );
+    expect(indexesUsed(await explain(workerSql.completeJobs, attempts))).toContain('active_leases_pkey');
   });
+
+  /**
+   * The leader's scans of the leases: awa.active_leases holds only the attempts in flight, and keeps no
+   * index but its primary key (a claimed job writes no more entries there), so they read it whole,
+   * with a sequential scan or a walk of that key; awa.jobs, which can be large, only by index.
+   */
+  const leaseScans = [
+    ['rescueStaleHeartbeats', maintenanceSql.rescueStaleHeartbeats, [...RESCUE, 90_000, 'stale']],
+    ['rescueExpiredDeadlines', maintenanceSql.rescueExpiredDeadlines, [...RESCUE, 'deadline']],
+    [
+      'rescueOrphanedLeases',
+      maintenanceSql.rescueOrphanedLeases,
+      [...RESCUE, ['instance-1', 'instance-2'], RescueErrors.instanceDiedPrefix],
+    ],
+    ['forgetDeadInstances', instancesSql.forgetDeadInstances, [['instance-1']]],
+  ] as const;
+  const WHOLE_LEASE_SCANS = new Set([
+    'Seq Scan on active_leases',
+    'Index Scan on active_leases using active_leases_pkey',
+    'Index Only Scan on active_leases using active_leases_pkey',
+  ]);
+  it.each(leaseScans.flatMap(([name, ...rest]) => modes.map((mode) => [name, mode, ...rest] as const)))(
+    '%s (%s plan) reads awa.active_leases whole and awa.jobs by index only',
+    async (_name, mode, statement, values) => {
+      const found = scans(await explain(statement as SqlStatement, values as unknown as unknown[], mode));
+      const leases = found.filter((scan) => scan.split(' using ')[0]!.endsWith(' on active_leases'));
+      expect(leases.length).toBeGreaterThan(0);
+      expect(leases.filter((scan) => !WHOLE_LEASE_SCANS.has(scan))).toEqual([]);
+      const jobs = found.filter((scan) => !leases.includes(scan));
+      expect(jobs.filter((scan) => !INDEX_SCANS.has(scan.split(' on ')[0]!))).toEqual([]);
+    },
+  );
 });
 
 /**
