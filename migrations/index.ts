@@ -18,6 +18,7 @@ import { AwaJobEvents1764900000200 } from './1764900000200-AwaJobEvents.js';
 import { AwaClaimWorkflowId1765000000000 } from './1765000000000-AwaClaimWorkflowId.js';
 import { AwaHotTableStorage1765000000500 } from './1765000000500-AwaHotTableStorage.js';
 import { AwaLeaseTableScans1765100000000 } from './1765100000000-AwaLeaseTableScans.js';
+import { AwaHotTableKeepPages1765100000001 } from './1765100000001-AwaHotTableKeepPages.js';
 
 export {
   AwaInit1764400000000,
@@ -40,6 +41,7 @@ export {
   AwaClaimWorkflowId1765000000000,
   AwaHotTableStorage1765000000500,
   AwaLeaseTableScans1765100000000,
+  AwaHotTableKeepPages1765100000001,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -64,4 +66,5 @@ export const AwaMigrations = [
   AwaClaimWorkflowId1765000000000,
   AwaHotTableStorage1765000000500,
   AwaLeaseTableScans1765100000000,
+  AwaHotTableKeepPages1765100000001,
 ];
