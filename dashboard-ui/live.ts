@@ -14,16 +14,20 @@ let timer: ReturnType<typeof setTimeout> | undefined;
 let paused = localStorage.getItem('awa-live-paused') === '1';
 /** Counts loads, so that only the newest one renders: a poll sent before a click must not paint over its answer. */
 let loads = 0;
+/** A forced render not done yet: the load that superseded it renders even if its data did not change. */
+let forced = false;
 
 /** Loads the page's data; renders only when it changed (or when forced), so open details stay open. */
 export async function refresh(force: boolean): Promise<void> {
   if (!current) return;
   const load = ++loads;
+  forced ||= force;
   try {
     const data = await current.load();
     if (load !== loads) return;
     const json = JSON.stringify(data);
-    if (!force && json === lastData) return;
+    if (!forced && json === lastData) return;
+    forced = false;
     lastData = json;
     content.replaceChildren(current.render(data));
   } catch (error) {

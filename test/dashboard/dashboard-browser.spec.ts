@@ -114,6 +114,35 @@ describeInBrowser('dashboard in headless Chromium', () => {
     expect(Number(shown)).toBeLessThan(Number(first));
   });
 
+  it('jobs: a forced render overtaken by a live poll of the same data still happens', async () => {
+    // The page's timers only run when told: the live poll fires exactly where this test says.
+    await f.page.clock.install();
+    await f.page.goto(`${f.dash.url}/jobs?queue=emails&state=completed`);
+    await f.page.locator('tr[data-job-id]').first().waitFor();
+    expect(await f.page.locator('button[data-bulk="cancel"]').isDisabled()).toBe(true);
+    // Checking "all matching" re-renders (forced) with the bulk buttons enabled; hold that load.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = true;
+    await f.page.route(/\/api\/jobs\?/, async (route) => {
+      if (!holding) return route.continue();
+      holding = false;
+      await held;
+      await route.continue();
+    });
+    await f.page.locator('#all-matching').check();
+    // The live poll overtakes it with the same data; then the held load answers, too late to render.
+    const polled = f.page.waitForResponse((r) => r.url().includes('/api/jobs?'));
+    await f.page.clock.runFor(1_000);
+    await polled;
+    const answered = f.page.waitForResponse((r) => r.url().includes('/api/jobs?'));
+    release();
+    await answered;
+    await f.page.unroute(/\/api\/jobs\?/);
+    await f.page.locator('button[data-bulk="cancel"]:not([disabled])').waitFor({ timeout: 5_000 });
+    expect(await f.page.locator('#selection').innerText()).toBe('all matching');
+  });
+
   it('job detail: args as collapsible JSON, the attempts with their errors, no lease once finished', async () => {
     const [report] = await sql(`SELECT id::text FROM awa.all_jobs WHERE kind = 'report.flaky' ORDER BY id LIMIT 1`);
     await f.page.goto(`${f.dash.url}/jobs?kind=report.flaky`);
