@@ -3,8 +3,8 @@ import { applyOnce, revertOnce } from './awa-migration.helpers.js';
 
 /**
  * awa.active_leases keeps only its primary key (docs/storage.md#the-hot-tables). Every claimed job
- * inserts a lease row and every finished one deletes it, so each secondary index cost three B-tree
- * entries per job (about 220 bytes of WAL, and their vacuuming), for scans the leader makes once a
+ * inserts a lease row and every finished one deletes it, so the three secondary indexes cost three
+ * B-tree entries per job (about 220 bytes of WAL, and their vacuuming), for scans the leader makes once a
  * maintenance tick. The table holds only the attempts in flight (instances × (concurrency +
  * prefetch)), so those scans (stale heartbeats, passed deadlines, dead instances) read it whole.
  */
