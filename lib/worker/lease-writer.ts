@@ -193,7 +193,7 @@ export class LeaseWriter implements ProgressSink {
       const connections = Math.min(HEARTBEAT_CONNECTIONS, chunks.length);
       const transactions = Array.from({ length: connections }, (_, first) =>
         this.db.transaction(async (client) => {
-          await AwaDatabase.queryOn(client, workerSql.heartbeatPlanMode);
+          await AwaDatabase.queryOn(client, workerSql.pinKeyLookups);
           for (let i = first; i < chunks.length; i += connections) {
             const jobs = chunks[i]!;
             const rows = await AwaDatabase.queryOn(client, workerSql.heartbeatLeases, [

@@ -4,6 +4,7 @@ import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
 import type pg from 'pg';
 import { execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
 import { seedJob, seedLease, seedRunning } from '../support/job-factory.js';
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 
 /** The worker-side statements: claim, and the fenced writes of an attempt's outcome. */
 describe('worker.sql', () => {
@@ -598,7 +599,7 @@ describe('worker.sql', () => {
       expect(rows).toEqual([{ job_id: asked.id, run_lease: asked.runLease, lost: false }]);
     });
 
-    it('heartbeatPlanMode makes the transaction look leases up by primary key, and ends with it', async () => {
+    it('pinKeyLookups makes the transaction look leases up by primary key, and ends with it', async () => {
       // Many leases, as when the plan matters (on a tiny table a hash join is the right plan).
       await f.sql(
         `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) ` +
@@ -608,7 +609,7 @@ describe('worker.sql', () => {
       const tx = await f.client();
       await tx.query('BEGIN');
       try {
-        await f.run(workerSql.heartbeatPlanMode, [], tx);
+        await f.run(workerSql.pinKeyLookups, [], tx);
         expect((await tx.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'force_generic_plan' }]);
         await tx.query(`PREPARE hb_plan(bigint[], bigint[]) AS ${workerSql.heartbeatLeases.text}`);
         // 500 pairs, a full heartbeat chunk: a custom plan would hash-join them against a seq scan.
@@ -622,7 +623,55 @@ describe('worker.sql', () => {
       } finally {
         await tx.query('ROLLBACK');
       }
-      expect((await tx.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
+      for (const setting of ['plan_cache_mode', 'enable_seqscan', 'enable_hashjoin', 'enable_mergejoin'])
+        expect((await tx.query(`SHOW ${setting}`)).rows).toEqual([
+          { [setting]: setting === 'plan_cache_mode' ? 'auto' : 'on' },
+        ]);
+    });
+
+    it('a completion of 512 jobs looks its leases up by primary key over a churned lease table, planned per call (behind a pooler) or generic', async () => {
+      // What a soak leaves: 200,000 leases written and gone, 1,000 held, the pages kept
+      // (vacuum_truncate is off), statistics of a few rows over thousands of pages. Before the
+      // arrays came through sub-selects, a custom plan saw 512 pairs and scanned every page (the
+      // 1-second completions of the soak).
+      await f.sql(
+        `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) ` +
+          `SELECT g, 1, 'i' FROM generate_series(1, 200000) g`,
+      );
+      await f.sql('DELETE FROM awa.active_leases WHERE job_id > 1000');
+      await f.sql('VACUUM ANALYZE awa.active_leases');
+      const ids = Array.from({ length: 512 }, (_, i) => String(i + 1));
+      const literal = (xs: string[]) => `'{${xs.join(',')}}'`;
+      const leaseScans = async (mode: 'custom' | 'generic') => {
+        const tx = await f.client();
+        await tx.query('BEGIN');
+        try {
+          let text = workerSql.completeJobs.text
+            .replace('$1::bigint[]', `${literal(ids)}::bigint[]`)
+            .replace('$2::bigint[]', `${literal(ids.map(() => '1'))}::bigint[]`);
+          if (mode === 'generic') {
+            await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+            await tx.query(`PREPARE completion_plan(bigint[], bigint[]) AS ${workerSql.completeJobs.text}`);
+            text = `EXECUTE completion_plan(${literal(ids)}, ${literal(ids.map(() => '1'))})`;
+          }
+          const [{ 'QUERY PLAN': plan }] = (await tx.query(`EXPLAIN (FORMAT JSON) ${text}`)).rows;
+          return planNodes((plan as Array<{ Plan: PlanNode }>)[0]!.Plan)
+            .filter(
+              (n) =>
+                (n['Relation Name'] === 'active_leases' || n['Index Name']?.startsWith('active_leases')) &&
+                n['Node Type'] !== 'ModifyTable',
+            )
+            .map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+        } finally {
+          await tx.query('ROLLBACK');
+          await tx.query('DEALLOCATE ALL');
+        }
+      };
+      for (const mode of ['custom', 'generic'] as const) {
+        const scans = await leaseScans(mode);
+        expect({ mode, seqScans: scans.filter((scan) => scan === 'Seq Scan') }).toEqual({ mode, seqScans: [] });
+        expect(scans.filter((scan) => scan.endsWith(' active_leases_pkey'))).not.toEqual([]);
+      }
     });
   });
 
