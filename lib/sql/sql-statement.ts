@@ -30,6 +30,14 @@ export function statement<P extends unknown[] = never, R = never>(name: string, 
 }
 
 /** `ms` milliseconds as an interval, from a float8 parameter or expression. */
+/**
+ * `unnest` over array parameters (`'$1::bigint[]'`, ...), each through a sub-select so that no
+ * plan sees how many elements there are: a custom plan then costs what the generic one does and
+ * looks each row up by key, however far off the table's statistics are (see LEASE_PAIRS in
+ * worker.sql.ts for what it cost once).
+ */
+export const unnestHidden = (...arrays: string[]) => `unnest(${arrays.map((a) => `(SELECT ${a})`).join(', ')})`;
+
 export const millis = (expr: string) => `(${expr})::float8 * interval '1 millisecond'`;
 
 /**

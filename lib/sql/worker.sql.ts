@@ -1,7 +1,7 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { appendError, failChanges, millis, retryAt, statement } from './sql-statement.js';
+import { appendError, failChanges, millis, retryAt, statement, unnestHidden } from './sql-statement.js';
 import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
@@ -99,7 +99,7 @@ export const claimJobs = statement<
   `
   WITH kinds AS (
     SELECT DISTINCT ON (kind) kind, ap, ar, ai
-      FROM unnest((SELECT $2::text[]), (SELECT $6::int[]), (SELECT $7::float8[]), (SELECT $8::bigint[]))
+      FROM ${unnestHidden('$2::text[]', '$6::int[]', '$7::float8[]', '$8::bigint[]')}
            AS k(kind, ap, ar, ai)
      WHERE NOT EXISTS (SELECT FROM awa.queues q WHERE q.name = $1 AND q.paused_at IS NOT NULL)
   ), available AS (
@@ -158,7 +158,7 @@ const releaseHeldLeases = (pairs: string) => `released AS (
  * against 14 ms by key, and the writes fell behind. Behind a transaction pooler, where statements go
  * unnamed and every plan is a custom one, this is what keeps the lookups by key.
  */
-const LEASE_PAIRS = 'unnest((SELECT $1::bigint[]), (SELECT $2::bigint[])) AS d(job_id, run_lease)';
+const LEASE_PAIRS = `${unnestHidden('$1::bigint[]', '$2::bigint[]')} AS d(job_id, run_lease)`;
 const RELEASE_HELD_LEASES = releaseHeldLeases(LEASE_PAIRS);
 /** The same fence over the statement's `input` rows. */
 const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
@@ -206,7 +206,7 @@ export const failJobs = statement<
   'fail_jobs',
   `
   WITH input AS (
-    SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::text[]), (SELECT $4::float8[]), (SELECT $5::float8[]))
+    SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]', '$4::float8[]', '$5::float8[]')}
       AS f(job_id, run_lease, error, base_ms, cap_ms)
   ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
     from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
@@ -233,7 +233,7 @@ export const releaseJobs = statement<
   'release_jobs',
   `
   WITH input AS (
-    SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $4::boolean[]), (SELECT $5::float8[]), (SELECT $6::float8[]))
+    SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$4::boolean[]', '$5::float8[]', '$6::float8[]')}
       AS f(job_id, run_lease, started, base_ms, cap_ms)
   ), ${RELEASE_INPUT_LEASES}, verdict AS (
     SELECT f.*, r.cancel_requested AS cancel,
@@ -276,7 +276,7 @@ export const releaseJobs = statement<
 export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: string; lost: boolean }>(
   'heartbeat_leases',
   `
-  WITH beat AS (SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[])) AS b(job_id, run_lease)),
+  WITH beat AS (SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]')} AS b(job_id, run_lease)),
   refreshed AS (
     UPDATE awa.active_leases l SET heartbeat_at = now()
       FROM beat b
@@ -299,7 +299,7 @@ export const startLeases = statement<[...Attempts, deadlineMs: number[]]>(
   'start_leases',
   `
   UPDATE awa.active_leases l SET deadline_at = now() + ${millis('s.deadline_ms')}
-    FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::float8[])) AS s(job_id, run_lease, deadline_ms)
+    FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]')} AS s(job_id, run_lease, deadline_ms)
    WHERE l.job_id = s.job_id AND l.run_lease = s.run_lease`,
 );
 
@@ -346,7 +346,7 @@ export const completeJobsWithOutput = statement<
   'complete_jobs_with_output',
   `
   WITH input AS (
-    SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::text[]), (SELECT $4::text[])) AS f(job_id, run_lease, output, note)
+    SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]', '$4::text[]')} AS f(job_id, run_lease, output, note)
   ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
     from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
     id: 'f.job_id',
@@ -375,7 +375,7 @@ export const snoozeJobs = statement<
   'snooze_jobs',
   `
   WITH input AS (
-    SELECT * FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::float8[]), (SELECT $4::int[]), (SELECT $5::text[]))
+    SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]', '$4::int[]', '$5::text[]')}
       AS f(job_id, run_lease, delay_ms, max_snoozes, cap_error)
   ), ${RELEASE_INPUT_LEASES}, verdict AS (
     SELECT f.*, r.cancel_requested AS cancel, (NOT r.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
@@ -408,7 +408,7 @@ export const writeProgress = statement<[...Attempts, values: string[]], AttemptR
   'write_progress',
   `
   UPDATE awa.jobs j SET progress = p.value::jsonb
-    FROM unnest((SELECT $1::bigint[]), (SELECT $2::bigint[]), (SELECT $3::text[])) AS p(job_id, run_lease, value)
+    FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]')} AS p(job_id, run_lease, value)
     JOIN awa.active_leases l ON l.job_id = p.job_id AND l.run_lease = p.run_lease
    WHERE j.id = p.job_id AND j.run_lease = p.run_lease AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text`,
