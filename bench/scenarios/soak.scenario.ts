@@ -1,6 +1,7 @@
 import { QueueProducer } from 'nestjs-awa';
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
+import { MachineCpuMeter } from '../support/bench.machine-cpu.js';
 import { DbObserver } from '../support/bench.observer.js';
 import { now, sleep } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
@@ -51,12 +52,19 @@ async function sample(observer: DbObserver): Promise<TableSample> {
 
 const mb = (bytes: number) => r2(bytes / 2 ** 20);
 
+/** The machine's idle and steal % over the last report's interval (none where /proc/stat is missing). */
+function machineColumns(meter: MachineCpuMeter): { idle_pct?: number; steal_pct?: number } {
+  const cpu = meter.read();
+  return cpu ? { idle_pct: cpu.idle, steal_pct: cpu.steal } : {};
+}
+
 /**
  * Sustained load: one instance (the headline profile, and the maintenance leader) runs no-op jobs
  * that a producer in the same process enqueues at a steady `rate`, for `seconds`, with a short
  * retention. Every `reportMs` it reports the jobs/s handled and enqueued, awa.jobs' rows, dead
  * tuples and size (unfinished jobs only: it settles at the backlog), and awa.job_history's rows and
- * size (once retention applies, the rotation truncates a segment as a new one fills). With
+ * size (once retention applies, the rotation truncates a segment as a new one fills), and the
+ * machine's idle and steal CPU % (Linux: a stall with the machine idle is the database's or ours). With
  * `--hold-seconds N`, a snapshot is held open on the database from `--hold-at` (s) for N seconds.
  */
 export function soakScenario(soak: SoakConfig): Scenario {
@@ -122,8 +130,9 @@ export function soakScenario(soak: SoakConfig): Scenario {
         `  ${'t (s)'.padStart(6)} ${'handled/s'.padStart(10)} ${'enqueued/s'.padStart(10)} ` +
           `${'rows'.padStart(9)} ${'waiting'.padStart(9)} ${'running'.padStart(8)} ` +
           `${'dead'.padStart(9)} ${'heap MB'.padStart(8)} ${'total MB'.padStart(8)} autovacuums ` +
-          `${'history rows'.padStart(12)} ${'history MB'.padStart(10)}`,
+          `${'history rows'.padStart(12)} ${'history MB'.padStart(10)} ${'idle %'.padStart(6)} ${'steal %'.padStart(7)}`,
       );
+      const machine = new MachineCpuMeter();
       try {
         for (let i = 1; (i - 1) * soak.reportMs < soak.seconds * 1_000 && !ctx.abandoned; i++) {
           await sleep(Math.max(0, started + i * soak.reportMs - now()));
@@ -143,6 +152,7 @@ export function soakScenario(soak: SoakConfig): Scenario {
             autovacuums: s.autovacuums - last.autovacuums,
             history_rows: s.history_rows,
             history_mb: mb(s.history_bytes),
+            ...machineColumns(machine),
           };
           rows.push(row);
           last = { t, handled: hooks.handled, enqueued, autovacuums: s.autovacuums };
@@ -152,7 +162,8 @@ export function soakScenario(soak: SoakConfig): Scenario {
               `${String(row.waiting).padStart(9)} ${String(row.running).padStart(8)} ` +
               `${String(row.dead_tuples).padStart(9)} ${String(row.heap_mb).padStart(8)} ` +
               `${String(row.total_mb).padStart(8)} ${String(row.autovacuums).padStart(11)} ` +
-              `${String(row.history_rows).padStart(12)} ${String(row.history_mb).padStart(10)}`,
+              `${String(row.history_rows).padStart(12)} ${String(row.history_mb).padStart(10)} ` +
+              `${String(row.idle_pct ?? '-').padStart(6)} ${String(row.steal_pct ?? '-').padStart(7)}`,
           );
           const config = { label: `t=${row.at_s}s`, ...row, soak, autovacuum, awa: effectiveOptions(app) };
           ctx.figure({ metric: 'soak_jobs_per_s', value: row.handled_per_s, n: enqueued, unit: 'jobs/s', config });
