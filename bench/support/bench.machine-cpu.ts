@@ -5,7 +5,6 @@ export interface MachineCpu {
   idle: number;
   /** Time the hypervisor gave this machine's CPUs to others: a stall with steal is not ours. */
   steal: number;
-  iowait: number;
 }
 
 /** The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal ... */
@@ -34,6 +33,6 @@ export class MachineCpuMeter {
     const total = delta.reduce((sum, d) => sum + d, 0);
     if (total <= 0) return undefined;
     const pct = (i: number) => Math.round(((delta[i] ?? 0) / total) * 100);
-    return { idle: pct(3), iowait: pct(4), steal: pct(7) };
+    return { idle: pct(3), steal: pct(7) };
   }
 }

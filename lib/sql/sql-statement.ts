@@ -29,7 +29,6 @@ export function statement<P extends unknown[] = never, R = never>(name: string, 
   return { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };
 }
 
-/** `ms` milliseconds as an interval, from a float8 parameter or expression. */
 /**
  * `unnest` over array parameters (`'$1::bigint[]'`, ...), each through a sub-select so that no
  * plan sees how many elements there are: a custom plan then costs what the generic one does and
@@ -38,6 +37,7 @@ export function statement<P extends unknown[] = never, R = never>(name: string, 
  */
 export const unnestHidden = (...arrays: string[]) => `unnest(${arrays.map((a) => `(SELECT ${a})`).join(', ')})`;
 
+/** `ms` milliseconds as an interval, from a float8 parameter or expression. */
 export const millis = (expr: string) => `(${expr})::float8 * interval '1 millisecond'`;
 
 /**
