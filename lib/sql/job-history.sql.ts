@@ -1,4 +1,4 @@
-import { millis, statement, type JobChanges } from './sql-statement.js';
+import { millis, statement, withinIds, type JobChanges } from './sql-statement.js';
 import { resolveDependents } from './workflow.sql.js';
 import { jobEventsAfterChange } from './job-events.sql.js';
 import { archiveRows, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
@@ -47,14 +47,17 @@ export function changeJobs(change: JobChange): string {
     .join(', ');
   const after = jobRowAfter(change.set);
   const fence = change.where ? ` AND ${change.where}` : '';
+  const span = withinIds('j.id', change.id, change.from);
+  // Only the rows that did not move: when all did, the span is empty and the half reads nothing.
+  const staySpan = withinIds('j.id', change.id, `${change.from} WHERE ${change.id} NOT IN (SELECT m.id FROM moved m)`);
   return `moved AS (
     DELETE FROM awa.jobs j USING ${change.from}
-     WHERE j.id = ${change.id}${fence} AND ${leaves(change.set.state)}
+     WHERE j.id = ${change.id} AND ${span}${fence} AND ${leaves(change.set.state)}
     RETURNING ${after}
   ), archived AS (${archiveRows('moved')}
   ), stayed AS (
     UPDATE awa.jobs j SET ${assignments} FROM ${change.from}
-     WHERE j.id = ${change.id} AND ${change.id} NOT IN (SELECT m.id FROM moved m)${fence}
+     WHERE j.id = ${change.id} AND ${staySpan} AND ${change.id} NOT IN (SELECT m.id FROM moved m)${fence}
        AND NOT ${leaves(change.set.state)}
     RETURNING ${JOB_TABLE_COLUMNS.map((c) => `j.${c}`).join(', ')}
   ), finished AS (

@@ -1,6 +1,6 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { failChanges, millis, statement, type SqlStatement } from './sql-statement.js';
+import { failChanges, millis, statement, withinIds, type SqlStatement } from './sql-statement.js';
 import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 import { RESCUE_EVENTS } from './job-events.sql.js';
@@ -58,7 +58,7 @@ function rescue<P extends unknown[]>(
              coalesce((i.settings #>> ARRAY['queues', j0.queue, 'retryMaxDelay'])::float8,
                       c.cap_ms, $5::float8) AS cap_ms
         FROM released r
-        JOIN awa.jobs j0 ON j0.id = r.job_id
+        JOIN awa.jobs j0 ON j0.id = r.job_id AND ${withinIds('j0.id', 'job_id', 'released')}
         LEFT JOIN awa.instances i ON i.id = r.instance_id
         LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS c(queue, base_ms, cap_ms) ON c.queue = j0.queue
     ), ${changeJobs({

@@ -1,7 +1,7 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { appendError, failChanges, millis, retryAt, statement, unnestHidden } from './sql-statement.js';
+import { appendError, failChanges, millis, retryAt, statement, unnestHidden, withinIds } from './sql-statement.js';
 import { changeJobs } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
@@ -238,7 +238,7 @@ export const releaseJobs = statement<
            j0.attempt >= j0.max_attempts AS last
       FROM input f
       JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
-      JOIN awa.jobs j0 ON j0.id = f.job_id
+      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'released')}
   ), ${changeJobs({
     from: 'verdict v',
     id: 'v.job_id',
@@ -378,7 +378,7 @@ export const snoozeJobs = statement<
     SELECT f.*, r.cancel_requested AS cancel, (NOT r.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
       FROM input f
       JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
-      JOIN awa.jobs j0 ON j0.id = f.job_id
+      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'released')}
   ), ${changeJobs({
     from: 'verdict v',
     id: 'v.job_id',

@@ -5,6 +5,7 @@ export interface PlanNode {
   Schema?: string;
   'Index Name'?: string;
   'Index Cond'?: string;
+  'Recheck Cond'?: string;
   'Scan Direction'?: string;
   'Actual Rows'?: number;
   'Actual Loops'?: number;
