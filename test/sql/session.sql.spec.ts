@@ -1,4 +1,5 @@
-import { sessionSql } from '../../lib/sql/index.js';
+import { sessionSql, workerSql } from '../../lib/sql/index.js';
+import { planNodes, type PlanNode } from '../support/query-plan.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -56,20 +57,49 @@ describe('session.sql', () => {
   });
 
   describe('setClaimSession', () => {
-    it('sets statement_timeout and asynchronous commits for the whole session', async () => {
+    const planned = { synchronous_commit: 'off', enable_seqscan: 'off', enable_bitmapscan: 'off' };
+    it('sets statement_timeout, asynchronous commits and ordered index reads for the whole session', async () => {
       const client = await f.client();
       expect(await f.run(sessionSql.setClaimSession, ['250'], client)).toEqual([
-        { statement_timeout: '250ms', synchronous_commit: 'off' },
+        { statement_timeout: '250ms', ...planned },
       ]);
       await client.query('BEGIN');
       await client.query('COMMIT'); // a session setting, not a transaction's: it outlives the commit
       expect((await client.query('SHOW synchronous_commit')).rows).toEqual([{ synchronous_commit: 'off' }]);
       await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
-      expect(await f.run(sessionSql.setClaimSession, ['0'], client)).toEqual([
-        { statement_timeout: '0', synchronous_commit: 'off' },
-      ]);
+      expect(await f.run(sessionSql.setClaimSession, ['0'], client)).toEqual([{ statement_timeout: '0', ...planned }]);
       // Other sessions keep the server's setting.
       expect((await (await f.client()).query('SHOW synchronous_commit')).rows).toEqual([{ synchronous_commit: 'on' }]);
+    });
+  });
+
+  describe('setClaimSession: the claim reads the claim index in order', () => {
+    /** The scans of awa.jobs in a claim's plan, planned on a session with index reads made to look dear. */
+    const claimScans = async (claimSession: boolean): Promise<string[]> => {
+      const client = await f.client();
+      // As a bloated claim index and statistics of a few waiting jobs made them look in a soak.
+      await client.query('SET random_page_cost = 100');
+      await client.query(`SET effective_cache_size = '128kB'`);
+      if (claimSession) await f.run(sessionSql.setClaimSession, ['0'], client);
+      const { rows } = await client.query({
+        text: `EXPLAIN (FORMAT JSON) ${workerSql.claimJobs.text}`,
+        values: ['default', ['k'], 375, 'instance-a', 0, ...workerSql.fromIndexStart(['k'])],
+      });
+      return planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
+        .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
+        .map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+    };
+
+    it('where a plan reading every waiting job (and sorting them) looks cheaper', async () => {
+      await f.sql(
+        `INSERT INTO awa.jobs (kind, queue, state) SELECT 'k', 'default', 'available' FROM generate_series(1, 20000)`,
+      );
+      await f.sql('ANALYZE awa.jobs');
+      const elsewhere = await claimScans(false);
+      expect(elsewhere.some((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toBe(true);
+      const claims = await claimScans(true);
+      expect(claims).toContain('Index Scan jobs_claim_kind_idx');
+      expect(claims.filter((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toEqual([]);
     });
   });
 
