@@ -1,5 +1,5 @@
 import { sessionSql, workerSql } from '../../lib/sql/index.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, scanLabel, type PlanNode } from '../support/query-plan.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -87,7 +87,7 @@ describe('session.sql', () => {
       });
       return planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
         .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
-        .map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+        .map(scanLabel);
     };
 
     it('where a plan reading every waiting job (and sorting them) looks cheaper', async () => {

@@ -4,7 +4,7 @@ import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
 import type pg from 'pg';
 import { execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
 import { seedJob, seedLease, seedRunning } from '../support/job-factory.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, scanLabel, type PlanNode } from '../support/query-plan.js';
 
 /** The worker-side statements: claim, and the fenced writes of an attempt's outcome. */
 describe('worker.sql', () => {
@@ -666,7 +666,7 @@ describe('worker.sql', () => {
       const leaseScans = async (mode: 'custom' | 'generic') =>
         (await completionPlan(ids, mode))
           .filter((n) => n['Relation Name'] === 'active_leases' || n['Index Name']?.startsWith('active_leases'))
-          .map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+          .map(scanLabel);
       for (const mode of ['custom', 'generic'] as const) {
         const scans = await leaseScans(mode);
         expect({ mode, seqScans: scans.filter((scan) => scan === 'Seq Scan') }).toEqual({ mode, seqScans: [] });
@@ -691,9 +691,7 @@ describe('worker.sql', () => {
       const unbounded = async (mode: 'custom' | 'generic') => {
         const scans = (await completionPlan(ids, mode)).filter((n) => n['Relation Name'] === 'jobs');
         expect(scans.length).toBeGreaterThan(0);
-        return scans
-          .filter((n) => !n['Index Cond'] && !n['Recheck Cond'])
-          .map((n) => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+        return scans.filter((n) => !n['Index Cond'] && !n['Recheck Cond']).map(scanLabel);
       };
       // jobs_waiting_idx holds only the jobs that wait for a workflow dependency (none here).
       for (const mode of ['custom', 'generic'] as const)

@@ -19,3 +19,6 @@ export interface PlanNode {
 
 /** Every node of a plan, depth first. */
 export const planNodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
+
+/** "<node type>" or "<node type> <index name>": how a scan is named in a test's expectations. */
+export const scanLabel = (n: PlanNode): string => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`;
