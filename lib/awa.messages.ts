@@ -93,6 +93,9 @@ export const AwaMessages = {
   leaderLost: (instance: string, reason: string) => `instance ${instance} lost maintenance leadership: ${reason}`,
   /** A sweep task's rows: jobs rescued or promoted, finished jobs or idle keys deleted. */
   swept: (task: string, count: number) => `${task}: ${count} row(s)`,
+  /** The leader analyzed a hot table whose planner statistics were far off its size. */
+  reanalyzed: (table: string, planned: number, live: number) =>
+    `planner statistics: analyzed awa.${table} (planned for ${planned} row(s), ${live} live)`,
   /** A periodic tick (heartbeat, maintenance, leader election) failed; the next one tries again. */
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
   /** Any other operation of the queue failed (a claim, a result write, a reconnect). */

@@ -12,6 +12,7 @@ import { HistoryRotationTask } from './tasks/history-rotation.task.js';
 import { JobEventsCleanupTask } from './tasks/job-events-cleanup.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
+import { PlannerStatisticsTask } from './tasks/planner-statistics.task.js';
 import { PromotionTask } from './tasks/promotion.task.js';
 import { DEADLINE_RESCUE, HEARTBEAT_RESCUE, type RescueTask } from './tasks/rescue.task.js';
 import { SchedulePruneTask } from './tasks/schedule-prune.task.js';
@@ -29,7 +30,8 @@ export type { SweepReport } from './sweep-runner.js';
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
  * stale heartbeats and expired deadlines, promotes due jobs, deletes expired finished jobs and the
  * rows of idle flow-control keys and the durable job events past their retention;
- * every orphanSweepInterval it rescues the leases of dead instances; every scheduleInterval it
+ * every orphanSweepInterval it rescues the leases of dead instances and analyzes the hot tables whose
+ * planner statistics are far off their size (PlannerStatisticsTask); every scheduleInterval it
  * enqueues the due fires of periodic jobs. Each tick may be a cron instead (maintenanceCron, ...),
  * registered as a CronJob. Every instance asks for leadership on each tick, so a new leader takes
  * over within one orphan-sweep interval.
@@ -60,6 +62,7 @@ export class MaintenanceService {
     private readonly schedulePrune: SchedulePruneTask,
     historyRotation: HistoryRotationTask,
     jobEventsCleanup: JobEventsCleanupTask,
+    private readonly plannerStatistics: PlannerStatisticsTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, historyRotation, flowKeysCleanup];
     this.sweepTasks.push(jobEventsCleanup);
@@ -123,11 +126,16 @@ export class MaintenanceService {
     return report;
   }
 
-  /** One orphan sweep now, if this instance is (or becomes) the leader; batches as sweep() does. */
+  /**
+   * One orphan sweep now, if this instance is (or becomes) the leader; batches as sweep() does. Then
+   * the planner statistics, outside the fence: an ANALYZE changes no job, and waits for no lock long.
+   */
   async sweepOrphans(): Promise<number | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
     const report = await this.runTasks([this.orphanRescue], this.options.orphanSweepInterval / 2);
     this.scheduleOrphanConfirmation();
+    if (!this.stopping)
+      await this.plannerStatistics.run().catch((error) => this.warnFailed(this.plannerStatistics, error));
     return report[this.orphanRescue.name];
   }
 
@@ -169,9 +177,13 @@ export class MaintenanceService {
     try {
       return (await this.election.fenced(() => task.run())) ?? 0; // 0: deposed, nothing written
     } catch (error) {
-      this.logger.warn(AwaMessages.tickFailed(task.name, String(error)));
-      return 0;
+      return this.warnFailed(task, error);
     }
+  }
+
+  private warnFailed(task: MaintenanceTask, error: unknown): number {
+    this.logger.warn(AwaMessages.tickFailed(task.name, String(error)));
+    return 0;
   }
 
   /** Ticks of one kind never overlap, and none starts after stop(). */

@@ -16,3 +16,4 @@ export * as flowKeysSql from './flow-keys.sql.js';
 export * as historySql from './job-history.sql.js';
 export * as jobTransactionSql from './job-transaction.sql.js';
 export * as jobEventsSql from './job-events.sql.js';
+export * as statisticsSql from './statistics.sql.js';

@@ -46,6 +46,8 @@ export interface QuietAppOptions {
   providers?: Provider[];
   /** More to clear before each test, after jobs and leases are truncated. */
   reset?: (exec: Exec) => Promise<unknown>;
+  /** false: no TRUNCATE before each test, `reset` empties what the test needs (see jobs-statistics.ts). */
+  truncate?: boolean;
 }
 
 async function runSteps(steps: Step[]): Promise<void> {
@@ -112,7 +114,7 @@ export function useQuietApp(awa: AwaModuleOptions = {}, options: QuietAppOptions
     await own?.drop();
   });
   beforeEach(async () => {
-    await ctx.exec('TRUNCATE awa.jobs, awa.job_history, awa.active_leases');
+    if (options.truncate !== false) await ctx.exec('TRUNCATE awa.jobs, awa.job_history, awa.active_leases');
     await options.reset?.(ctx.exec);
   });
   return ctx;

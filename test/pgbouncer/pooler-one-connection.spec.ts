@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type AwaModuleOptions } from 'nestjs-awa';
+import { jobsStatistics } from '../support/jobs-statistics.js';
 import { PgBouncer, pgbouncerMissing } from '../support/pgbouncer.js';
 import { adminUrl, createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
@@ -77,5 +78,21 @@ describe.each([
       'the enqueued job to complete',
     );
     expect(await fires()).toBeGreaterThanOrEqual(2);
+  });
+
+  run('its leader analyzes awa.jobs again once the statistics take it for empty while jobs wait', async () => {
+    await queryOnce(db.url, 'ALTER TABLE awa.jobs SET (autovacuum_enabled = false)'); // only the leader's ANALYZE
+    const stats = jobsStatistics(() => db.url);
+    const planned = async () =>
+      (
+        await queryOnce<{ n: number }>(
+          db.url,
+          `SELECT reltuples::int AS n FROM pg_class WHERE oid = 'awa.jobs'::regclass`,
+        )
+      )[0]!.n;
+    await stats.analyzedWhileEmpty();
+    expect(await planned()).toBeLessThan(10); // the schedule's fires
+    await stats.insertJobs(5_000); // jobs of a kind no handler takes, in a queue nobody serves
+    await waitFor(async () => (await planned()) >= 5_000, 20_000, 'the leader to analyze awa.jobs');
   });
 });
