@@ -91,7 +91,7 @@ describe('isStale', () => {
     expect(isStale(row(20_000, 0), 1_000)).toBe(true);
     expect(isStale(row(2_000, 5_000), 1_000)).toBe(false); // 2.5 times
     expect(isStale(row(2_000, 8_000), 1_000)).toBe(true);
-    // At 15,000 jobs/s the live count is off by up to 14,000 rows at any moment: 3 s of inserts.
+    // At 15,000 jobs/s the live count was off by up to 30,000 rows at any moment: 3 s of inserts is 45,000.
     expect(isStale(row(500, 14_000), 45_000)).toBe(false);
     expect(isStale(row(500, 60_000), 45_000)).toBe(true);
   });

@@ -10,9 +10,9 @@ export const STALE_MIN_ROWS = 1_000;
 /** How far off (either way) the planner's row count must be before a table is analyzed again. */
 export const STALE_MIN_FACTOR = 4;
 /**
- * The collector's live count lags: a busy backend sends its counts at most once a second, so at any
- * moment it is off by up to a second of the table's inserts or deletes (14,000 rows at 15,000 jobs/s).
- * A table must be off by this many seconds of its inserts too.
+ * The collector's live count lags: each backend sends its counts at most once a second, the inserting
+ * and the deleting ones apart, so at 15,000 jobs/s it was off by 5,000 to 30,000 rows at any moment
+ * (about two seconds of inserts). A table must be off by this many seconds of its inserts too.
  */
 export const COUNT_LAG_SECONDS = 3;
 /**
