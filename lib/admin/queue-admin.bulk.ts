@@ -1,17 +1,12 @@
 import { RescueErrors } from '../awa.messages.js';
 import type { AwaDatabase } from '../database/awa-database.js';
+import { SqlState, sqlStateOf } from '../database/sql-state.js';
 import { adminBatchSql } from '../sql/index.js';
 import type { BatchRow } from '../sql/admin-batch.sql.js';
 import { FIRST_CURSOR } from '../sql/admin.sql.js';
 import type { SqlStatement } from '../sql/sql-statement.js';
 import type { CompiledFilter } from './job-filter.js';
-import {
-  BATCH_ROUNDS,
-  BATCH_TRIES,
-  BULK_BATCH_SIZE,
-  DEADLOCK_DETECTED,
-  UNIQUE_VIOLATION,
-} from './queue-admin.limits.js';
+import { BATCH_ROUNDS, BATCH_TRIES, BULK_BATCH_SIZE } from './queue-admin.limits.js';
 import type { BulkDeleteResult, BulkResult } from './queue-admin.types.js';
 
 // QueueAdmin's bulk calls in one module's database: retry, cancel or delete every job matching a
@@ -73,9 +68,9 @@ async function inBatches<R extends BatchRow>(
 }
 
 /**
- * One batch statement, rolled back whole and run again when it lost a deadlock (see
- * DEADLOCK_DETECTED, up to BATCH_TRIES runs), or when a retry batch met a unique job of a key
- * committed since its snapshot (see UNIQUE_VIOLATION, up to BATCH_ROUNDS runs): run again, it sees
+ * One batch statement, rolled back whole and run again when it lost a deadlock (up to
+ * BATCH_TRIES runs), or when a retry batch met a unique job of a key
+ * committed since its snapshot (a unique violation, up to BATCH_ROUNDS runs): run again, it sees
  * that job and skips the key.
  */
 async function runBatch<R>(db: AwaDatabase, sql: SqlStatement<unknown[], R>, values: unknown[]): Promise<R[]> {
@@ -83,9 +78,9 @@ async function runBatch<R>(db: AwaDatabase, sql: SqlStatement<unknown[], R>, val
     try {
       return await db.query(sql, values);
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (code === DEADLOCK_DETECTED && ++deadlocks < BATCH_TRIES) continue;
-      if (code === UNIQUE_VIOLATION && ++violations < BATCH_ROUNDS) continue;
+      const code = sqlStateOf(error);
+      if (code === SqlState.deadlockDetected && ++deadlocks < BATCH_TRIES) continue;
+      if (code === SqlState.uniqueViolation && ++violations < BATCH_ROUNDS) continue;
       throw error;
     }
   }

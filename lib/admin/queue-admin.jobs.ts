@@ -6,8 +6,9 @@ import { toRecord } from '../producer/queue-producer.js';
 import { adminFilterSql, adminSql, jobsSql } from '../sql/index.js';
 import { FIRST_CURSOR } from '../sql/admin.sql.js';
 import { checkPlainObject, compileFilter, isJobId, type JobFilter } from './job-filter.js';
-import { JOB_COUNT_CAP, JOB_PAGE_DEFAULT, PAGE_KEYS, UNIQUE_VIOLATION, checkPageLimit } from './queue-admin.limits.js';
+import { JOB_COUNT_CAP, JOB_PAGE_DEFAULT, PAGE_KEYS, checkPageLimit } from './queue-admin.limits.js';
 import type { DeleteJobResult, JobPage, JobPageOptions, RetryJobResult } from './queue-admin.types.js';
+import { SqlState, sqlStateOf } from '../database/sql-state.js';
 
 // QueueAdmin's calls about jobs in one module's database: reading, listing and counting them, and
 // retrying or deleting one. The service routes each call to its module first.
@@ -50,7 +51,8 @@ export async function retryOneJob(db: AwaDatabase, id: string, wake: (queue: str
       wake(row.queue);
       return { outcome: 'retried' };
     } catch (error) {
-      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      // A retried unique job whose key another job holds.
+      if (sqlStateOf(error) !== SqlState.uniqueViolation) throw error;
       const [holder] = await db.query(adminSql.uniqueHolder, [id]);
       // The holder may have finished in between: try again, a few times.
       if (holder || round >= 3) return { outcome: 'duplicate', existingId: holder?.id ?? '' };

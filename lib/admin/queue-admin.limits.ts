@@ -20,14 +20,11 @@ export const PAGE_KEYS = ['after', 'limit'];
 
 /** How many times a batch that hit a unique violation runs in all. */
 export const BATCH_ROUNDS = 3;
-/** PostgreSQL's unique_violation, raised by a retried unique job whose key another job holds. */
-export const UNIQUE_VIOLATION = '23505';
 /**
- * PostgreSQL's deadlock_detected. A bulk batch flags up to BULK_BATCH_SIZE leases, which a worker's
- * completion or heartbeat may hold some of, locked in its own order: the batch that loses is one
- * statement, rolled back whole, and is run again (up to BATCH_TRIES times), unseen by the caller.
+ * How many times a bulk batch that hit a deadlock runs in all. A bulk batch flags up to
+ * BULK_BATCH_SIZE leases, which a worker's completion or heartbeat may hold some of, locked in its own
+ * order: the batch that loses is one statement, rolled back whole, and is run again, unseen by the caller.
  */
-export const DEADLOCK_DETECTED = '40P01';
 export const BATCH_TRIES = 5;
 
 /** A page length: an integer from 1 to JOB_PAGE_MAX. */

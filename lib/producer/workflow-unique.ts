@@ -2,8 +2,8 @@ import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import { UniqueConflictError } from '../errors/unique-conflict.error.js';
 import type { EncodedJob } from './enqueue-validator.js';
 import { WorkflowMessages } from './workflow.messages.js';
+import { SqlState } from '../database/sql-state.js';
 
-const UNIQUE_VIOLATION = '23505';
 const UNIQUE_INDEX = 'jobs_unique_idx';
 
 /**
@@ -30,7 +30,7 @@ export function uniqueKeysOf(refs: readonly string[], encoded: readonly EncodedJ
 export function graphUniqueConflict(error: unknown, keys: ReadonlyMap<string, string>): unknown {
   const pg = (error as { driverError?: unknown } | null)?.driverError ?? error;
   const { code, constraint, detail } = (pg ?? {}) as { code?: unknown; constraint?: unknown; detail?: unknown };
-  if (code !== UNIQUE_VIOLATION || constraint !== UNIQUE_INDEX) return error;
+  if (code !== SqlState.uniqueViolation || constraint !== UNIQUE_INDEX) return error;
   const held =
     typeof detail === 'string' ? /^Key \(unique_key\)=\((.*)\) already exists\.$/s.exec(detail)?.[1] : undefined;
   // The stored key is the encoded one, or with a period that plus `:<bucket>`.

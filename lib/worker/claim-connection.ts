@@ -5,12 +5,12 @@ import { discardClient } from '../instance/pooler-probe.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { sessionSql, workerSql, type SqlParams } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import { SqlState, sqlStateOf } from '../database/sql-state.js';
 
 /** After a failed connect, the claims go through the pool for this long before the next try. */
 export const CLAIM_RECONNECT_DELAY_MS = 1_000;
 
 /** SQLSTATE of a statement cancelled by statement_timeout. */
-const QUERY_CANCELED = '57014';
 
 /** The parameters of a plain claim (workerSql.claimJobs). */
 type ClaimParams = SqlParams<typeof workerSql.claimJobs>;
@@ -61,7 +61,7 @@ export class ClaimConnection {
       (error: unknown) => {
         clearTimeout(stalled);
         this.busy = false;
-        if ((error as { code?: unknown } | null)?.code === QUERY_CANCELED)
+        if (sqlStateOf(error) === SqlState.queryCanceled)
           throw new StatementTimeoutError(workerSql.claimJobs.name, this.options.statementTimeout, { cause: error });
         this.drop(client); // a broken connection (or an unknown state): the next claim opens a new one
         throw error;

@@ -7,6 +7,7 @@ import { historySql, sessionSql } from '../../sql/index.js';
 import type { HistoryClass } from '../../sql/job-history.sql.js';
 import { pruneEdges } from '../../sql/workflow.sql.js';
 import type { MaintenanceTask } from './maintenance-task.js';
+import { SqlState, sqlStateOf } from '../../database/sql-state.js';
 
 /** A ring moves on after retention / WIDTH_DIVISOR: 8 segments cover retention + 2 widths. */
 export const WIDTH_DIVISOR = 6;
@@ -16,7 +17,6 @@ export const WIDTH_DIVISOR = 6;
  * the lock. At 500 ms, an autovacuum of a big segment outlasted every try, and the ring stopped moving.
  */
 export const ROTATION_LOCK_TIMEOUT_MS = 2_000;
-const LOCK_NOT_AVAILABLE = '55P03';
 /** A ring held this many ticks in a row is warned of, and again every HELD_WARN_EVERY ticks it stays held. */
 export const HELD_WARN_AFTER = 3;
 const HELD_WARN_EVERY = 20;
@@ -77,7 +77,7 @@ export class HistoryRotationTask implements MaintenanceTask {
       this.held[cls] = 0;
       return rotated;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      if (sqlStateOf(error) !== SqlState.lockNotAvailable) throw error;
       await this.heldAgain(cls);
       return false;
     }

@@ -4,6 +4,7 @@ import { AwaDatabase } from '../../database/awa-database.js';
 import { sessionSql, statisticsSql } from '../../sql/index.js';
 import { HOT_TABLES, type HotTable, type PlannerStatisticsRow } from '../../sql/statistics.sql.js';
 import type { MaintenanceTask } from './maintenance-task.js';
+import { SqlState, sqlStateOf } from '../../database/sql-state.js';
 
 /** Fewer rows off than this never changes a plan that matters: the tables are read by key. */
 export const STALE_MIN_ROWS = 1_000;
@@ -21,7 +22,6 @@ export const COUNT_LAG_SECONDS = 3;
  * the table analyzes it itself, and its vacuum matters more.
  */
 export const ANALYZE_LOCK_TIMEOUT_MS = 200;
-const LOCK_NOT_AVAILABLE = '55P03';
 
 /** A table's count of inserted rows at a look, to tell its rate at the next. */
 interface Look {
@@ -72,7 +72,7 @@ export class PlannerStatisticsTask implements MaintenanceTask<'planner statistic
           await AwaDatabase.queryOn(client, statisticsSql.analyzeTable[stale.table_name]);
         });
       } catch (error) {
-        if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) continue; // autovacuum has it
+        if (sqlStateOf(error) === SqlState.lockNotAvailable) continue; // autovacuum has it
         throw error;
       }
       analyzed++;
