@@ -45,7 +45,7 @@ function useFleet(queue: QueueOptions) {
     for (const statement of LEASE_LOG) await fleet.app.get(DataSource).query(statement);
     for (let i = 0; i < 3; i++) fleet.workers.push(new WorkerProcess(fleet.db.url, options));
     await Promise.all(fleet.workers.map((w) => w.ready()));
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     fleet.workers.forEach((w) => w.kill('SIGKILL'));
     await fleet.app?.close();

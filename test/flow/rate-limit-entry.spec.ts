@@ -38,9 +38,10 @@ describe.each([0, 20])('a rate limit at handler entry across 3 worker processes,
     for (let i = 0; i < 3; i++)
       workers.push(new WorkerProcess(db.url, options, i === 0 ? { AWA_BUSY_MS: '30-80' } : {}));
     await Promise.all(workers.map((w) => w.ready()));
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     workers.forEach((w) => w.kill('SIGKILL'));
+    await Promise.all(workers.splice(0).map((w) => w.exit()));
     await app?.close();
     await db?.drop();
   });

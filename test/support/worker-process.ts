@@ -57,8 +57,9 @@ export class WorkerProcess {
     });
   }
 
+  /** A worker boots in about a second alone, but CI runs it beside the chaos suites on two cores. */
   ready(): Promise<string> {
-    return this.waitForLine(/^READY /);
+    return this.waitForLine(/^READY /, 45_000);
   }
 
   kill(signal: NodeJS.Signals): void {
