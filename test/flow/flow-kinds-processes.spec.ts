@@ -63,5 +63,5 @@ describe('a keyed queue shared by two apps with different kinds', () => {
     );
     const [run] = await sql(`SELECT count(*)::int AS n FROM fixture_runs WHERE job_id = $1`, [id]);
     expect(run.n).toBe(1);
-  }, 60_000);
+  }, 90_000);
 });
