@@ -69,9 +69,14 @@ const CHECKS: Array<(jobs: number, counted: string) => Check> = [
   }),
   rowsCheck(
     'every job is completed or failed (none left running or waiting; a workflow step may be cancelled)',
-    `SELECT state, count(*)::int AS n FROM awa.all_jobs
-      WHERE state NOT IN ('completed', 'failed') AND NOT (workflow_id IS NOT NULL AND state = 'cancelled')
-      GROUP BY state`,
+    // Each group with what a post-mortem needs: the queue's flow state and the rows of its keys.
+    `SELECT j.state, j.queue, j.kind, count(*)::int AS n, min(j.run_at) AS first_run_at,
+            (SELECT row_to_json(q) FROM awa.queues q WHERE q.name = j.queue) AS queue_row,
+            (SELECT json_agg(f) FROM awa.flow_keys f
+              WHERE f.queue = j.queue AND f.key = ANY (array_agg(j.concurrency_key))) AS key_rows
+       FROM awa.all_jobs j
+      WHERE j.state NOT IN ('completed', 'failed') AND NOT (j.workflow_id IS NOT NULL AND j.state = 'cancelled')
+      GROUP BY j.state, j.queue, j.kind`,
   ),
   () => ({
     name: 'no lease is left',

@@ -95,6 +95,8 @@ class ChaosRun {
   private faultsOverAt = 0;
   /** The stranding check's findings, taken before the workers stop. */
   private stranded: string[] = [];
+  /** The run ended because nothing was leased or freed for stallMs, not because every job finished. */
+  private endedByStall = false;
 
   constructor(
     private readonly config: ChaosConfig,
@@ -146,7 +148,10 @@ class ChaosRun {
         (await this.secondDone())
       )
         break;
-      if (status && this.producedAll && status.leases === 0 && (await this.stalled())) break;
+      if (status && this.producedAll && status.leases === 0 && (await this.stalled())) {
+        this.endedByStall = true;
+        break;
+      }
       if (Date.now() > giveUpAt) {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
         break;
@@ -233,10 +238,34 @@ class ChaosRun {
     }
     const idle = this.idleWindow(await lastLeaseActivity(this.query));
     this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
+    // A stall the stranding check cannot place (its conditions exclude the jobs): say what it saw.
+    if (this.endedByStall && this.stranded.length === 0) this.stranded = await this.stallPostMortem(idle);
     await this.eventGroupCaughtUp();
     if (this.second) this.violations.push(...(await this.second.eventGroupCaughtUp()));
     await this.stopAll();
     return this.report();
+  }
+
+  /**
+   * After a stall with jobs unfinished: those jobs (by queue, kind and state, with their last
+   * transition), the instances' rows and the workers, for a post-mortem. Empty when every job finished.
+   */
+  private async stallPostMortem(idle: { since: number; pids: number[] }): Promise<string[]> {
+    const jobs = await this.query(
+      `SELECT j.queue, j.kind, j.state, count(*)::int AS n, min(j.run_at) AS first_run_at,
+              count(j.concurrency_key)::int AS keyed,
+              (SELECT max(t.at) FROM chaos.transitions t WHERE t.job_id = ANY (array_agg(j.id))) AS last_transition
+         FROM awa.all_jobs j
+        WHERE j.workflow_id IS NULL AND j.state NOT IN ('completed', 'failed')
+        GROUP BY j.queue, j.kind, j.state`,
+    );
+    if (jobs.length === 0) return [];
+    const instances = await this.query('SELECT pid, handlers, heartbeat_at FROM awa.instances ORDER BY pid');
+    const workers = this.workers.map((w) => ({ pid: w.pid, alive: w.alive, readyAt: w.readyAt }));
+    return [
+      `the run stalled (nothing leased or freed for ${this.config.stallMs} ms) with jobs unfinished: ` +
+        JSON.stringify({ since: new Date(idle.since), idlePids: idle.pids, jobs, instances, workers }),
+    ];
   }
 
   /** The workers that could claim since `since`, and since when they all could: see strandedJobs. */
