@@ -262,9 +262,16 @@ class ChaosRun {
     if (jobs.length === 0) return [];
     const instances = await this.query('SELECT pid, handlers, heartbeat_at FROM awa.instances ORDER BY pid');
     const workers = this.workers.map((w) => ({ pid: w.pid, alive: w.alive, readyAt: w.readyAt }));
+    // Backends at work or waiting (a claim blocked behind a lock would show here), with who blocks them.
+    const backends = await this.query(
+      `SELECT pid, state, wait_event_type, wait_event, pg_blocking_pids(pid) AS blocked_by,
+              now() - xact_start AS in_transaction, left(query, 120) AS query
+         FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+    );
     return [
       `the run stalled (nothing leased or freed for ${this.config.stallMs} ms) with jobs unfinished: ` +
-        JSON.stringify({ since: new Date(idle.since), idlePids: idle.pids, jobs, instances, workers }),
+        JSON.stringify({ since: new Date(idle.since), idlePids: idle.pids, jobs, instances, workers, backends }),
     ];
   }
 
