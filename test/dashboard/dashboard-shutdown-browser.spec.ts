@@ -20,9 +20,17 @@ const gate = {
 @Injectable()
 class GateGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const url = String(context.switchToHttp().getRequest<{ url?: string }>().url);
+    const http = context.switchToHttp();
+    const url = String(http.getRequest<{ url?: string }>().url);
     if (gate.armed && url.includes('/api/')) {
       gate.held++;
+      // Marks its answer: polls already past the guard may still be answered after the gate closed.
+      const response = http.getResponse<{
+        setHeader?: (n: string, v: string) => void;
+        header?: (n: string, v: string) => void;
+      }>();
+      if (response.setHeader) response.setHeader(HELD_HEADER, '1');
+      else response.header?.(HELD_HEADER, '1');
       await new Promise<void>((resolve) => gate.waiting.push(resolve));
     }
     return true;
@@ -30,6 +38,7 @@ class GateGuard implements CanActivate {
 }
 
 const HUNG = Symbol('hung');
+const HELD_HEADER = 'x-gate-held';
 
 /**
  * An open dashboard tab must not hold up the app's shutdown. The page polls on a keep-alive
@@ -70,7 +79,6 @@ for (const adapter of ['express', 'fastify'] as const)
 
       gate.armed = true;
       await waitFor(async () => gate.held > 0, 10_000, 'a poll to be held in flight');
-      const held = answers.length;
       const server = dash.app.getHttpServer() as Server;
       const closed = dash.app.close();
       // Released only once the server has stopped listening: the held poll is answered after close().
@@ -81,7 +89,11 @@ for (const adapter of ['express', 'fastify'] as const)
       expect(outcome).not.toBe(HUNG);
       if (adapter === 'express') {
         // (Fastify's own close ends that poll's connection: it is not answered there.)
-        const heldAnswer = await waitFor(() => answers[held], 10_000, 'the browser to report the held answer');
+        const heldAnswer = await waitFor(
+          () => answers.find((answer) => answer.headers()[HELD_HEADER] === '1'),
+          10_000,
+          'the browser to report the held answer',
+        );
         expect((await heldAnswer.allHeaders()).connection).toBe('close');
       }
     });
