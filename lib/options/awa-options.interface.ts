@@ -32,8 +32,9 @@ export interface QueueOptions {
   /**
    * Fleet-wide rate limit: at most `limit` handlers of this queue are entered in any window of `period`
    * ms, summed over all instances, enforced by the claim. Default null (none). A claimed job whose
-   * handler cannot be entered within period / 40 (at least 10 ms) of its claim is given back unstarted,
-   * and the claims count their limit over period + that wait (docs/flow-control.md).
+   * handler cannot be entered within period / 40 (at least 10 ms; longer on an instance whose claims
+   * cannot start that fast) of its claim is given back unstarted, and the claims count their limit over
+   * period + that wait (docs/flow-control.md).
    */
   rateLimit?: RateLimitOptions | null;
   /**

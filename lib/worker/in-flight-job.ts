@@ -108,6 +108,9 @@ export class InFlightJob {
     this.steps = this.progressSink.encodeSteps(jobs, options);
   }
 
+  /** @internal How long after claimedAt it may start (the PrefetchBuffer sets it from its claim's wait). */
+  enterWithin = 0;
+
   /** @internal For job.dependencyResults(). */
   get dependencies(): DependencyReader | undefined {
     return this.progressSink?.dependencies;

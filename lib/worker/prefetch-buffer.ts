@@ -1,10 +1,19 @@
-import { bufferWaitLimit, keepDeadlineWithin, RateClaimAllowance, rateEntryWait } from './prefetch-limits.js';
+import {
+  bufferWaitLimit,
+  keepDeadlineWithin,
+  RateClaimAllowance,
+  rateEntryWait,
+  RateEntryWait,
+  rateEntryWaitMax,
+} from './prefetch-limits.js';
 import { RefillPoint } from './refill-point.js';
 
 /** What the buffer needs of a claimed job (an InFlightJob). */
 export interface BufferedJob {
   /** When its claim was sent, on the buffer's clock: its wait is timed from it. */
   readonly claimedAt: number;
+  /** How long after claimedAt it may start: the wait its claim was sent with (set by add). */
+  enterWithin: number;
   /** Set while it waits in the buffer: takes it out when it is cancelled or its lease is lost there. */
   whileBuffered: (() => void) | undefined;
 }
@@ -48,12 +57,15 @@ export const monotonicClock: BufferClock = {
  * attempt spent) those that waited too long: past `bufferWaitLimit` of the deadline, or, for a
  * rate-limited queue (with or without prefetch), past its entry wait D (`rateEntryWait`), checked
  * again right before the handler is entered (`lateToEnter`). A rate-limited queue's claims follow a
- * RateClaimAllowance: what starts in time lets it grow, a give-back shrinks it.
+ * RateClaimAllowance (what starts in time lets it grow, a give-back shrinks it), and its entry wait a
+ * RateEntryWait (a give-back lengthens it, so that a slow round trip still starts jobs).
  */
 export class PrefetchBuffer<J extends BufferedJob> {
   private readonly jobs: J[] = [];
-  /** How long after its claim was sent a job may start: a rate-limited queue's entry wait, else the buffer's. */
+  /** How long after its claim was sent a job may start: a rate-limited queue's first entry wait, else the buffer's. */
   readonly waitLimit: number;
+  /** A rate-limited queue's entry wait, as it adapts. */
+  private readonly entryWait: RateEntryWait | undefined;
   private readonly keepDeadline: number;
   private readonly rate: RateClaimAllowance | undefined;
   /** When the next claim goes out (not rate-limited: the rate allowance sizes those claims). */
@@ -82,12 +94,21 @@ export class PrefetchBuffer<J extends BufferedJob> {
       entryWait > 0
         ? new RateClaimAllowance(limits.concurrency, limits.prefetch, entryWait, limits.pollInterval)
         : undefined;
+    this.entryWait =
+      entryWait > 0 && limits.rateLimit
+        ? new RateEntryWait(entryWait, rateEntryWaitMax(limits.rateLimit, limits.deadlineDuration))
+        : undefined;
     this.keepDeadline = keepDeadlineWithin(limits.deadlineDuration);
     this.refill = this.rate ? undefined : new RefillPoint(limits.concurrency);
   }
 
   get size(): number {
     return this.jobs.length;
+  }
+
+  /** How long after it is sent the next claim's jobs may start (see RateEntryWait): send the claim with it. */
+  get nextEntryWait(): number {
+    return this.entryWait ? this.entryWait.current : this.waitLimit;
   }
 
   /** How long the next claim must wait (≤ 0: none): a rate-limited queue pauses after give-backs. */
@@ -142,8 +163,12 @@ export class PrefetchBuffer<J extends BufferedJob> {
     return this.refill ? this.refill.level(prefetch) : prefetch / 2;
   }
 
-  /** A claimed job waits here until take() hands it out, or it is cancelled or lost (owner.dropped). */
-  add(job: J): void {
+  /**
+   * A claimed job waits here until take() hands it out, or it is cancelled or lost (owner.dropped).
+   * `entryWait`: what its claim was sent with (read nextEntryWait before the claim).
+   */
+  add(job: J, entryWait = this.nextEntryWait): void {
+    job.enterWithin = entryWait;
     job.whileBuffered = () => this.leave(job);
     this.jobs.push(job);
     this.lateSinceClaim = false;
@@ -156,7 +181,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
   claimed(full: boolean): void {
     if (!this.rate) return;
     if (this.jobs.length > 0) this.rateBuffered = true;
-    else if (full && !this.lateSinceClaim) this.rate.allStarted(); // more may start in time
+    else if (full && !this.lateSinceClaim) this.allStarted(); // more may start in time
   }
 
   /**
@@ -168,7 +193,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
     if (this.jobs.length === 0) return;
     const now = (this.now = this.clock.now());
     let late = 0;
-    while (late < this.jobs.length && now - this.jobs[late]!.claimedAt > this.waitLimit) late++;
+    while (late < this.jobs.length && this.tooLate(this.jobs[late]!, now)) late++;
     if (late === 0) return;
     const jobs = this.jobs.splice(0, late);
     for (const job of jobs) job.whileBuffered = undefined;
@@ -189,7 +214,10 @@ export class PrefetchBuffer<J extends BufferedJob> {
       }
     }
     const job = this.jobs.shift();
-    if (job) job.whileBuffered = undefined;
+    if (job) {
+      job.whileBuffered = undefined;
+      this.entryWait?.entered(this.now - job.claimedAt);
+    }
     return job;
   }
 
@@ -209,11 +237,11 @@ export class PrefetchBuffer<J extends BufferedJob> {
     if (!this.rate) return;
     this.clock.cancel(this.expiryTimer);
     if (this.jobs.length === 0) {
-      if (this.rateBuffered) this.rate.allStarted();
+      if (this.rateBuffered) this.allStarted();
       this.rateBuffered = false;
       return;
     }
-    const dueIn = this.jobs[0]!.claimedAt + this.waitLimit - this.clock.now();
+    const dueIn = this.jobs[0]!.claimedAt + this.jobs[0]!.enterWithin - this.clock.now();
     this.expiryTimer = this.clock.after(Math.max(1, Math.ceil(dueIn)), this.due);
   }
 
@@ -231,6 +259,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
     this.lateSinceClaim = true;
     if (this.rate) {
       this.rate.gaveBack();
+      this.entryWait?.late(jobs.reduce((most, j) => Math.max(most, j.enterWithin), 0));
       this.rateBuffered = false;
       this.claimNotBefore = this.clock.now() + this.rate.pause;
     }
@@ -251,7 +280,12 @@ export class PrefetchBuffer<J extends BufferedJob> {
   }
 
   private tooLate(job: J, now: number): boolean {
-    return now - job.claimedAt > this.waitLimit;
+    return now - job.claimedAt > job.enterWithin;
+  }
+
+  private allStarted(): void {
+    this.rate?.allStarted();
+    this.entryWait?.allStarted();
   }
 
   /** A buffered job was cancelled or lost its lease. */

@@ -21,7 +21,8 @@ export const MIN_RATE_ENTRY_WAIT_MS = 10;
 
 /**
  * How long after its claim was sent a rate-limited queue's job may still be started (its handler
- * entered), with or without prefetch: past it, it is given back unstarted (no attempt spent). The claim
+ * entered), with or without prefetch, to begin with (RateEntryWait lengthens it where claims cannot be
+ * entered that fast): past it, it is given back unstarted (no attempt spent). The claim
  * counts its rate log over period + this (see rateLogExtension and awa.claim_flow), so that handler
  * starts, not only claims, keep to `limit` per `period`: the starts of [w, w + period) were claimed in
  * (w - wait, w + period), one window of the log. period / 40, at least 10 ms (a claim's round trip),
@@ -47,9 +48,64 @@ export function rateEntryWait(rate: { period: number } | null, deadlineMs: numbe
  */
 export const ENTRY_CHECK_SLACK_MS = 1;
 
-/** What awa.claim_flow adds to the rate limit's period for its log (p_buffer_ms): 0 without a rate limit. */
-export function rateLogExtension(rate: { period: number } | null, deadlineMs: number): number {
-  return rate ? rateEntryWait(rate, deadlineMs) + ENTRY_CHECK_SLACK_MS : 0;
+/** What awa.claim_flow adds to the rate limit's period for a claim's log (p_buffer_ms) sent with entry wait `wait` (0: no rate limit). */
+export function rateLogExtension(wait: number): number {
+  return wait > 0 ? wait + ENTRY_CHECK_SLACK_MS : 0;
+}
+
+/**
+ * The longest a rate-limited queue's entry wait may grow to (see RateEntryWait): the period, at least
+ * 1 s, within the buffer's own limit. At most it halves the sustained rate of a period of 1 s or more.
+ */
+export function rateEntryWaitMax(rate: { period: number }, deadlineMs: number): number {
+  const base = rateEntryWait(rate, deadlineMs);
+  return Math.max(base, Math.min(Math.max(rate.period, 1_000), bufferWaitLimit(deadlineMs)));
+}
+
+/**
+ * A rate-limited queue's entry wait, fitted to what this instance can do. It starts at rateEntryWait
+ * (period / 40, at least 10 ms) and doubles, up to rateEntryWaitMax, each time a job claimed with the
+ * current wait could not be entered within it (a slow round trip to the database, a busy event loop):
+ * a fixed wait shorter than the claim's round trip would give back every job and start none. Once a
+ * claim's jobs all start in time, it eases back toward twice the slowest entry seen since, never under
+ * the base. Each claim is sent with the wait it is held to (awa.claim_flow logs that claim over period
+ * + its own wait), so a change never weakens the limit; a longer wait costs sustained rate,
+ * limit × period / (period + wait).
+ */
+export class RateEntryWait {
+  private value: number;
+  private slowest = 0;
+
+  constructor(
+    readonly base: number,
+    readonly max: number,
+  ) {
+    this.value = base;
+  }
+
+  /** The wait the next claim is sent with. */
+  get current(): number {
+    return this.value;
+  }
+
+  /** A job was taken to be entered `ms` after its claim was sent. */
+  entered(ms: number): void {
+    if (ms > this.slowest) this.slowest = ms;
+  }
+
+  /** A job claimed with wait `claimWait` went back, not entered within it. */
+  late(claimWait: number): void {
+    // A job claimed before the last doubling says nothing new about the current wait.
+    if (claimWait >= this.value) this.value = Math.min(this.max, 2 * this.value);
+    this.slowest = 0;
+  }
+
+  /** A claim's jobs all started in time: toward twice the slowest entry (at once when that is longer). */
+  allStarted(): void {
+    const target = Math.min(this.max, Math.max(this.base, 2 * this.slowest));
+    this.value = target >= this.value ? target : this.value - (this.value - target) / 4;
+    this.slowest = 0;
+  }
 }
 
 /**

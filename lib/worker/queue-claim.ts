@@ -4,7 +4,7 @@ import { flowSql, workerSql } from '../sql/index.js';
 import { fromIndexStart, type ClaimedJobRow } from '../sql/worker.sql.js';
 import type { ClaimConnection } from './claim-connection.js';
 import type { ClaimCursor } from './claim-cursor.js';
-import { rateLogExtension } from './prefetch-limits.js';
+import { rateEntryWait, rateLogExtension } from './prefetch-limits.js';
 
 /** What a claim brought: the jobs, and how long until the next attempt may start (null: no wait). */
 export interface ClaimResult {
@@ -20,7 +20,8 @@ export const hasFlowControl = (options: ResolvedQueueOptions): boolean =>
  * @internal Claims up to `want` jobs of the queue: with the plain claim (unchanged, no flow cost) for
  * a queue without flow control, read from the worker's cursor (ClaimCursor; none: the whole index),
  * on the instance's claim connection when it is free (see ClaimConnection); else with the flow
- * claim, which also says when to claim again.
+ * claim, which also says when to claim again. `entryWait`: how long after this claim is sent its jobs
+ * may still be entered (a rate-limited queue's, see RateEntryWait; default: the base wait).
  */
 export async function claimBatch(
   db: AwaDatabase,
@@ -30,6 +31,7 @@ export async function claimBatch(
   instanceId: string,
   claims?: ClaimConnection,
   cursor?: ClaimCursor,
+  entryWait = rateEntryWait(options.rateLimit, options.deadlineDuration),
 ): Promise<ClaimResult> {
   if (!hasFlowControl(options)) {
     const params = [
@@ -54,7 +56,7 @@ export async function claimBatch(
     options.rateLimit?.limit ?? 0,
     options.rateLimit?.period ?? 0,
     options.keyConcurrency,
-    rateLogExtension(options.rateLimit, options.deadlineDuration),
+    rateLogExtension(options.rateLimit ? entryWait : 0),
   ]);
   const rows: ClaimedJobRow[] = [];
   let waitMs: number | null = null;

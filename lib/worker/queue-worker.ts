@@ -146,6 +146,7 @@ export class QueueWorker {
           break;
         }
         // A rate-limited job's entry wait counts from here: no later than the claim's stamp (t in awa.claim_flow).
+        const entryWait = this.buffer.nextEntryWait;
         const sentAt = performance.now();
         const { rows, waitMs } = await claimBatch(
           this.deps.db,
@@ -155,6 +156,7 @@ export class QueueWorker {
           this.deps.instanceId,
           this.deps.claims,
           this.cursor,
+          entryWait,
         );
         this.retryDelay = 0;
         this.lastTickAt = performance.now();
@@ -165,7 +167,7 @@ export class QueueWorker {
         for (const row of rows) {
           const job = new InFlightJob(row, this.deps.writer, sentAt);
           this.deps.leases.add(job); // heartbeated from now on, running or not
-          this.buffer.add(job);
+          this.buffer.add(job, entryWait);
         }
         this.pump(); // nothing starts if shutdown began while the claim was in flight
         this.buffer.claimed(rows.length === want);

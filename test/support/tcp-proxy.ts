@@ -30,6 +30,8 @@ export class TcpProxy {
   private readonly firsts: string[] = [];
   private freezeNew: ConnectionFilter | undefined;
   private refuseNew: ConnectionFilter | undefined;
+  /** Added to every packet's way, each direction (a database far from its clients). */
+  private latencyMs = 0;
 
   private constructor(
     private readonly server: Server,
@@ -92,6 +94,11 @@ export class TcpProxy {
     }
   }
 
+  /** Delays everything forwarded from now on by `ms` each way (in order: one delay for all). */
+  latency(ms: number): void {
+    this.latencyMs = ms;
+  }
+
   /** Destroys matching new connections as soon as their first packet shows who they are (until refuse(undefined)). */
   refuse(filter: ConnectionFilter | undefined): void {
     this.refuseNew = filter;
@@ -122,21 +129,29 @@ export class TcpProxy {
         if (this.refuseNew?.(link.first)) return this.drop(link);
         if (this.freezeNew?.(link.first)) link.frozen = true;
       }
-      link.toUpstream.push(data);
-      this.flush(link);
+      this.later(() => {
+        link.toUpstream.push(data);
+        this.flush(link);
+      });
     });
-    upstream.on('data', (data: Buffer) => {
-      link.toClient.push(data);
-      this.flush(link);
-    });
-    client.on('end', () => {
-      link.clientEnded = true;
-      this.flush(link);
-    });
-    upstream.on('end', () => {
-      link.upstreamEnded = true;
-      this.flush(link);
-    });
+    upstream.on('data', (data: Buffer) =>
+      this.later(() => {
+        link.toClient.push(data);
+        this.flush(link);
+      }),
+    );
+    client.on('end', () =>
+      this.later(() => {
+        link.clientEnded = true;
+        this.flush(link);
+      }),
+    );
+    upstream.on('end', () =>
+      this.later(() => {
+        link.upstreamEnded = true;
+        this.flush(link);
+      }),
+    );
     for (const socket of [client, upstream]) {
       socket.on('error', () => this.drop(link));
       socket.on('close', () => {
@@ -146,6 +161,11 @@ export class TcpProxy {
         else link.upstreamEnded = true;
       });
     }
+  }
+
+  private later(fn: () => void): void {
+    if (this.latencyMs > 0) setTimeout(fn, this.latencyMs);
+    else fn();
   }
 
   private flush(link: Link): void {

@@ -5,6 +5,7 @@ import { bufferWaitLimit, rateEntryWait } from '../../lib/worker/prefetch-limits
 /** A claimed job as the buffer sees it. */
 class FakeJob {
   whileBuffered: (() => void) | undefined;
+  enterWithin = 0;
   constructor(
     readonly name: string,
     readonly claimedAt: number,
@@ -232,6 +233,22 @@ describe('PrefetchBuffer', () => {
       expect(pump(1)).toEqual(['c']);
       buffer.claimed(true);
       expect(buffer.claimSize(0, 0)).toBe(2);
+    });
+
+    it("sends the claim after a give-back with a doubled entry wait, and holds each job to its own claim's wait", () => {
+      const { clock, buffer, givenBack, claim, pump } = setUp({ ...RATED, prefetch: 0 });
+      expect(buffer.nextEntryWait).toBe(entryWait);
+      const [a] = claim('a');
+      clock.time += entryWait + 1; // a slow round trip
+      expect(pump(1)).toEqual([]);
+      expect(givenBack).toEqual([['a']]);
+      expect(a!.enterWithin).toBe(entryWait);
+      expect(buffer.nextEntryWait).toBe(2 * entryWait);
+      const [b] = claim('b');
+      expect(b!.enterWithin).toBe(2 * entryWait);
+      clock.time += entryWait + 1; // as slow again: within the longer wait now
+      expect(buffer.lateToEnter(b!)).toBe(false);
+      expect(pump(1)).toEqual(['b']);
     });
 
     it('pauses its claims once even single-job claims go back', () => {

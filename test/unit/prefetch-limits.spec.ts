@@ -6,6 +6,8 @@ import {
   RateBufferAllowance,
   RateClaimAllowance,
   rateEntryWait,
+  RateEntryWait,
+  rateEntryWaitMax,
   rateLogExtension,
 } from '../../lib/worker/prefetch-limits.js';
 
@@ -41,9 +43,66 @@ describe('prefetch limits', () => {
 
   describe('rateLogExtension', () => {
     it("widens the claim's log by the entry wait and the slack of the entry check, never 0 with a rate limit", () => {
-      expect(rateLogExtension({ period: 1_000 }, 300_000)).toBe(25 + ENTRY_CHECK_SLACK_MS);
-      expect(rateLogExtension({ period: 1_000 }, 0.5)).toBeGreaterThan(ENTRY_CHECK_SLACK_MS);
-      expect(rateLogExtension(null, 300_000)).toBe(0);
+      expect(rateLogExtension(rateEntryWait({ period: 1_000 }, 300_000))).toBe(25 + ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension(rateEntryWait({ period: 1_000 }, 0.5))).toBeGreaterThan(ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension(400)).toBe(400 + ENTRY_CHECK_SLACK_MS);
+      expect(rateLogExtension(0)).toBe(0);
+    });
+  });
+
+  describe('rateEntryWaitMax', () => {
+    it('is the period, at least 1 s, within the buffer wait limit, and never under the base wait', () => {
+      expect(rateEntryWaitMax({ period: 1_000 }, 0)).toBe(1_000);
+      expect(rateEntryWaitMax({ period: 100 }, 0)).toBe(1_000);
+      expect(rateEntryWaitMax({ period: 30_000 }, 0)).toBe(30_000);
+      expect(rateEntryWaitMax({ period: 3_600_000 }, 0)).toBe(bufferWaitLimit(0));
+      expect(rateEntryWaitMax({ period: 1_000 }, 600)).toBe(bufferWaitLimit(600));
+      expect(rateEntryWaitMax({ period: 1_000 }, 4)).toBe(rateEntryWait({ period: 1_000 }, 4));
+    });
+  });
+
+  describe('RateEntryWait', () => {
+    it('doubles up to its most when a job claimed with the current wait went back late', () => {
+      const wait = new RateEntryWait(25, 150);
+      const seen = [];
+      for (let i = 0; i < 4; i++) {
+        wait.late(wait.current);
+        seen.push(wait.current);
+      }
+      expect(seen).toEqual([50, 100, 150, 150]);
+    });
+
+    it('does not double again for a job claimed before the last doubling', () => {
+      const wait = new RateEntryWait(25, 1_000);
+      wait.late(25);
+      wait.late(25); // claimed with 25 ms, came back after the first doubling
+      expect(wait.current).toBe(50);
+    });
+
+    it('eases back toward twice the slowest entry once claims start in time, never under its base', () => {
+      const wait = new RateEntryWait(25, 1_000);
+      for (let i = 0; i < 4; i++) wait.late(wait.current); // 400
+      wait.entered(20);
+      wait.entered(60);
+      wait.allStarted();
+      expect(wait.current).toBe(400 - (400 - 120) / 4);
+      for (let i = 0; i < 100; i++) {
+        wait.entered(60);
+        wait.allStarted();
+      }
+      expect(wait.current).toBeCloseTo(120);
+      for (let i = 0; i < 100; i++) {
+        wait.entered(1);
+        wait.allStarted();
+      }
+      expect(wait.current).toBeCloseTo(25);
+    });
+
+    it('lengthens at once to twice an entry that came close to the wait', () => {
+      const wait = new RateEntryWait(25, 1_000);
+      wait.entered(20);
+      wait.allStarted();
+      expect(wait.current).toBe(40);
     });
   });
 
