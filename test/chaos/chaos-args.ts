@@ -11,6 +11,8 @@ const FLAGS: Record<string, keyof ChaosConfig> = {
   '--freeze-ms': 'freezeMs',
   '--stall-ms': 'stallMs',
   '--snapshot-ms': 'snapshotMs',
+  '--slow-ms': 'slowMs',
+  '--slow-latency-ms': 'slowLatencyMs',
   '--second-jobs': 'secondJobs',
   '--second-down-ms': 'secondDownMs',
 };

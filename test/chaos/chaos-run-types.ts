@@ -4,6 +4,7 @@ import type { RateLimitOptions } from 'nestjs-awa';
 import { DEFAULT_MIX, DEFAULT_RATE_LIMIT, type ChaosMix } from './chaos-config.js';
 import type { FlowFigures } from './chaos-flow-checks.js';
 import type { RecoveryFigures } from './chaos-figures.js';
+import type { SlowNetworkRecord } from './chaos-slow-network.js';
 import type { FreezeRecord } from './chaos-freeze.js';
 import type { SnapshotRecord } from './chaos-snapshot.js';
 import type { SecondServerReport } from './chaos-second-server.js';
@@ -37,6 +38,13 @@ export interface ChaosConfig {
    */
   snapshotAt: number | null;
   snapshotMs: number;
+  /**
+   * Slow every worker's connections once (chaos-slow-network.ts), when this fraction of the jobs has been
+   * enqueued, by slowLatencyMs each way for slowMs, while the other faults go on; null: never.
+   */
+  slowAt: number | null;
+  slowMs: number;
+  slowLatencyMs: number;
   /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
   timeoutMs: number;
   mix: ChaosMix;
@@ -94,6 +102,8 @@ export interface ChaosReport {
   stop: FreezeRecord | null;
   /** The held snapshot (see snapshotAt). */
   snapshot: SnapshotRecord | null;
+  /** The slowed worker (see slowAt). */
+  slow: SlowNetworkRecord | null;
   flow: FlowFigures;
   /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
   workflows: { graphs: number; steps: number; states: Record<string, number> };
@@ -120,6 +130,10 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   stopAt: 0.55,
   snapshotAt: 0.1,
   snapshotMs: 8_000,
+  // Between the snapshot and the restart; 30 ms each way outlasts the rated queue's first entry wait.
+  slowAt: 0.25,
+  slowMs: 6_000,
+  slowLatencyMs: 30,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,
   rateLimit: DEFAULT_RATE_LIMIT,

@@ -76,6 +76,13 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
           `, ${report.snapshot.finishedMeanwhile ?? 'uncounted'} job(s) finished meanwhile`
         : 'none'
     }`,
+    `slow network: ${
+      report.slow
+        ? `at +${(report.slow.atSeconds ?? 0).toFixed(1)}s every worker's connections delayed ` +
+          `${report.slow.latencyMs} ms each way for ${report.slow.ms} ms; ${report.slow.ratedStarts ?? 0} ` +
+          `rated job(s) started meanwhile`
+        : 'none'
+    }`,
     `rated queue:  limit ${flow.rateLimit.limit} per ${flow.rateLimit.period} ms; ${flow.ratedStarts} handler ` +
       `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
       `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,

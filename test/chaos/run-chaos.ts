@@ -4,9 +4,10 @@
 // completed twice, and nothing completed from a stale lease. The load spans four queues: two plain, a
 // keyed one (two kinds, one of which one worker slot does not handle) and a rate-limited one (one slot
 // prefetches, the others do not); their own checks are in chaos-flow-checks.ts.
-// A session also holds one snapshot open for a while (chaos-snapshot.ts), as a long report would.
+// A session also holds one snapshot open for a while (chaos-snapshot.ts), as a long report would, and
+// every worker's connections are slowed for a while (chaos-slow-network.ts), as a distant database would.
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N --freeze-ms N
-// --stall-ms N --snapshot-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
+// --stall-ms N --snapshot-ms N --slow-ms N --slow-latency-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
 // `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
 // --second-server (issue 18; with --second-jobs N, default a fifth of --jobs, and --second-down-ms N):
 // a second embedded PostgreSQL, on which every process runs a second, named AwaModule with its own
@@ -39,6 +40,8 @@ import { redeliveryCheck, type EventFaults } from './chaos-event-checks.js';
 import { startChaosServer, startSecondServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { holdSnapshot, type SnapshotRecord } from './chaos-snapshot.js';
+import { readStarts } from './chaos-starts.js';
+import { slowAll, type SlowNetworkRecord } from './chaos-slow-network.js';
 import { ChaosProcess } from './chaos-process.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { reconnectMs as reconnected } from './chaos-reconnect.js';
@@ -82,7 +85,9 @@ class ChaosRun {
   private stop: FreezeRecord | null = null;
   /** The held snapshot, running in the background once started (see snapshotAt). */
   private snapshot: Promise<SnapshotRecord | null> | undefined;
-  /** Each worker reaches PostgreSQL through a proxy of its own, which the freeze fault stalls. */
+  /** The slowed worker, running in the background once started (see slowAt). */
+  private slow: Promise<SlowNetworkRecord | null> | undefined;
+  /** Each worker reaches PostgreSQL through a proxy of its own, which the freeze and slow faults use. */
   private readonly proxies = new Map<ChaosProcess, TcpProxy>();
   /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
   private restartWindow: [number, number] | undefined;
@@ -180,6 +185,17 @@ class ChaosRun {
           config.snapshotMs,
           async () => (await this.status()).finished,
           config.log,
+        );
+      if (
+        this.slow === undefined &&
+        config.slowAt !== null &&
+        (this.producer?.produced ?? 0) >= config.slowAt * config.jobs
+      )
+        this.slow = slowAll(() => [...this.proxies.values()], config.slowMs, config.slowLatencyMs, config.log).then(
+          (record) => {
+            this.faultsOverAt = Date.now();
+            return record;
+          },
         );
       if (
         this.restart === null &&
@@ -533,6 +549,7 @@ class ChaosRun {
     const allViolations = [...this.violations, ...violations, ...(second?.violations ?? [])];
     const status = await this.status();
     const snapshot = (await this.snapshot) ?? null;
+    const slow = (await this.slow) ?? null;
     const speed = await throughput(this.query);
     const recovery = await recoveryFigures(this.query, this.kills);
     const errors = await errorCounts(
@@ -572,6 +589,13 @@ class ChaosRun {
       snapshot: snapshot && {
         ...snapshot,
         atSeconds: speed.startedAt ? (snapshot.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
+      },
+      slow: slow && {
+        ...slow,
+        atSeconds: speed.startedAt ? (slow.at.getTime() - speed.startedAt.getTime()) / 1000 : 0,
+        ratedStarts: readStarts(this.startsDir).filter(
+          (s) => s.at >= slow.at.getTime() && s.at <= slow.at.getTime() + slow.ms,
+        ).length,
       },
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
       workflows: await this.workflowFigures(),

@@ -22,6 +22,7 @@ describe('chaos over two PostgreSQL servers: the second one crashes and comes ba
       freezeAt: null,
       stopAt: null,
       snapshotAt: null,
+      slowAt: null,
       secondServer: true,
       secondJobs: SECOND_JOBS,
     });

@@ -8,8 +8,9 @@ const RATE_LIMIT = { limit: 5, period: 1_000 };
  * The chaos suite (test/chaos/run-chaos.ts), small: 300 jobs over four queues (two plain, a keyed one
  * that one worker serves for one of its two kinds only, a rate-limited one that one worker prefetches
  * from) while worker processes are SIGKILLed every few seconds, PostgreSQL restarts once, and one
- * worker's connections freeze (no data, no FIN) past heartbeatStaleAfter, then thaw, and a session
- * holds one snapshot open for 8 s (claims then read on from their cursors). `npm run chaos`
+ * worker's connections freeze (no data, no FIN) past heartbeatStaleAfter, then thaw, a session
+ * holds one snapshot open for 8 s (claims then read on from their cursors), and every worker's
+ * connections are delayed 30 ms each way for 6 s (the rated claims outlast their first entry wait). `npm run chaos`
  * runs the full size. The rate limit is low enough that the rated queue is kept saturated.
  */
 describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker connection', () => {
@@ -30,6 +31,7 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     expect(report.freeze).not.toBeNull();
     expect(report.stop).not.toBeNull();
     expect(report.snapshot).not.toBeNull();
+    expect(report.slow).not.toBeNull();
     // The flow queues really ran: rated handlers started, and some key held more than one lease at once.
     expect(report.flow.ratedStarts).toBeGreaterThan(0);
     expect(report.flow.mostKeyLeases).toBeGreaterThan(1);

@@ -4,7 +4,41 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export type ConnectionFilter = (firstPacket: string) => boolean;
 const all: ConnectionFilter = () => true;
 
+/**
+ * What one direction of a link forwards late (latency): in order, each at least `latencyMs` after it
+ * came, never before what came earlier (a lowered latency must not reorder the stream).
+ */
+class DelayLine {
+  private readonly items: { due: number; fn: () => void }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private lastDue = 0;
+
+  push(latencyMs: number, fn: () => void): void {
+    const now = performance.now();
+    if (latencyMs <= 0 && this.items.length === 0) return fn();
+    this.lastDue = Math.max(now + latencyMs, this.lastDue);
+    this.items.push({ due: this.lastDue, fn });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.items.length === 0) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        const now = performance.now();
+        while (this.items.length > 0 && this.items[0]!.due <= now) this.items.shift()!.fn();
+        this.schedule();
+      },
+      Math.max(0, this.items[0]!.due - performance.now()),
+    );
+  }
+}
+
 interface Link {
+  /** Client to server, and back: each direction's packets and close, delayed by the latency. */
+  up: DelayLine;
+  down: DelayLine;
   client: Socket;
   upstream: Socket;
   /** The client's first packet, as latin1 text. */
@@ -94,7 +128,7 @@ export class TcpProxy {
     }
   }
 
-  /** Delays everything forwarded from now on by `ms` each way (in order: one delay for all). */
+  /** Delays everything forwarded from now on by `ms` each way (0: none), keeping each stream's order. */
   latency(ms: number): void {
     this.latencyMs = ms;
   }
@@ -112,6 +146,8 @@ export class TcpProxy {
   private accept(client: Socket): void {
     const upstream = connect(this.target.port, this.target.host);
     const link: Link = {
+      up: new DelayLine(),
+      down: new DelayLine(),
       client,
       upstream,
       first: '',
@@ -129,25 +165,25 @@ export class TcpProxy {
         if (this.refuseNew?.(link.first)) return this.drop(link);
         if (this.freezeNew?.(link.first)) link.frozen = true;
       }
-      this.later(() => {
+      link.up.push(this.latencyMs, () => {
         link.toUpstream.push(data);
         this.flush(link);
       });
     });
     upstream.on('data', (data: Buffer) =>
-      this.later(() => {
+      link.down.push(this.latencyMs, () => {
         link.toClient.push(data);
         this.flush(link);
       }),
     );
     client.on('end', () =>
-      this.later(() => {
+      link.up.push(this.latencyMs, () => {
         link.clientEnded = true;
         this.flush(link);
       }),
     );
     upstream.on('end', () =>
-      this.later(() => {
+      link.down.push(this.latencyMs, () => {
         link.upstreamEnded = true;
         this.flush(link);
       }),
@@ -161,11 +197,6 @@ export class TcpProxy {
         else link.upstreamEnded = true;
       });
     }
-  }
-
-  private later(fn: () => void): void {
-    if (this.latencyMs > 0) setTimeout(fn, this.latencyMs);
-    else fn();
   }
 
   private flush(link: Link): void {
