@@ -116,9 +116,10 @@ export class PrefetchBuffer<J extends BufferedJob> {
     return this.rate ? this.claimNotBefore - this.clock.now() : 0;
   }
 
-  /** A claim returned `rows` jobs after `ms`: see RefillPoint. */
+  /** A claim returned `rows` jobs after `ms`: see RefillPoint, and RateEntryWait.roundTrip. */
   claimReturned(rows: number, ms: number): void {
     this.refill?.claimReturned(rows, ms);
+    this.entryWait?.roundTrip(ms);
   }
 
   /** A handler settled after `ms`: see RefillPoint. */

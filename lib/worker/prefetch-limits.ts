@@ -66,9 +66,11 @@ export function rateEntryWaitMax(rate: { period: number }, deadlineMs: number): 
  * A rate-limited queue's entry wait, fitted to what this instance can do. It starts at rateEntryWait
  * (period / 40, at least 10 ms) and doubles, up to rateEntryWaitMax, each time a job claimed with the
  * current wait could not be entered within it (a slow round trip to the database, a busy event loop):
- * a fixed wait shorter than the claim's round trip would give back every job and start none. Once a
- * claim's jobs all start in time, it eases back toward twice the slowest entry seen since, never under
- * the base. Each claim is sent with the wait it is held to (awa.claim_flow logs that claim over period
+ * a fixed wait shorter than the claim's round trip would give back every job and start none. Every
+ * claim's round trip, with jobs or without, is a floor for its jobs' entries: one longer than half the
+ * wait lengthens it at once to twice the round trip, before a claim's jobs go back for it (each claim
+ * given back spends its part of the fleet's limit for nothing). Once a claim's jobs all start in time,
+ * it eases back toward twice the slowest entry or round trip seen since, never under the base. Each claim is sent with the wait it is held to (awa.claim_flow logs that claim over period
  * + its own wait), so a change never weakens the limit; a longer wait costs sustained rate,
  * limit × period / (period + wait).
  */
@@ -91,6 +93,12 @@ export class RateEntryWait {
   /** A job was taken to be entered `ms` after its claim was sent. */
   entered(ms: number): void {
     if (ms > this.slowest) this.slowest = ms;
+  }
+
+  /** A claim came back `ms` after it was sent, with jobs or without: none of its jobs could start sooner. */
+  roundTrip(ms: number): void {
+    this.entered(ms);
+    if (2 * ms > this.value) this.value = Math.min(this.max, 2 * ms);
   }
 
   /** A job claimed with wait `claimWait` went back, not entered within it. */

@@ -43,11 +43,14 @@ class FlowHandlers {
     return undefined;
   }
 
-  /** Outlives the buffer wait (300 ms / 40): with 2 slots, some of each claim's buffered jobs go back. */
+  /**
+   * Outlives the entry wait (300 ms / 40, at least 10 ms, lengthened to twice a claim's round trip
+   * where that is longer): with 2 slots, some of each claim's buffered jobs go back.
+   */
   @JobHandler('flow.prefetched', { queue: 'prefetched' })
   async prefetched() {
     this.prefetchedStarts.push(performance.timeOrigin + performance.now());
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 500));
   }
 
   /** Backs off on its first attempt: by returning job.rateLimit(), or by throwing RateLimitedError. */
@@ -161,7 +164,7 @@ describe('flow control in a worker', () => {
         `SELECT attempt, errors FROM awa.all_jobs WHERE kind = 'flow.prefetched' AND state = 'completed'`,
       );
       return rows.length === 17 ? rows : null;
-    }, 20_000);
+    }, 40_000);
     expect(handlers.prefetchedStarts).toHaveLength(17);
     expect(maxInWindow(handlers.prefetchedStarts, 300)).toBeLessThanOrEqual(5);
     // The first claim took 5 jobs for 2 slots: 3 waited past the buffer wait and went back, unspent.
@@ -170,7 +173,7 @@ describe('flow control in a worker', () => {
       JSON.stringify(j.errors).includes(RescueErrors.releasedUnstarted),
     );
     expect(givenBack.length).toBeGreaterThan(0);
-  }, 30_000);
+  }, 60_000);
 
   it.each(['marker', 'throw'] as const)(
     'backs off (%s) without spending an attempt, then runs the job again',

@@ -7,8 +7,11 @@ import { useTestApp } from '../support/block-app.js';
 import { FAST_OPTIONS, waitFor } from '../support/test-app.js';
 
 const RATE = { limit: 10, period: 1_000 };
-/** Longer than the entry wait: a claim's next job cannot be entered in time after this handler. */
-const SPIN_MS = rateEntryWait(RATE, 0) + 15;
+/**
+ * Far longer than the entry wait (25 ms here, lengthened to twice a claim's round trip where that is
+ * longer): a claim's next job cannot be entered in time after this handler.
+ */
+const SPIN_MS = 12 * rateEntryWait(RATE, 0);
 
 @Injectable()
 class StallingHandlers {

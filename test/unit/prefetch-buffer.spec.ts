@@ -251,6 +251,13 @@ describe('PrefetchBuffer', () => {
       expect(pump(1)).toEqual(['b']);
     });
 
+    it("sends its next claim with twice a slow claim's round trip, before any job went back for it", () => {
+      const { buffer, givenBack } = setUp({ ...RATED, prefetch: 0 });
+      buffer.claimReturned(0, 3 * entryWait); // a claim that found the limit used up, slowly
+      expect(buffer.nextEntryWait).toBe(6 * entryWait);
+      expect(givenBack).toEqual([]);
+    });
+
     it('pauses its claims once even single-job claims go back', () => {
       const { buffer } = setUp({ ...RATED, concurrency: 1, prefetch: 0 });
       expect(buffer.claimPause()).toBeLessThanOrEqual(0);

@@ -98,6 +98,21 @@ describe('prefetch limits', () => {
       expect(wait.current).toBeCloseTo(25);
     });
 
+    it("lengthens at once to twice a claim's round trip longer than half the wait, with or without jobs", () => {
+      const wait = new RateEntryWait(25, 1_000);
+      wait.roundTrip(10);
+      expect(wait.current).toBe(25);
+      wait.roundTrip(70);
+      expect(wait.current).toBe(140);
+      wait.roundTrip(800);
+      expect(wait.current).toBe(1_000);
+      for (let i = 0; i < 100; i++) {
+        wait.roundTrip(5);
+        wait.allStarted();
+      }
+      expect(wait.current).toBeCloseTo(25);
+    });
+
     it('lengthens at once to twice an entry that came close to the wait', () => {
       const wait = new RateEntryWait(25, 1_000);
       wait.entered(20);
