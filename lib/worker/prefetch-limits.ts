@@ -48,7 +48,10 @@ export function rateEntryWait(rate: { period: number } | null, deadlineMs: numbe
  */
 export const ENTRY_CHECK_SLACK_MS = 1;
 
-/** What awa.claim_flow adds to the rate limit's period for a claim's log (p_buffer_ms) sent with entry wait `wait` (0: no rate limit). */
+/**
+ * What awa.claim_flow adds to the rate limit's period for the log entry (p_buffer_ms) of a claim sent
+ * with entry wait `wait` (0: no rate limit).
+ */
 export function rateLogExtension(wait: number): number {
   return wait > 0 ? wait + ENTRY_CHECK_SLACK_MS : 0;
 }
@@ -70,8 +73,9 @@ export function rateEntryWaitMax(rate: { period: number }, deadlineMs: number): 
  * claim's round trip, with jobs or without, is a floor for its jobs' entries: one longer than half the
  * wait lengthens it at once to twice the round trip, before a claim's jobs go back for it (each claim
  * given back spends its part of the fleet's limit for nothing). Once a claim's jobs all start in time,
- * it eases back toward twice the slowest entry or round trip seen since, never under the base. Each claim is sent with the wait it is held to (awa.claim_flow logs that claim over period
- * + its own wait), so a change never weakens the limit; a longer wait costs sustained rate,
+ * it eases back toward twice the slowest entry or round trip seen since, never under the base. Each
+ * claim is sent with the wait it is held to (awa.claim_flow logs that claim over period + its own
+ * wait), so a change never weakens the limit; a longer wait costs sustained rate,
  * limit × period / (period + wait).
  */
 export class RateEntryWait {

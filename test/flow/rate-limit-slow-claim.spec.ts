@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { rateEntryWait } from '../../lib/worker/prefetch-limits.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { useBlockApp } from '../support/block-app.js';
 import { FAST_OPTIONS, startTestApp, waitFor } from '../support/test-app.js';
 import { maxInWindow } from './flow-fixture.js';
 
@@ -30,16 +29,12 @@ class EnteringHandlers {
  * round trip (after a give-back, or at once from a claim's round trip).
  */
 describe('a rate-limited queue whose claims take longer than its first entry wait', () => {
-  let db: TestDatabase;
   let proxy: TcpProxy;
-  let app: TestingModule;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    const u = new URL(db.url);
+  const block = useBlockApp(async (url) => {
+    const u = new URL(url);
     proxy = await TcpProxy.start({ host: u.hostname, port: Number(u.port) });
-    app = await startTestApp({
-      url: TcpProxy.url(db.url, proxy),
+    return startTestApp({
+      url: TcpProxy.url(url, proxy),
       providers: [EnteringHandlers],
       awa: {
         queues: {
@@ -48,19 +43,17 @@ describe('a rate-limited queue whose claims take longer than its first entry wai
         },
       },
     });
-  }, 60_000);
-  afterAll(async () => {
-    await app?.close();
-    await proxy?.close();
-    await db?.drop();
   });
+  afterAll(() => proxy?.close()); // after the block's own: the app closes through it first
 
   it('still runs every job, each once, and keeps the limit at handler entry', async () => {
     proxy.latency(LATENCY_MS); // after the boot: the migrations need not crawl
-    await app.get(QueueProducer).enqueueMany(Array.from({ length: JOBS }, () => ({ kind: 'flow.far', args: {} })));
+    await block.app
+      .get(QueueProducer)
+      .enqueueMany(Array.from({ length: JOBS }, () => ({ kind: 'flow.far', args: {} })));
     const done = await waitFor(
       async () => {
-        const rows = await app
+        const rows = await block.app
           .get(DataSource)
           .query(`SELECT attempt FROM awa.all_jobs WHERE kind = 'flow.far' AND state = 'completed'`);
         return rows.length === JOBS ? (rows as { attempt: number }[]) : null;
@@ -68,7 +61,7 @@ describe('a rate-limited queue whose claims take longer than its first entry wai
       60_000,
       `${JOBS} completed jobs`,
     );
-    const { entries } = app.get(EnteringHandlers);
+    const { entries } = block.app.get(EnteringHandlers);
     expect(entries).toHaveLength(JOBS);
     expect(maxInWindow(entries, RATE.period)).toBeLessThanOrEqual(RATE.limit);
     // A claim whose jobs went back (its round trip outlasted its wait) spent no attempt.

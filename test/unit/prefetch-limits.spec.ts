@@ -62,6 +62,14 @@ describe('prefetch limits', () => {
   });
 
   describe('RateEntryWait', () => {
+    /** Many claims in a row whose jobs all started in time, each with `observe` first. */
+    const settle = (wait: RateEntryWait, observe: (wait: RateEntryWait) => void) => {
+      for (let i = 0; i < 100; i++) {
+        observe(wait);
+        wait.allStarted();
+      }
+    };
+
     it('doubles up to its most when a job claimed with the current wait went back late', () => {
       const wait = new RateEntryWait(25, 150);
       const seen = [];
@@ -86,15 +94,9 @@ describe('prefetch limits', () => {
       wait.entered(60);
       wait.allStarted();
       expect(wait.current).toBe(400 - (400 - 120) / 4);
-      for (let i = 0; i < 100; i++) {
-        wait.entered(60);
-        wait.allStarted();
-      }
+      settle(wait, (w) => w.entered(60));
       expect(wait.current).toBeCloseTo(120);
-      for (let i = 0; i < 100; i++) {
-        wait.entered(1);
-        wait.allStarted();
-      }
+      settle(wait, (w) => w.entered(1));
       expect(wait.current).toBeCloseTo(25);
     });
 
@@ -106,10 +108,7 @@ describe('prefetch limits', () => {
       expect(wait.current).toBe(140);
       wait.roundTrip(800);
       expect(wait.current).toBe(1_000);
-      for (let i = 0; i < 100; i++) {
-        wait.roundTrip(5);
-        wait.allStarted();
-      }
+      settle(wait, (w) => w.roundTrip(5));
       expect(wait.current).toBeCloseTo(25);
     });
 
