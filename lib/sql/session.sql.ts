@@ -51,17 +51,29 @@ export const deadlockTimeout = statement<[], { ms: number }>(
  * Statistics an ANALYZE took while few jobs waited made that look cheaper: in a soak at 15,000
  * jobs/s each claim then read the whole backlog (100 ms instead of 12), and the backlog grew to
  * 700,000 until the next ANALYZE. The session runs nothing but claims.
+ * And one plan kept per connection (force_generic_plan): the claim's arrays are hidden from the
+ * planner (unnestHidden), so every execution gets the same plan anyway, yet PostgreSQL's own choice
+ * (auto) planned each claim afresh, 0.5-1.3 ms of the server's time (0.03-0.07 ms with the plan
+ * kept). Small claims pay it most: in a drain at prefetch 0 (claims of about 11 jobs) a claim's round
+ * trip fell from 0.97 / 1.23 ms to 0.82 / 1.05 ms at p50 (docs/performance.md, sitting U).
  */
 export const setClaimSession = statement<
   [statementTimeout: string],
-  { statement_timeout: string; synchronous_commit: string; enable_seqscan: string; enable_bitmapscan: string }
+  {
+    statement_timeout: string;
+    synchronous_commit: string;
+    enable_seqscan: string;
+    enable_bitmapscan: string;
+    plan_cache_mode: string;
+  }
 >(
   'set_claim_session',
   `
   SELECT set_config('statement_timeout', $1::text, false) AS statement_timeout,
          set_config('synchronous_commit', 'off', false) AS synchronous_commit,
          set_config('enable_seqscan', 'off', false) AS enable_seqscan,
-         set_config('enable_bitmapscan', 'off', false) AS enable_bitmapscan`,
+         set_config('enable_bitmapscan', 'off', false) AS enable_bitmapscan,
+         set_config('plan_cache_mode', 'force_generic_plan', false) AS plan_cache_mode`,
 );
 
 /** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */

@@ -57,8 +57,13 @@ describe('session.sql', () => {
   });
 
   describe('setClaimSession', () => {
-    const planned = { synchronous_commit: 'off', enable_seqscan: 'off', enable_bitmapscan: 'off' };
-    it('sets statement_timeout, asynchronous commits and ordered index reads for the whole session', async () => {
+    const planned = {
+      synchronous_commit: 'off',
+      enable_seqscan: 'off',
+      enable_bitmapscan: 'off',
+      plan_cache_mode: 'force_generic_plan',
+    };
+    it('sets statement_timeout, asynchronous commits, ordered index reads and kept plans for the whole session', async () => {
       const client = await f.client();
       expect(await f.run(sessionSql.setClaimSession, ['250'], client)).toEqual([
         { statement_timeout: '250ms', ...planned },
@@ -100,6 +105,55 @@ describe('session.sql', () => {
       const claims = await claimScans(true);
       expect(claims).toContain('Index Scan jobs_claim_kind_idx');
       expect(claims.filter((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toEqual([]);
+    });
+  });
+
+  describe('setClaimSession: the claim is planned once per connection', () => {
+    const claimParams = (kinds: string[]) =>
+      ['default', kinds, 1, 'instance-a', 0, ...workerSql.fromIndexStart(kinds)] as const;
+    /** Runs the prepared claim `times` times; returns how often the server planned it afresh and how often it reused its plan. */
+    const planCounts = async (claimSession: boolean, times: number) => {
+      const client = await f.client();
+      if (claimSession) await f.run(sessionSql.setClaimSession, ['0'], client);
+      for (let i = 0; i < times; i++) await f.run(workerSql.claimJobs, [...claimParams(['k', 'k2', 'k3'])], client);
+      const [counts] = (
+        await client.query<{ generic: string; custom: string }>(
+          `SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE name = $1`,
+          [workerSql.claimJobs.name],
+        )
+      ).rows;
+      return { generic: Number(counts!.generic), custom: Number(counts!.custom) };
+    };
+
+    it('reuses one plan on the claim session, where the default planned every claim anew', async () => {
+      await f.sql(
+        `INSERT INTO awa.jobs (kind, queue, state) SELECT 'k', 'default', 'available' FROM generate_series(1, 50)`,
+      );
+      await f.sql('ANALYZE awa.jobs');
+      // The server's own choice (plan_cache_mode auto): a custom plan for every claim, planning included.
+      expect(await planCounts(false, 12)).toEqual({ generic: 0, custom: 12 });
+      expect(await planCounts(true, 12)).toEqual({ generic: 12, custom: 0 });
+    });
+
+    it("keeps the claim's generic plan on the claim index, read in order", async () => {
+      await f.sql(
+        `INSERT INTO awa.jobs (kind, queue, state) SELECT 'k', 'default', 'available' FROM generate_series(1, 20000)`,
+      );
+      await f.sql('ANALYZE awa.jobs');
+      const client = await f.client();
+      await client.query('SET random_page_cost = 100');
+      await f.run(sessionSql.setClaimSession, ['0'], client);
+      await client.query(`PREPARE generic_claim AS ${workerSql.claimJobs.text}`);
+      const literal = (v: unknown) =>
+        Array.isArray(v) ? `'{${v.join(',')}}'` : typeof v === 'number' ? String(v) : `'${String(v)}'`;
+      const { rows } = await client.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE generic_claim(${claimParams(['k']).map(literal).join(', ')})`,
+      );
+      const scans = planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
+        .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
+        .map(scanLabel);
+      expect(scans).toContain('Index Scan jobs_claim_kind_idx');
+      expect(scans.filter((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toEqual([]);
     });
   });
 
