@@ -154,6 +154,16 @@ export function strandedCheck(problems: string[]): Check {
   return { name: STRANDED_NAME, run: async () => problems };
 }
 
+export const STALL_NAME = 'the run never stalled with jobs unfinished that the stranding check could not place';
+
+/**
+ * A stall the stranding check found nothing in (its conditions exclude the jobs, e.g. a lease is still
+ * held): the runner's post-mortem of it, taken before the workers stop, under a name of its own.
+ */
+export function stallCheck(postMortem: string[]): Check {
+  return { name: STALL_NAME, run: async () => postMortem };
+}
+
 export async function flowFigures(query: Query, startsDir: string, rateLimit: RateLimitOptions): Promise<FlowFigures> {
   const starts = readStarts(startsDir);
   const claims = await query(

@@ -29,6 +29,7 @@ import {
   keyConcurrencyCheck,
   lastLeaseActivity,
   rateWindowCheck,
+  stallCheck,
   strandedCheck,
   strandedJobs,
 } from './chaos-flow-checks.js';
@@ -100,6 +101,8 @@ class ChaosRun {
   private faultsOverAt = 0;
   /** The stranding check's findings, taken before the workers stop. */
   private stranded: string[] = [];
+  /** The post-mortem of a stall the stranding check could not place (stallPostMortem). */
+  private stall: string[] = [];
   /** The run ended because nothing was leased or freed for stallMs, not because every job finished. */
   private endedByStall = false;
 
@@ -255,7 +258,7 @@ class ChaosRun {
     const idle = this.idleWindow(await lastLeaseActivity(this.query));
     this.stranded = await strandedJobs(this.query, idle, this.config.stallMs);
     // A stall the stranding check cannot place (its conditions exclude the jobs): say what it saw.
-    if (this.endedByStall && this.stranded.length === 0) this.stranded = await this.stallPostMortem(idle);
+    if (this.endedByStall && this.stranded.length === 0) this.stall = await this.stallPostMortem(idle);
     await this.eventGroupCaughtUp();
     if (this.second) this.violations.push(...(await this.second.eventGroupCaughtUp()));
     await this.stopAll();
@@ -540,6 +543,7 @@ class ChaosRun {
       rateWindowCheck(this.startsDir, this.config.rateLimit),
       keyConcurrencyCheck(),
       strandedCheck(this.stranded),
+      stallCheck(this.stall),
       ...WORKFLOW_CHECKS,
       ...EVENT_CHECKS,
       redeliveryCheck(() => this.eventFaults()),

@@ -1,4 +1,4 @@
-import { KEY_CHECK_NAME, rateCheckName, STRANDED_NAME } from '../chaos/chaos-flow-checks.js';
+import { KEY_CHECK_NAME, rateCheckName, STALL_NAME, STRANDED_NAME } from '../chaos/chaos-flow-checks.js';
 import { EVENT_CHECKS } from '../chaos/chaos-invariants.js';
 import { runChaos } from '../chaos/run-chaos.js';
 
@@ -23,7 +23,9 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     });
     if (!report.ok) console.log(report.summary);
     expect(report.violations).toEqual([]);
-    expect(report.checked).toEqual(expect.arrayContaining([rateCheckName(RATE_LIMIT), KEY_CHECK_NAME, STRANDED_NAME]));
+    expect(report.checked).toEqual(
+      expect.arrayContaining([rateCheckName(RATE_LIMIT), KEY_CHECK_NAME, STRANDED_NAME, STALL_NAME]),
+    );
     expect(report.checked.length).toBeGreaterThanOrEqual(14);
     // The faults really happened.
     expect(report.kills).toBeGreaterThan(0);
