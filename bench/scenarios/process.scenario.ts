@@ -66,9 +66,14 @@ export async function drainInProcess(
     statements.detach();
     const vacuumsAfter = await autovacuums(observer);
     const value = Math.round(drain.completedInDb / (drain.ms / 1000));
+    const pipeline = statements.pipeline();
     ctx.log(
       `  ${value} jobs/s (${r2(drain.ms)} ms, boot ${Math.round(bootMs)} ms, ` +
-        `${r2(drain.cpuUs / config.n)} µs CPU/job), ${statements.total} statements`,
+        `${r2(drain.cpuUs / config.n)} µs CPU/job), ${statements.total} statements` +
+        (pipeline
+          ? `; claim / completion / both / neither in flight ${pipeline.claim_in_flight_pct} / ` +
+            `${pipeline.completion_in_flight_pct} / ${pipeline.both_in_flight_pct} / ${pipeline.neither_in_flight_pct}%`
+          : ''),
     );
     return {
       value,
@@ -89,6 +94,7 @@ export async function drainInProcess(
         ok: drain.ok,
         statements_per_1000_jobs: r2((statements.total / config.n) * 1000),
         statements: statements.summary(),
+        pipeline,
         autovacuums_during_drain: Object.fromEntries(
           Object.entries(vacuumsAfter).map(([table, n]) => [table, n - (vacuumsBefore[table] ?? 0)]),
         ),

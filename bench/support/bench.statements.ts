@@ -10,14 +10,29 @@ import { now } from './bench.progress.js';
  * statements on checked-out clients.) Statements of other apps in the process are counted too;
  * a scenario attaches it around one app's drain.
  */
+/** How the drain's two statements overlapped: shares of its window, in percent (see StatementCounter.pipeline). */
+export interface PipelineShares {
+  window_ms: number;
+  claim_in_flight_pct: number;
+  completion_in_flight_pct: number;
+  both_in_flight_pct: number;
+  neither_in_flight_pct: number;
+}
+
+/** The plain claim and the plain completion, whose overlap pipeline() measures. */
+const PIPELINE = new Set(['awa_claim_jobs', 'awa_complete_jobs']);
+
 export class StatementCounter {
   readonly calls = new Map<string, { calls: number; rows: number; ms: number }>();
+  /** Each claim and completion: name, sent, answered (ms), rows. */
+  private readonly spans: Array<[name: string, sent: number, answered: number, rows: number]> = [];
   private restore: (() => void) | undefined;
 
   attach(): this {
     const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
     const original = proto.query;
     const calls = this.calls;
+    const spans = this.spans;
     proto.query = function (this: pg.Client, ...args: unknown[]) {
       const first = args[0] as { name?: string } | string;
       const name = typeof first === 'object' ? first?.name : undefined;
@@ -30,8 +45,10 @@ export class StatementCounter {
       if (result instanceof Promise) {
         result.then(
           (r: { rowCount?: number | null }) => {
+            const answered = now();
             entry.rows += r?.rowCount ?? 0;
-            entry.ms += now() - t0;
+            entry.ms += answered - t0;
+            if (PIPELINE.has(name)) spans.push([name, t0, answered, r?.rowCount ?? 0]);
           },
           () => undefined,
         );
@@ -44,6 +61,50 @@ export class StatementCounter {
 
   reset(): void {
     this.calls.clear();
+    this.spans.length = 0;
+  }
+
+  /**
+   * From the first claim that brought jobs to the last completion: how much of that window a claim,
+   * a completion, both and neither were in flight. The floor keeps both of its connections busy all
+   * the time; a drain that keeps both statements in flight and still trails it loses the rest in the
+   * round trips themselves (the server waiting on the client, or the client on its event loop).
+   */
+  pipeline(): PipelineShares | null {
+    const firstClaim = this.spans.filter(([n, , , rows]) => n === 'awa_claim_jobs' && rows > 0);
+    if (firstClaim.length === 0) return null;
+    const start = Math.min(...firstClaim.map(([, sent]) => sent));
+    const end = Math.max(...this.spans.map(([, , answered]) => answered));
+    const edges: Array<[at: number, claim: number, completion: number]> = [];
+    for (const [name, sent, answered] of this.spans) {
+      if (answered <= start) continue;
+      const claim = name === 'awa_claim_jobs' ? 1 : 0;
+      edges.push([Math.max(sent, start), claim, 1 - claim], [answered, -claim, claim - 1]);
+    }
+    edges.sort((a, b) => a[0] - b[0]);
+    const shares = { claim: 0, completion: 0, both: 0, neither: 0 };
+    let claims = 0;
+    let completions = 0;
+    let last = start;
+    for (const [at, claim, completion] of edges) {
+      const dt = at - last;
+      if (claims > 0) shares.claim += dt;
+      if (completions > 0) shares.completion += dt;
+      if (claims > 0 && completions > 0) shares.both += dt;
+      if (claims === 0 && completions === 0) shares.neither += dt;
+      claims += claim;
+      completions += completion;
+      last = at;
+    }
+    const window = end - start;
+    const pct = (ms: number) => Math.round((ms / window) * 1000) / 10;
+    return {
+      window_ms: Math.round(window),
+      claim_in_flight_pct: pct(shares.claim),
+      completion_in_flight_pct: pct(shares.completion),
+      both_in_flight_pct: pct(shares.both),
+      neither_in_flight_pct: pct(shares.neither),
+    };
   }
 
   detach(): void {
