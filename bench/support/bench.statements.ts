@@ -67,8 +67,8 @@ export class StatementCounter {
   /**
    * From the first claim that brought jobs to the last completion: how much of that window a claim,
    * a completion, both and neither were in flight. The floor keeps both of its connections busy all
-   * the time; a drain that keeps both statements in flight and still trails it loses the rest in the
-   * round trips themselves (the server waiting on the client, or the client on its event loop).
+   * the time; a drain with much time where neither is in flight waits on its own instance, one with
+   * both in flight most of the time is bound elsewhere (CPU, on a machine the database shares).
    */
   pipeline(): PipelineShares | null {
     const firstClaim = this.spans.filter(([n, , , rows]) => n === 'awa_claim_jobs' && rows > 0);
