@@ -1,15 +1,7 @@
 import pg from 'pg';
+import { claimJobs, completeJobs } from '../../lib/sql/worker.sql.js';
 import { now } from './bench.progress.js';
 
-/**
- * Counts the library's statements (prepared-statement names `awa_*`) that an in-process app sends,
- * on every connection (pool clients and the dedicated claim and session connections), with the rows
- * each returned and the time each took from the call to its result. It wraps pg's
- * `Client.prototype.query` for as long as it is attached: the bench's instrument, not part of the
- * library. (Wrapping the DataSource's `pool.query` missed every statement: the library runs its
- * statements on checked-out clients.) Statements of other apps in the process are counted too;
- * a scenario attaches it around one app's drain.
- */
 /** How the drain's two statements overlapped: shares of its window, in percent (see StatementCounter.pipeline). */
 export interface PipelineShares {
   window_ms: number;
@@ -20,8 +12,17 @@ export interface PipelineShares {
 }
 
 /** The plain claim and the plain completion, whose overlap pipeline() measures. */
-const PIPELINE = new Set(['awa_claim_jobs', 'awa_complete_jobs']);
+const PIPELINE = new Set([claimJobs.name, completeJobs.name]);
 
+/**
+ * Counts the library's statements (prepared-statement names `awa_*`) that an in-process app sends,
+ * on every connection (pool clients and the dedicated claim and session connections), with the rows
+ * each returned and the time each took from the call to its result. It wraps pg's
+ * `Client.prototype.query` for as long as it is attached: the bench's instrument, not part of the
+ * library. (Wrapping the DataSource's `pool.query` missed every statement: the library runs its
+ * statements on checked-out clients.) Statements of other apps in the process are counted too;
+ * a scenario attaches it around one app's drain.
+ */
 export class StatementCounter {
   readonly calls = new Map<string, { calls: number; rows: number; ms: number }>();
   /** Each claim and completion: name, sent, answered (ms), rows. */
@@ -71,14 +72,14 @@ export class StatementCounter {
    * both in flight most of the time is bound elsewhere (CPU, on a machine the database shares).
    */
   pipeline(): PipelineShares | null {
-    const firstClaim = this.spans.filter(([n, , , rows]) => n === 'awa_claim_jobs' && rows > 0);
-    if (firstClaim.length === 0) return null;
-    const start = Math.min(...firstClaim.map(([, sent]) => sent));
+    const claimsWithJobs = this.spans.filter(([n, , , rows]) => n === claimJobs.name && rows > 0);
+    if (claimsWithJobs.length === 0) return null;
+    const start = Math.min(...claimsWithJobs.map(([, sent]) => sent));
     const end = Math.max(...this.spans.map(([, , answered]) => answered));
     const edges: Array<[at: number, claim: number, completion: number]> = [];
     for (const [name, sent, answered] of this.spans) {
       if (answered <= start) continue;
-      const claim = name === 'awa_claim_jobs' ? 1 : 0;
+      const claim = name === claimJobs.name ? 1 : 0;
       edges.push([Math.max(sent, start), claim, 1 - claim], [answered, -claim, claim - 1]);
     }
     edges.sort((a, b) => a[0] - b[0]);
@@ -96,10 +97,10 @@ export class StatementCounter {
       completions += completion;
       last = at;
     }
-    const window = end - start;
-    const pct = (ms: number) => Math.round((ms / window) * 1000) / 10;
+    const windowMs = end - start;
+    const pct = (ms: number) => Math.round((ms / windowMs) * 1000) / 10;
     return {
-      window_ms: Math.round(window),
+      window_ms: Math.round(windowMs),
       claim_in_flight_pct: pct(shares.claim),
       completion_in_flight_pct: pct(shares.completion),
       both_in_flight_pct: pct(shares.both),

@@ -78,21 +78,31 @@ describe('session.sql', () => {
     });
   });
 
+  /** The scans of awa.jobs in an `EXPLAIN (FORMAT JSON)` result (its writes left out). */
+  const jobsScans = (rows: Array<Record<string, unknown>>): string[] =>
+    planNodes((rows[0]!['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
+      .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
+      .map(scanLabel);
+  /** A scan that reads every waiting job (and sorts them) instead of the claim index in order. */
+  const readsEveryJob = (scan: string) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan';
+  /** A session where index reads look dear, as a bloated claim index and statistics of a few waiting jobs made them in a soak. */
+  const dearIndexReads = async () => {
+    const client = await f.client();
+    await client.query('SET random_page_cost = 100');
+    await client.query(`SET effective_cache_size = '128kB'`);
+    return client;
+  };
+
   describe('setClaimSession: the claim reads the claim index in order', () => {
     /** The scans of awa.jobs in a claim's plan, planned on a session with index reads made to look dear. */
     const claimScans = async (claimSession: boolean): Promise<string[]> => {
-      const client = await f.client();
-      // As a bloated claim index and statistics of a few waiting jobs made them look in a soak.
-      await client.query('SET random_page_cost = 100');
-      await client.query(`SET effective_cache_size = '128kB'`);
+      const client = await dearIndexReads();
       if (claimSession) await f.run(sessionSql.setClaimSession, ['0'], client);
       const { rows } = await client.query({
         text: `EXPLAIN (FORMAT JSON) ${workerSql.claimJobs.text}`,
         values: ['default', ['k'], 375, 'instance-a', 0, ...workerSql.fromIndexStart(['k'])],
       });
-      return planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
-        .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
-        .map(scanLabel);
+      return jobsScans(rows);
     };
 
     it('where a plan reading every waiting job (and sorting them) looks cheaper', async () => {
@@ -101,10 +111,10 @@ describe('session.sql', () => {
       );
       await f.sql('ANALYZE awa.jobs');
       const elsewhere = await claimScans(false);
-      expect(elsewhere.some((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toBe(true);
+      expect(elsewhere.some(readsEveryJob)).toBe(true);
       const claims = await claimScans(true);
       expect(claims).toContain('Index Scan jobs_claim_kind_idx');
-      expect(claims.filter((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toEqual([]);
+      expect(claims.filter(readsEveryJob)).toEqual([]);
     });
   });
 
@@ -140,20 +150,18 @@ describe('session.sql', () => {
         `INSERT INTO awa.jobs (kind, queue, state) SELECT 'k', 'default', 'available' FROM generate_series(1, 20000)`,
       );
       await f.sql('ANALYZE awa.jobs');
-      const client = await f.client();
-      await client.query('SET random_page_cost = 100');
+      const client = await dearIndexReads();
       await f.run(sessionSql.setClaimSession, ['0'], client);
+      // EXPLAIN of a bound statement plans it for its values; a prepared one EXECUTEd gets the kept plan.
       await client.query(`PREPARE generic_claim AS ${workerSql.claimJobs.text}`);
       const literal = (v: unknown) =>
         Array.isArray(v) ? `'{${v.join(',')}}'` : typeof v === 'number' ? String(v) : `'${String(v)}'`;
       const { rows } = await client.query(
         `EXPLAIN (FORMAT JSON) EXECUTE generic_claim(${claimParams(['k']).map(literal).join(', ')})`,
       );
-      const scans = planNodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
-        .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
-        .map(scanLabel);
+      const scans = jobsScans(rows);
       expect(scans).toContain('Index Scan jobs_claim_kind_idx');
-      expect(scans.filter((scan) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan')).toEqual([]);
+      expect(scans.filter(readsEveryJob)).toEqual([]);
     });
   });
 
