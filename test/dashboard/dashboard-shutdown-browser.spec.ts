@@ -85,7 +85,13 @@ for (const adapter of ['express', 'fastify'] as const)
       await waitFor(async () => !server.listening, 10_000, 'the server to stop listening');
       gate.release();
 
-      const outcome = await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 20_000, HUNG))]);
+      // The bound is cleared: a 20 s timer left running would keep this Jest worker from exiting.
+      let bound: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        closed,
+        new Promise((resolve) => (bound = setTimeout(resolve, 20_000, HUNG))),
+      ]);
+      clearTimeout(bound);
       expect(outcome).not.toBe(HUNG);
       if (adapter === 'express') {
         // (Fastify's own close ends that poll's connection: it is not answered there.)
