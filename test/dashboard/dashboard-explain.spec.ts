@@ -8,7 +8,7 @@ import { ThroughputReader } from '../../lib/dashboard/dashboard-throughput.js';
 import { filterParams, parseFilter } from '../../lib/dashboard/dashboard.input.js';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, type PlanNode, explainedPlan } from '../support/query-plan.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 
 const ROWS = 200_000;
@@ -74,7 +74,7 @@ describe('dashboard query plans on 200k jobs', () => {
         text: `EXPLAIN (FORMAT JSON, ANALYZE, BUFFERS) ${statement.text}`,
         values,
       });
-      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainedPlan(rows);
     } finally {
       await client.query('ROLLBACK');
     }
@@ -130,7 +130,7 @@ describe('dashboard query plans on 200k jobs', () => {
         v === null ? 'NULL' : typeof v === 'number' ? v : `'${Array.isArray(v) ? `{${v.join(',')}}` : String(v)}'`,
       );
       const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE dashboard_list(${literals.join(', ')})`);
-      const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      const plan = explainedPlan(rows);
       expect(notIdScans(plan)).toEqual([]);
     } finally {
       await client.query('ROLLBACK');

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { flowSql, workerSql } from '../../lib/sql/index.js';
 import { useSqlFixture } from '../sql/sql-fixture.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, type PlanNode, readsOf } from '../support/query-plan.js';
 
 const KEYS = 10_000;
 const FREE_KEYS = 10;
@@ -80,9 +80,7 @@ describe('the keyed claim beside 10,000 keys at their limit', () => {
       text: workerSql.completeJobs.text,
       values: [claimed.map((r) => r.id), claimed.map((r) => r.run_lease)],
     });
-    const scans = plans
-      .flatMap(planNodes)
-      .filter((n) => n['Relation Name'] === 'flow_keys' && n['Node Type'] !== 'ModifyTable');
+    const scans = plans.flatMap((plan) => readsOf(plan, 'flow_keys'));
     const keys = (
       await client.query(`SELECT sum(running)::int AS n FROM awa.flow_keys WHERE queue = 'q' AND key = ANY ($1)`, [
         Array.from({ length: FREE_KEYS }, (_, i) => `key-${i}`),

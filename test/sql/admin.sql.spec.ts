@@ -4,7 +4,7 @@ import { adminBatchSql, adminFilterSql, adminSql, queueCountsSql, workerSql } fr
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, type PlanNode, explainedPlan, readsOf } from '../support/query-plan.js';
 
 /** QueueAdmin's statements: queue pause, states, one job, listings and the bulk batches. */
 describe('admin.sql', () => {
@@ -223,9 +223,7 @@ describe('admin.sql', () => {
 
 /** The scans of awa.jobs in a plan, as "<node type> using <index>". */
 const jobScans = (plan: PlanNode) =>
-  planNodes(plan)
-    .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
-    .map((n) => `${n['Node Type']} using ${n['Index Name'] ?? '-'}`);
+  readsOf(plan, 'jobs').map((n) => `${n['Node Type']} using ${n['Index Name'] ?? '-'}`);
 
 /**
  * Every index of awa.jobs a plan uses. The finished jobs seeded below stay in awa.jobs, as unique-held
@@ -273,7 +271,7 @@ describe('admin query plans', () => {
       const { rows } = await client.query(
         `EXPLAIN (FORMAT JSON${analyze ? ', ANALYZE' : ''}) EXECUTE awa_explained(${values.map(literal).join(', ')})`,
       );
-      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainedPlan(rows);
     } finally {
       await client.query('ROLLBACK');
       await client.query('DEALLOCATE ALL');

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { workerSql } from '../../lib/sql/index.js';
 import type { ClaimAfter } from '../../lib/sql/worker.sql.js';
 import { ClaimCursor } from '../../lib/worker/claim-cursor.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, explainedPlan } from '../support/query-plan.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 /**
@@ -42,7 +42,7 @@ describe('the claim from a cursor while an old snapshot is held', () => {
         text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${workerSql.claimJobs.text}`,
         values,
       });
-      const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      const plan = explainedPlan(rows);
       const scan = planNodes(plan).find((n) => n['Index Name'] === 'jobs_claim_kind_idx')!;
       const buffers = Number(scan['Shared Hit Blocks']) + Number(scan['Shared Read Blocks']);
       await client.query('ROLLBACK');

@@ -13,7 +13,7 @@ import {
 } from '../../lib/sql/index.js';
 import { queueDepths } from '../../lib/telemetry/telemetry.sql.js';
 import { useSqlFixture } from './sql-fixture.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, type PlanNode, explainedPlan } from '../support/query-plan.js';
 
 const AWA_TABLES = new Set(['jobs', 'active_leases']);
 const INDEX_SCANS = new Set(['Index Scan', 'Index Only Scan', 'Bitmap Heap Scan']);
@@ -97,7 +97,7 @@ describe('query plans', () => {
         text = `EXPLAIN (FORMAT JSON, VERBOSE) EXECUTE awa_explained${args}`;
       }
       const { rows } = await client.query({ text, values: mode === 'generic' ? [] : (values as unknown[]) });
-      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainedPlan(rows);
     } finally {
       await client.query('ROLLBACK');
       // Prepared statements outlive the transaction.
@@ -316,7 +316,7 @@ describe('the claim beside a backlog it cannot take', () => {
         text = `EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) EXECUTE awa_backlog_claim(${CLAIM.map(literal).join(', ')})`;
       }
       const { rows } = await client.query({ text, values: mode === 'generic' ? [] : CLAIM });
-      const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      const plan = explainedPlan(rows);
       return { plan, claimed: Number(plan['Actual Rows']) };
     } finally {
       await client.query('ROLLBACK');

@@ -4,7 +4,7 @@ import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { resetFlow, seedKeyed, seedKeyRow as seedRow } from '../flow/flow-fixture.js';
 import { waitFor } from '../support/test-app.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, type PlanNode, explainedPlan } from '../support/query-plan.js';
 
 const HOUR = 3_600_000;
 
@@ -236,7 +236,7 @@ describe('flow-keys query plans', () => {
       const { rows } = await client.query(
         `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE awa_explained(${values.map(literal).join(', ')})`,
       );
-      return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainedPlan(rows);
     } finally {
       await client.query('ROLLBACK');
       await client.query('DEALLOCATE ALL');

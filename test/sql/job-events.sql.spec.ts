@@ -12,7 +12,7 @@ import {
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import type { RescueParams } from '../../lib/sql/maintenance.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { planNodes, explainedPlan, readsOf } from '../support/query-plan.js';
 import { waitFor } from '../support/wait-for.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
@@ -192,7 +192,7 @@ describe('job-events.sql', () => {
         const { rows } = await client.query(
           `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE done('{${a.id}}', '{${a.runLease}}')`,
         );
-        const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+        const plan = explainedPlan(rows);
         // Every event insert of the statement (the changed rows', and the workflow steps a dependency ended)
         // stops at the filter: none reads the rows it would write events of.
         const inserts = planNodes(plan).filter((n) => n['Relation Name'] === 'job_events');
@@ -377,10 +377,10 @@ describe('job-events.sql', () => {
         await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
         await client.query(`PREPARE s(${types}) AS ${text}`);
         const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE s(${values})`);
-        const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-        return planNodes(plan)
-          .filter((n) => n['Relation Name'] === 'job_events' && n['Node Type'] !== 'ModifyTable')
-          .map((n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`);
+        const plan = explainedPlan(rows);
+        return readsOf(plan, 'job_events').map(
+          (n) => `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
+        );
       } finally {
         await client.query('ROLLBACK');
       }

@@ -3,7 +3,7 @@ import { adminBatchSql, adminSql, historySql, jobsSql, maintenanceSql, workerSql
 import { AwaJobHistory1764800000000 } from '../../migrations/index.js';
 import { insertJobsRows, seedJob, seedRunning } from '../support/job-factory.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
-import { planNodes } from '../support/query-plan.js';
+import { planNodes, readsOf } from '../support/query-plan.js';
 
 /** Finished jobs move to awa.job_history in the statement that finishes them; retention rotates its rings. */
 describe('job-history.sql', () => {
@@ -62,15 +62,15 @@ describe('job-history.sql', () => {
       );
       await client.query('RESET enable_seqscan');
       const probes = (cte: string) =>
-        planNodes(planNodes(top.Plan).find((n) => n['Subplan Name'] === `CTE ${cte}`)!)
-          .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
-          .reduce(
-            (sum, n) =>
-              sum +
-              Number(n['Actual Loops'] ?? 0) *
-                (Number(n['Actual Rows'] ?? 0) + Number(n['Rows Removed by Filter'] ?? 0)),
-            0,
-          );
+        readsOf(
+          planNodes(top.Plan).find((n) => n['Subplan Name'] === `CTE ${cte}`)!,
+          'jobs',
+        ).reduce(
+          (sum, n) =>
+            sum +
+            Number(n['Actual Loops'] ?? 0) * (Number(n['Actual Rows'] ?? 0) + Number(n['Rows Removed by Filter'] ?? 0)),
+          0,
+        );
       expect({ moved: probes('moved'), stayed: probes('stayed') }).toEqual({ moved: 3, stayed: 0 });
       expect(await Promise.all(jobs.map((j) => whereIs(j.id)))).toEqual(Array(3).fill('history 0 completed'));
     });

@@ -1,5 +1,5 @@
 import { sessionSql, workerSql } from '../../lib/sql/index.js';
-import { planNodes, scanLabel, type PlanNode } from '../support/query-plan.js';
+import { scanLabel, explainedPlan, readsOf } from '../support/query-plan.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -80,9 +80,7 @@ describe('session.sql', () => {
 
   /** The scans of awa.jobs in an `EXPLAIN (FORMAT JSON)` result (its writes left out). */
   const jobsScans = (rows: Array<Record<string, unknown>>): string[] =>
-    planNodes((rows[0]!['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)
-      .filter((n) => n['Relation Name'] === 'jobs' && n['Node Type'] !== 'ModifyTable')
-      .map(scanLabel);
+    readsOf(explainedPlan(rows), 'jobs').map(scanLabel);
   /** A scan that reads every waiting job (and sorts them) instead of the claim index in order. */
   const readsEveryJob = (scan: string) => scan === 'Seq Scan' || scan === 'Bitmap Heap Scan';
   /** A session where index reads look dear, as a bloated claim index and statistics of a few waiting jobs made them in a soak. */

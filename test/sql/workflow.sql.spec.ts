@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { adminSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import * as workflowSql from '../../lib/sql/workflow.sql.js';
-import { planNodes, type PlanNode } from '../support/query-plan.js';
+import { explainedPlan, readsOf } from '../support/query-plan.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** A job of insertGraph's payload. */
@@ -230,10 +230,8 @@ describe('workflow.sql', () => {
     try {
       await client.query('SET LOCAL enable_seqscan = off');
       const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${workerSql.completeJobs.text}`, [[a], [lease]]);
-      const plan = (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-      const edgeScans = planNodes(plan)
-        .filter((n) => n['Relation Name'] === 'job_dependencies' && n['Node Type'] !== 'ModifyTable')
-        .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`);
+      const plan = explainedPlan(rows);
+      const edgeScans = readsOf(plan, 'job_dependencies').map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`);
       expect(edgeScans.length).toBeGreaterThan(0);
       expect(edgeScans.filter((scan) => !scan.startsWith('Index') && !scan.startsWith('Bitmap'))).toEqual([]);
     } finally {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { workerSql } from '../../lib/sql/index.js';
-import { planNodes, type PlanNode } from './query-plan.js';
+import { explainedPlan, planNodes, type PlanNode } from './query-plan.js';
 
 /** Rows a plan read from `tables` (of schema awa): each scan's loops × (rows kept + filtered out). */
 export const examinedRows = (plan: PlanNode, tables: readonly string[] = ['jobs', 'job_dependencies']): number =>
@@ -45,7 +45,7 @@ export async function explainCompletion(
       text = text.replace('$1::bigint[]', `${ids}::bigint[]`).replace('$2::bigint[]', `${leases}::bigint[]`);
     }
     const { rows } = await client.query(text);
-    return (rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    return explainedPlan(rows);
   } finally {
     await client.query('ROLLBACK');
     await client.query('DEALLOCATE ALL');

@@ -22,3 +22,11 @@ export const planNodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?
 
 /** "<node type>" or "<node type> <index name>": how a scan is named in a test's expectations. */
 export const scanLabel = (n: PlanNode): string => `${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`;
+
+/** The plan of an `EXPLAIN (FORMAT JSON)` result's rows. */
+export const explainedPlan = (rows: Array<Record<string, unknown>>): PlanNode =>
+  (rows[0]!['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+
+/** The nodes of a plan that read `table` (its writes, ModifyTable, left out). */
+export const readsOf = (plan: PlanNode, table: string): PlanNode[] =>
+  planNodes(plan).filter((n) => n['Relation Name'] === table && n['Node Type'] !== 'ModifyTable');
