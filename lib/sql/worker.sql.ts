@@ -52,8 +52,17 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * number again.) This holds while the clock does not step back further than the crash took.
  * The flow claim (awa.claim_flow v4) still gives +1: it commits synchronously, so its leases are never
  * lost, and +1 over a lost clock value is still above it. A new version of it should use this rule.
+ * The clock is read once per statement (a sub-select, an InitPlan): extract() computes in numeric, slow per row.
  */
-const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (extract(epoch FROM statement_timestamp()) * 1000000)::bigint)`;
+const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint))`;
+
+/**
+ * Timestamp `column` in epoch ms, as a float8: the same value as (extract(epoch FROM x) * 1000)::float8
+ * (the whole microseconds, rounded once), at a third of its cost per row (extract() computes in
+ * numeric). date_part's seconds are within 0.13 µs of the exact value and the product within
+ * 0.25 µs, so round() gets the exact microsecond back (for timestamps before the year 2255).
+ */
+const epochMs = (column: string) => `round(date_part('epoch', ${column}) * 1000000) / 1000`;
 
 /**
  * Where each kind's claim reads from in the claim index: the available jobs after (priority,
@@ -132,8 +141,7 @@ export const claimJobs = statement<
       FROM claimed
   )
   SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text,
-         (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
-         (extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms, traceparent,
+         ${epochMs('created_at')} AS created_ms, ${epochMs('run_at')} AS run_at_ms, traceparent,
          workflow_id::text
     FROM claimed`,
 );

@@ -176,6 +176,37 @@ describe('worker.sql', () => {
       expect(await claim('default', ['k'], 1)).toMatchObject([{ id, run_lease: String(ahead + 1) }]);
     });
 
+    it("returns created_ms and run_at_ms exactly as extract()'s epoch ms, to the microsecond", async () => {
+      // Due timestamps with their microsecond digits set: the claim's cheap
+      // date_part form must give the same float8 as the exact numeric one (the ClaimCursor keys on it).
+      const at = [
+        '2001-09-09 01:46:40.000001+00',
+        '2026-12-05 02:04:05.999999+00',
+        '2026-12-05 02:04:05.123456+00',
+        '1999-12-31 23:59:59.999001+00',
+        '2025-06-01 14:53:15.917225+00', // date_part('epoch', t) * 1000 alone is off in the last bit here
+      ];
+      for (let i = 0; i < at.length; i++) await seedJob(f.sql, { state: 'scheduled', runAt: new Date(0) });
+      await f.sql(
+        `UPDATE awa.jobs j SET run_at = x.t::timestamptz, created_at = x.t::timestamptz - interval '1.000007 seconds'
+           FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM awa.jobs) o, unnest($1::text[]) WITH ORDINALITY x(t, n)
+          WHERE j.id = o.id AND o.n = x.n`,
+        [at],
+      );
+      const exact = await f.sql(
+        `SELECT id::text, (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
+                (extract(epoch FROM run_at) * 1000)::float8 AS run_at_ms FROM awa.jobs`,
+      );
+      const rows = await claim('default', ['k'], 10);
+      expect(rows).toHaveLength(at.length);
+      const claimed = new Map(rows.map((r) => [r.id, { created_ms: r.created_ms, run_at_ms: r.run_at_ms }]));
+      for (const e of exact) expect(claimed.get(e.id)).toEqual({ created_ms: e.created_ms, run_at_ms: e.run_at_ms });
+      // The cursor's key (ClaimCursor) gets the exact microsecond back.
+      expect(rows.map((r) => Math.round(r.run_at_ms * 1_000) % 1_000_000).sort()).toEqual([
+        1, 123456, 917225, 999001, 999999,
+      ]);
+    });
+
     it(
       'a claim whose commit is lost (a server crash with asynchronous commits, here a rollback) ' +
         'never hands its lease out again: the lost attempt’s writes fail the fence of the next one',
