@@ -32,6 +32,12 @@ export interface ClaimedJobRow {
   workflow_id: string | null;
 }
 
+/**
+ * A row of the plain claim (claimJobs): a ClaimedJobRow without its queue, the claim's own ($1). One
+ * text column less per job to send and to parse (about 0.5 µs of the worker's CPU per job).
+ */
+export type PlainClaimedRow = Omit<ClaimedJobRow, 'queue'>;
+
 /** The attempts a fenced write changed: (job id, run lease). */
 export interface AttemptRow {
   id: string;
@@ -99,10 +105,11 @@ export const fromIndexStart = (kinds: readonly string[]): ClaimAfter => [
  * (priority, run_at, id)): the scan starts there, and the entries before it are never visited. Its
  * run_at comes as a float of whole microseconds (exact below 2^53) and is added to the epoch as an
  * interval, exactly: a division into seconds could round it.
+ * The rows leave out the queue, $1 (PlainClaimedRow); claimBatch puts it back.
  */
 export const claimJobs = statement<
   [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number, ...after: ClaimAfter],
-  ClaimedJobRow
+  PlainClaimedRow
 >(
   'claim_jobs',
   `
@@ -140,7 +147,7 @@ export const claimJobs = statement<
     SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
       FROM claimed
   )
-  SELECT id::text, kind, queue, args, attempt, max_attempts, priority, run_lease::text,
+  SELECT id::text, kind, args, attempt, max_attempts, priority, run_lease::text,
          ${epochMs('created_at')} AS created_ms, ${epochMs('run_at')} AS run_at_ms, traceparent,
          workflow_id::text
     FROM claimed`,

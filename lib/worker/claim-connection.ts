@@ -4,7 +4,7 @@ import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
 import { discardClient } from '../instance/pooler-probe.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { sessionSql, workerSql, type SqlParams } from '../sql/index.js';
-import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import type { PlainClaimedRow } from '../sql/worker.sql.js';
 import { SqlState, sqlStateOf } from '../database/sql-state.js';
 
 /** After a failed connect, the claims go through the pool for this long before the next try. */
@@ -45,7 +45,7 @@ export class ClaimConnection {
   }
 
   /** Claims on the dedicated connection, or returns undefined when it cannot now (use the pool). */
-  claim(params: ClaimParams): Promise<ClaimedJobRow[]> | undefined {
+  claim(params: ClaimParams): Promise<PlainClaimedRow[]> | undefined {
     const client = this.ready();
     if (!client) return undefined;
     this.busy = true;

@@ -1,4 +1,4 @@
-import { fromIndexStart, INDEX_START, type ClaimAfter, type ClaimedJobRow } from '../sql/worker.sql.js';
+import { fromIndexStart, INDEX_START, type ClaimAfter, type PlainClaimedRow } from '../sql/worker.sql.js';
 
 /** A kind's position in the claim index: the (priority, run_at, id) of the last job this worker claimed. */
 interface IndexKey {
@@ -52,7 +52,7 @@ export class ClaimCursor {
   }
 
   /** The claim sent after next() returned `rows` in `ms`. */
-  claimed(rows: readonly ClaimedJobRow[], ms: number): void {
+  claimed(rows: readonly PlainClaimedRow[], ms: number): void {
     if (this.readingWhole) {
       this.after.clear();
       this.wholeReadDueAt = this.clock() + Math.min(ms / WHOLE_READ_SHARE, MAX_WHOLE_READ_INTERVAL_MS);

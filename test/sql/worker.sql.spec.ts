@@ -109,7 +109,7 @@ describe('worker.sql', () => {
 
     it(
       'sets running, increments attempt, gives a new run lease (the clock in µs), and inserts one lease ' +
-        'with heartbeat now() and deadline now() + deadline',
+        "with heartbeat now() and deadline now() + deadline; the rows leave out the queue (the claim's own)",
       async () => {
         const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
         const retry = await seedJob(f.sql, { kind: 'k', state: 'retryable', runAtMs: -10, attempt: 2, runLease: 7 });
@@ -127,7 +127,6 @@ describe('worker.sql', () => {
           expect(byId.get(fresh)).toEqual({
             id: fresh,
             kind: 'k',
-            queue: 'default',
             args: { n: 1 },
             attempt: 1,
             max_attempts: 4,
