@@ -14,22 +14,31 @@ export class AttemptResults {
     private readonly logger: Logger,
     /** A handler backed off: `state` is its job's new one (null: the lease was lost). */
     private readonly backedOff: (state: JobState | null, retryAfterMs: number) => void,
+    /** Called once a complete()d attempt is written or given up on: one function for all of them. */
+    private readonly written: (job: InFlightJob) => void,
   ) {}
 
   /**
    * The common end (the handler returned, no cancel request, no listener), on callbacks rather
-   * than record()'s chain of promises: `done` is called once it is written or given up on.
+   * than record()'s chain of promises: `written` is called once it is written or given up on.
    */
-  complete(job: InFlightJob, done: (job: InFlightJob) => void): void {
+  complete(job: InFlightJob): void {
     if (job.transactionUsed) {
-      void this.record(job, { kind: 'returned' }).finally(() => done(job));
+      void this.record(job, { kind: 'returned' }).finally(() => this.written(job));
       return;
     }
-    this.sinks.writer.complete(job).then(
-      (held) => this.written(job, held, undefined, done),
-      (error: unknown) => this.written(job, false, error, done),
-    );
+    this.sinks.writer.completeWith(job, this.completedFn);
   }
+
+  /** One callback for every completion of the queue: no closure per job. */
+  private readonly completedFn = (job: InFlightJob, held: boolean | undefined, failure?: { reason: unknown }) => {
+    try {
+      if (failure) this.notWritten(job, failure.reason);
+      else if (!held) this.leaseLost(job);
+    } finally {
+      this.written(job);
+    }
+  };
 
   /** Writes the end of an attempt; resolves once it is written (or given up on). */
   async record(inFlight: InFlightJob, outcome: AttemptOutcome): Promise<void> {
@@ -54,15 +63,6 @@ export class AttemptResults {
       `job ${inFlight.id} (${inFlight.row.kind}) settled (${outcome.kind}) ` +
         `after its hard deadline; the result was ignored`,
     );
-  }
-
-  private written(job: InFlightJob, held: boolean, error: unknown, done: (job: InFlightJob) => void): void {
-    try {
-      if (error !== undefined) this.notWritten(job, error);
-      else if (!held) this.leaseLost(job);
-    } finally {
-      done(job);
-    }
   }
 
   private leaseLost(job: InFlightJob): void {

@@ -11,7 +11,7 @@ import { completeWithSteps, encodeSteps, type EncodedSteps } from './step-comple
 import { AwaExplorer } from '../awa.explorer.js';
 import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import { DEFAULT_QUEUE } from '../awa.constants.js';
-import { MicroBatcher } from '../util/micro-batcher.js';
+import { MicroBatcher, type BatchCallback } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
 import { encodeOutput, held, refusedData, snoozeOf } from './job-result.js';
@@ -97,6 +97,21 @@ export class LeaseWriter implements ProgressSink {
   complete(job: InFlightJob): Promise<boolean> {
     if (job.progressWritten) return job.progressWritten.then(() => this.completeNow(job));
     return this.completeNow(job);
+  }
+
+  /**
+   * complete() on a callback, for the common end (see AttemptResults.complete): `done` gets whether
+   * the lease was still held, or the failure. No promise per job where the completion is batched.
+   */
+  completeWith(job: InFlightJob, done: BatchCallback<InFlightJob, boolean>): void {
+    if (!job.progressWritten && !job.steps && (job.returned === undefined || !snoozeOf(job))) {
+      if (job.returned !== undefined) encodeOutput(job, this.options.maxOutputBytes);
+      return this.completions.pushWith(job, done);
+    }
+    this.complete(job).then(
+      (held) => done(job, held, undefined),
+      (reason: unknown) => done(job, undefined, { reason }),
+    );
   }
 
   private completeNow(job: InFlightJob): Promise<boolean> {

@@ -81,7 +81,13 @@ export class QueueWorker {
       pump: () => this.pump(),
     });
     this.claimOnFree = options.keyConcurrency > 0;
-    this.results = new AttemptResults(deps, options, this.logger, (state, ms) => this.backedOff(state, ms));
+    this.results = new AttemptResults(
+      deps,
+      options,
+      this.logger,
+      (state, ms) => this.backedOff(state, ms),
+      this.writtenFn,
+    );
     this.deadlines = options.deadlineDuration > 0 ? new DeadlineSweep(options.deadlineDuration) : undefined;
   }
 
@@ -254,7 +260,7 @@ export class QueueWorker {
     this.writing++; // before the slot frees: freeSlot() may claim at once, and must count this result
     if (outcome.kind !== 'deadline') this.freeSlot(job);
     if (outcome.kind === 'returned' && !job.cancelRequested && !this.deps.events.listening)
-      return this.results.complete(job, this.writtenFn);
+      return this.results.complete(job);
     void this.finishAttempt(job, outcome);
   }
 

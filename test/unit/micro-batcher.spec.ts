@@ -56,4 +56,46 @@ describe('MicroBatcher', () => {
     fail = false;
     await expect(batcher.push(3)).resolves.toBe(3);
   });
+
+  it('pushWith: calls back each item with its result, or with the failure of its write, never synchronously', async () => {
+    let fail = false;
+    const batcher = new MicroBatcher<number, number>(async (items) => {
+      if (fail) throw new Error('write failed');
+      return items.map((n) => n + 1);
+    });
+    const heard: Array<[number, number | undefined, unknown]> = [];
+    const done = (item: number, result: number | undefined, failure: { reason: unknown } | undefined) =>
+      heard.push([item, result, failure?.reason]);
+    batcher.pushWith(1, done);
+    batcher.pushWith(2, done);
+    expect(heard).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(heard).toEqual([
+      [1, 2, undefined],
+      [2, 3, undefined],
+    ]);
+    fail = true;
+    await new Promise<void>((resolve) =>
+      batcher.pushWith(3, (...args) => resolve(void heard.push([args[0], args[1], args[2]?.reason]))),
+    );
+    expect(heard[2]).toEqual([3, undefined, new Error('write failed')]);
+  });
+
+  it('pushWith: a callback that throws does not keep the rest of its batch from hearing, nor later writes from running', async () => {
+    const failed: unknown[] = [];
+    const batcher = new MicroBatcher<number, number>(
+      async (items) => items,
+      512,
+      (error) => failed.push(error),
+    );
+    const heard: number[] = [];
+    batcher.pushWith(1, () => {
+      throw new Error('callback failed');
+    });
+    batcher.pushWith(2, (item) => heard.push(item));
+    await expect(batcher.push(3)).resolves.toBe(3);
+    expect(heard).toEqual([2]);
+    expect(failed).toEqual([new Error('callback failed')]); // handed on, not swallowed
+  });
 });
