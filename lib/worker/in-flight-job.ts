@@ -53,8 +53,7 @@ export class InFlightJob {
   /** `id:runLease`, made on first use (the heartbeat's): most attempts never need it. */
   #key: string | undefined;
   readonly job: Job;
-  /** This attempt as the observers (telemetry) see it, carried by its events. */
-  readonly observed: ObservedAttempt;
+  #observed: ObservedAttempt | undefined;
   /** Set once the handler settled (or timed out): heartbeats then no longer judge it. */
   settled = false;
   /** When its worker started it, on the monotonic clock (0 until then): times the handler for the refill point. */
@@ -126,7 +125,12 @@ export class InFlightJob {
     this.id = row.id;
     this.runLease = row.run_lease;
     this.job = new AttemptJob(row, this);
-    this.observed = {
+  }
+
+  /** This attempt as the observers (telemetry) see it, carried by its events: made on first use (none observe most). */
+  get observed(): ObservedAttempt {
+    const { row } = this;
+    return (this.#observed ??= {
       jobId: row.id,
       queue: row.queue,
       kind: row.kind,
@@ -134,7 +138,7 @@ export class InFlightJob {
       runAtMs: row.run_at_ms,
       traceparent: row.traceparent,
       workflowId: row.workflow_id,
-    };
+    });
   }
 
   /** `id:runLease`: a job can be claimed again (by this very instance) while a rescued attempt still runs. */

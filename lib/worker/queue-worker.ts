@@ -233,7 +233,8 @@ export class QueueWorker {
   private attempt(job: InFlightJob): void {
     const handler = this.deps.handlers.get(job.row.kind);
     if (handler) {
-      const invoke = this.deps.events.process(job.observed, handler.invoke);
+      const { events } = this.deps;
+      const invoke = events.observed ? events.process(job.observed, handler.invoke) : handler.invoke;
       job.start(invoke, this.deadlines ?? 0, this.lateFn, this.enterFn, this.settledFn);
       return;
     }
