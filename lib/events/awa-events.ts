@@ -86,7 +86,8 @@ export class AwaEvents {
     return this.trace ? this.trace.send(jobs, insert) : insert();
   }
 
-  process(attempt: ObservedAttempt, invoke: (job: Job) => unknown): (job: Job) => unknown {
-    return this.trace ? this.trace.process(attempt, invoke) : invoke;
+  /** `invoke`, wrapped by the trace hooks if any; `attempt.observed` is read only then (it is made on first use). */
+  process(attempt: { readonly observed: ObservedAttempt }, invoke: (job: Job) => unknown): (job: Job) => unknown {
+    return this.trace ? this.trace.process(attempt.observed, invoke) : invoke;
   }
 }

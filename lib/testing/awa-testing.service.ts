@@ -144,11 +144,7 @@ export class AwaTesting {
     const job = new InFlightJob(row, this.writer);
     const handler = this.explorer.handlers.get(row.kind)!;
     this.events.emit({ type: 'started', attempt: job.observed });
-    const outcome = await job.run(
-      this.events.process(job.observed, handler.invoke),
-      queue.deadlineDuration,
-      () => undefined,
-    );
+    const outcome = await job.run(this.events.process(job, handler.invoke), queue.deadlineDuration, () => undefined);
     job.settled = true;
     // Nothing releases a drained attempt (no shutdown runs meanwhile, no entry gate): its end is always written.
     if (outcome.kind !== 'released' && outcome.kind !== 'unstarted')

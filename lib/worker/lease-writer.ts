@@ -95,31 +95,32 @@ export class LeaseWriter implements ProgressSink {
    * Resolves true if written, false if the lease was no longer held. Pending progress goes first.
    */
   complete(job: InFlightJob): Promise<boolean> {
-    if (job.progressWritten) return job.progressWritten.then(() => this.completeNow(job));
-    return this.completeNow(job);
+    return new Promise((resolve, reject) =>
+      this.completeWith(job, (_job, held, failure) => (failure ? reject(failure.reason) : resolve(held!))),
+    );
   }
 
   /**
    * complete() on a callback, for the common end (see AttemptResults.complete): `done` gets whether
-   * the lease was still held, or the failure. No promise per job where the completion is batched.
+   * the lease was still held, or the failure. No promise per job where the write is batched.
    */
   completeWith(job: InFlightJob, done: BatchCallback<InFlightJob, boolean>): void {
-    if (!job.progressWritten && !job.steps && (job.returned === undefined || !snoozeOf(job))) {
-      if (job.returned !== undefined) encodeOutput(job, this.options.maxOutputBytes);
-      return this.completions.pushWith(job, done);
-    }
-    this.complete(job).then(
-      (held) => done(job, held, undefined),
-      (reason: unknown) => done(job, undefined, { reason }),
-    );
+    if (job.progressWritten) void job.progressWritten.then(() => this.completeNow(job, done));
+    else this.completeNow(job, done);
   }
 
-  private completeNow(job: InFlightJob): Promise<boolean> {
-    if (job.steps && !snoozeOf(job)) return this.completeWithSteps(job, job.steps);
-    if (job.returned === undefined) return this.completions.push(job);
-    if (snoozeOf(job)) return this.snoozes.push(job);
+  private completeNow(job: InFlightJob, done: BatchCallback<InFlightJob, boolean>): void {
+    if (job.steps && !snoozeOf(job)) {
+      this.completeWithSteps(job, job.steps).then(
+        (held) => done(job, held, undefined),
+        (reason: unknown) => done(job, undefined, { reason }),
+      );
+      return;
+    }
+    if (job.returned === undefined) return this.completions.pushWith(job, done);
+    if (snoozeOf(job)) return this.snoozes.pushWith(job, done);
     encodeOutput(job, this.options.maxOutputBytes);
-    return this.completions.push(job);
+    this.completions.pushWith(job, done);
   }
 
   /** @internal Queues a write of the latest `job.progress()` value (see InFlightJob.reportProgress). */

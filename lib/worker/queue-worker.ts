@@ -233,8 +233,7 @@ export class QueueWorker {
   private attempt(job: InFlightJob): void {
     const handler = this.deps.handlers.get(job.row.kind);
     if (handler) {
-      const { events } = this.deps;
-      const invoke = events.observed ? events.process(job.observed, handler.invoke) : handler.invoke;
+      const invoke = this.deps.events.process(job, handler.invoke);
       job.start(invoke, this.deadlines ?? 0, this.lateFn, this.enterFn, this.settledFn);
       return;
     }

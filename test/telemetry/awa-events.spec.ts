@@ -36,7 +36,7 @@ describe('AwaEvents', () => {
     expect(result).toBe('inserted');
     expect(traceparents).toEqual([undefined]);
     const handler = () => 'ran';
-    expect(events.process({} as never, handler)).toBe(handler);
+    expect(events.process({ observed: {} as never }, handler)).toBe(handler);
   });
 
   it('with trace hooks installed, wraps inserts and handlers with them until they are removed', async () => {
@@ -44,7 +44,7 @@ describe('AwaEvents', () => {
     const wrapped = () => 'wrapped';
     events.traceWith({ send: (_jobs, insert) => insert('00-trace'), process: () => wrapped });
     expect(await events.send([], async (traceparent) => traceparent)).toBe('00-trace');
-    expect(events.process({} as never, () => 'plain')).toBe(wrapped);
+    expect(events.process({ observed: {} as never }, () => 'plain')).toBe(wrapped);
     events.traceWith(undefined);
     expect(await events.send([], async (traceparent) => traceparent)).toBeUndefined();
   });

@@ -50,7 +50,7 @@ describe('AwaTelemetryModule without an OTel SDK', () => {
     const events = app.get(AwaEvents);
     expect(events.observed).toBe(false);
     const invoke = () => undefined;
-    expect(events.process({} as ObservedAttempt, invoke)).toBe(invoke);
+    expect(events.process({ observed: {} as ObservedAttempt }, invoke)).toBe(invoke);
   });
 });
 
