@@ -52,8 +52,8 @@ export const completeAttempt = statement<
   WITH input AS (
     SELECT $1::bigint AS job_id, $2::bigint AS run_lease, $3::text AS output, $4::text AS note
   ), released AS (
-    DELETE FROM awa.active_leases l USING input d
-     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease AND NOT l.cancel_requested
+    DELETE FROM awa.active_leases l
+     WHERE l.job_id = $1::bigint AND l.run_lease = $2::bigint AND NOT l.cancel_requested
     RETURNING l.job_id, l.run_lease, l.cancel_requested, l.flow_queue AS queue, l.concurrency_key
   ), ${changeJobs({
     from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',

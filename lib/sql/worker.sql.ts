@@ -2,7 +2,7 @@ import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import { appendError, failChanges, millis, retryAt, statement, unnestHidden, withinIds } from './sql-statement.js';
-import { changeJobs } from './job-history.sql.js';
+import { changeJobs, jobAmong } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
 /**
@@ -155,15 +155,28 @@ export const claimJobs = statement<
 
 /**
  * The fence shared by completion, failure, release and cancellation: deletes the leases among
- * `pairs` (rows d(job_id, run_lease)) that are still held and returns them, with their cancel
+ * `pairs` (a FROM item d(job_id, run_lease)) that are still held and returns them, with their cancel
  * request. Only those attempts may change their job.
+ *
+ * No join, so no join order for the statistics to get wrong: the leases are read by key, one probe per
+ * id (`= ANY`), and each is kept if its (job, lease) pair is among `pairs`, through a hashed
+ * sub-plan (IS TRUE keeps the IN from being planned as a join). awa.active_leases is small but
+ * churns at the job rate: an autovacuum that finds it nearly empty over many pages leaves statistics
+ * that take it for one row, and a join then read every lease for each pair (50 to 130 ms per
+ * completion at 15,000 jobs/s, for minutes: test/sql/lease-fence-plan.spec.ts).
  */
 const releaseHeldLeases = (pairs: string) => `released AS (
     DELETE FROM awa.active_leases l
-     USING ${pairs}
-     WHERE l.job_id = d.job_id AND l.run_lease = d.run_lease
+     WHERE ${leasesAmong('l', pairs)}
     RETURNING l.job_id, l.run_lease, l.cancel_requested, l.flow_queue AS queue, l.concurrency_key
   )`;
+/**
+ * Lease row `l` is one of `pairs` (a FROM item d(job_id, run_lease)): found by key, matched by hash,
+ * whatever the statistics say (see releaseHeldLeases).
+ */
+const leasesAmong = (l: string, pairs: string) =>
+  `${l}.job_id = ANY (ARRAY(SELECT d.job_id FROM ${pairs}))
+       AND ((${l}.job_id, ${l}.run_lease) IN (SELECT d.job_id, d.run_lease FROM ${pairs})) IS TRUE`;
 /**
  * The (job, lease) pairs of a batched write, $1 and $2, hidden from the planner (unnestHidden), as
  * every batched lease write's arrays are. Seeing 512 pairs over a churned table, a custom plan (every
@@ -172,8 +185,22 @@ const releaseHeldLeases = (pairs: string) => `released AS (
  */
 const LEASE_PAIRS = `${unnestHidden('$1::bigint[]', '$2::bigint[]')} AS d(job_id, run_lease)`;
 const RELEASE_HELD_LEASES = releaseHeldLeases(LEASE_PAIRS);
-/** The same fence over the statement's `input` rows. */
-const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
+/**
+ * The same fence over the statement's `input` rows f(job_id, run_lease, ...), then `held`: the input
+ * rows whose lease was released, with its `cancel_requested`. Matched by hash, not joined, for the
+ * reason releaseHeldLeases gives: a join of two batches planned as one row each reads one for every
+ * row of the other.
+ */
+const RELEASE_INPUT_LEASES = `${releaseHeldLeases('input d')}, held AS (
+    SELECT f.*,
+           ((f.job_id, f.run_lease) IN (SELECT r.job_id, r.run_lease FROM released r WHERE r.cancel_requested)) IS TRUE
+             AS cancel_requested
+      FROM input f
+     WHERE ((f.job_id, f.run_lease) IN (SELECT r.job_id, r.run_lease FROM released r)) IS TRUE
+  )`;
+
+/** Whether job row `j`'s attempt, released in this statement, had a cancel request (see jobAmong). */
+const CANCEL_REQUESTED = jobAmong('released', 'p.cancel_requested');
 
 /** Job row `j`'s errors with an entry appended when `when` holds (a boolean expression), else as they are. */
 const appendErrorWhen = (when: string, errorText: string) =>
@@ -194,13 +221,12 @@ export const completeJobs = statement<Attempts, AttemptRow>(
   'complete_jobs',
   `
   WITH ${RELEASE_HELD_LEASES}, ${changeJobs({
-    from: 'released r',
-    id: 'r.job_id',
-    where: `j.run_lease = r.run_lease AND j.state = 'running'`,
+    pairs: 'released',
+    where: `j.state = 'running'`,
     set: {
-      state: `CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
+      state: `CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' ELSE 'completed' END`,
       finalized_at: 'now()',
-      errors: appendErrorWhen('r.cancel_requested', CANCELLED_TEXT),
+      errors: appendErrorWhen(CANCEL_REQUESTED, CANCELLED_TEXT),
     },
   })}
   SELECT id::text, run_lease::text FROM finished`,
@@ -221,10 +247,10 @@ export const failJobs = statement<
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]', '$4::float8[]', '$5::float8[]')}
       AS f(job_id, run_lease, error, base_ms, cap_ms)
   ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
-    from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
+    from: 'held f',
     id: 'f.job_id',
     where: `j.run_lease = f.run_lease AND j.state = 'running'`,
-    set: failChanges('f.error', 'f.base_ms', 'f.cap_ms', 'r.cancel_requested'),
+    set: failChanges('f.error', 'f.base_ms', 'f.cap_ms', 'f.cancel_requested'),
   })}
   SELECT id::text, run_lease::text, state FROM finished`,
 );
@@ -248,12 +274,11 @@ export const releaseJobs = statement<
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$4::boolean[]', '$5::float8[]', '$6::float8[]')}
       AS f(job_id, run_lease, started, base_ms, cap_ms)
   ), ${RELEASE_INPUT_LEASES}, verdict AS (
-    SELECT f.*, r.cancel_requested AS cancel,
-           (NOT r.cancel_requested AND f.started AND j0.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT}) AS spend,
+    SELECT f.*, f.cancel_requested AS cancel,
+           (NOT f.cancel_requested AND f.started AND j0.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT}) AS spend,
            j0.attempt >= j0.max_attempts AS last
-      FROM input f
-      JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
-      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'released')}
+      FROM held f
+      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'held')}
   ), ${changeJobs({
     from: 'verdict v',
     id: 'v.job_id',
@@ -305,14 +330,16 @@ export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: 
 /**
  * Moves the hard deadline of attempts ($1 ids, $2 leases) to now() + $3 ms (per attempt) when
  * their handler starts after a wait in the prefetch buffer: the deadline counts from the start.
- * Only called for queues with a deadline.
+ * Only called for queues with a deadline. Fenced without a join, like releaseHeldLeases: each
+ * lease takes its deadline from a map of the batch (jsonb, by job id) made once per statement.
  */
+const START_DEADLINES = `${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]')} AS d(job_id, run_lease, deadline_ms)`;
 export const startLeases = statement<[...Attempts, deadlineMs: number[]]>(
   'start_leases',
   `
-  UPDATE awa.active_leases l SET deadline_at = now() + ${millis('s.deadline_ms')}
-    FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]')} AS s(job_id, run_lease, deadline_ms)
-   WHERE l.job_id = s.job_id AND l.run_lease = s.run_lease`,
+  UPDATE awa.active_leases l
+     SET deadline_at = now() + ${millis(`(SELECT jsonb_object_agg(d.job_id::text, d.deadline_ms) FROM ${START_DEADLINES}) ->> l.job_id::text`)}
+   WHERE ${leasesAmong('l', START_DEADLINES)}`,
 );
 
 /**
@@ -337,9 +364,8 @@ export const cancelRunningJobs = statement<[...Attempts, error: string], Attempt
   'cancel_running_jobs',
   `
   WITH ${RELEASE_HELD_LEASES}, ${changeJobs({
-    from: 'released r',
-    id: 'r.job_id',
-    where: `j.run_lease = r.run_lease AND j.state = 'running'`,
+    pairs: 'released',
+    where: `j.state = 'running'`,
     set: { state: `'cancelled'`, finalized_at: 'now()', errors: appendError('$3::text') },
   })}
   SELECT id::text, run_lease::text FROM finished`,
@@ -360,14 +386,14 @@ export const completeJobsWithOutput = statement<
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]', '$4::text[]')} AS f(job_id, run_lease, output, note)
   ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
-    from: 'input f JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease',
+    from: 'held f',
     id: 'f.job_id',
     where: `j.run_lease = f.run_lease AND j.state = 'running'`,
     set: {
-      state: `CASE WHEN r.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
+      state: `CASE WHEN f.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
       finalized_at: 'now()',
-      output: 'CASE WHEN r.cancel_requested THEN j.output ELSE f.output::jsonb END',
-      errors: cancelledOr('r.cancel_requested', 'f.note'),
+      output: 'CASE WHEN f.cancel_requested THEN j.output ELSE f.output::jsonb END',
+      errors: cancelledOr('f.cancel_requested', 'f.note'),
     },
   })}
   SELECT id::text, run_lease::text FROM finished`,
@@ -390,10 +416,9 @@ export const snoozeJobs = statement<
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]', '$4::int[]', '$5::text[]')}
       AS f(job_id, run_lease, delay_ms, max_snoozes, cap_error)
   ), ${RELEASE_INPUT_LEASES}, verdict AS (
-    SELECT f.*, r.cancel_requested AS cancel, (NOT r.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
-      FROM input f
-      JOIN released r ON r.job_id = f.job_id AND r.run_lease = f.run_lease
-      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'released')}
+    SELECT f.*, f.cancel_requested AS cancel, (NOT f.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
+      FROM held f
+      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'held')}
   ), ${changeJobs({
     from: 'verdict v',
     id: 'v.job_id',
@@ -411,6 +436,9 @@ export const snoozeJobs = statement<
   SELECT id::text, run_lease::text, state FROM finished`,
 );
 
+/** The progress values of writeProgress: $1 ids, $2 leases, $3 JSON texts. */
+const PROGRESS_VALUES = `${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]')} AS d(job_id, run_lease, value)`;
+
 /**
  * Stores progress ($3, JSON texts) on running attempts ($1 ids, $2 leases). Fenced: only where the
  * lease row is still held and the job still runs on that lease, so a rescued attempt's progress
@@ -419,9 +447,12 @@ export const snoozeJobs = statement<
 export const writeProgress = statement<[...Attempts, values: string[]], AttemptRow>(
   'write_progress',
   `
+  WITH held AS (
+    SELECT l.job_id, l.run_lease FROM awa.active_leases l WHERE ${leasesAmong('l', PROGRESS_VALUES)}
+  )
   UPDATE awa.jobs j SET progress = p.value::jsonb
-    FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]')} AS p(job_id, run_lease, value)
-    JOIN awa.active_leases l ON l.job_id = p.job_id AND l.run_lease = p.run_lease
+    FROM ${PROGRESS_VALUES.replace(' d(', ' p(')}
    WHERE j.id = p.job_id AND j.run_lease = p.run_lease AND j.state = 'running'
+     AND ((p.job_id, p.run_lease) IN (SELECT h.job_id, h.run_lease FROM held h)) IS TRUE
   RETURNING j.id::text, j.run_lease::text`,
 );

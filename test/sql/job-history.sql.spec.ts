@@ -57,8 +57,8 @@ describe('job-history.sql', () => {
         ],
       } = await client.query(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${workerSql.completeJobs.text
-          .replace('$1::bigint[]', `${literal(jobs.map((j) => j.id))}::bigint[]`)
-          .replace('$2::bigint[]', `${literal(jobs.map((j) => j.runLease))}::bigint[]`)}`,
+          .replaceAll('$1::bigint[]', `${literal(jobs.map((j) => j.id))}::bigint[]`)
+          .replaceAll('$2::bigint[]', `${literal(jobs.map((j) => j.runLease))}::bigint[]`)}`,
       );
       await client.query('RESET enable_seqscan');
       const probes = (cte: string) =>

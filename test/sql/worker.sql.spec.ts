@@ -666,8 +666,8 @@ describe('worker.sql', () => {
       await tx.query('BEGIN');
       try {
         let text = workerSql.completeJobs.text
-          .replace('$1::bigint[]', `${literal(ids)}::bigint[]`)
-          .replace('$2::bigint[]', `${literal(ids.map(() => '1'))}::bigint[]`);
+          .replaceAll('$1::bigint[]', `${literal(ids)}::bigint[]`)
+          .replaceAll('$2::bigint[]', `${literal(ids.map(() => '1'))}::bigint[]`);
         if (mode === 'generic') {
           await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
           await tx.query(`PREPARE completion_plan(bigint[], bigint[]) AS ${workerSql.completeJobs.text}`);

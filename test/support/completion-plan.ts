@@ -42,7 +42,7 @@ export async function explainCompletion(
       await client.query(`PREPARE awa_completion AS ${workerSql.completeJobs.text}`);
       text = `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE awa_completion(${ids}, ${leases})`;
     } else {
-      text = text.replace('$1::bigint[]', `${ids}::bigint[]`).replace('$2::bigint[]', `${leases}::bigint[]`);
+      text = text.replaceAll('$1::bigint[]', `${ids}::bigint[]`).replaceAll('$2::bigint[]', `${leases}::bigint[]`);
     }
     const { rows } = await client.query(text);
     return explainedPlan(rows);
