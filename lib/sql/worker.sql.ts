@@ -199,6 +199,18 @@ const RELEASE_INPUT_LEASES = `${releaseHeldLeases('input d')}, held AS (
      WHERE ((f.job_id, f.run_lease) IN (SELECT r.job_id, r.run_lease FROM released r)) IS TRUE
   )`;
 
+/**
+ * The per-job values of a batched write's `input` rows (f.<column>), as one jsonb object by job id
+ * made once per statement: the writes that change their jobs by key (changeJobs' `pairs`) read them
+ * with inputValue(), a lookup by key per job, so their batch is never joined to awa.jobs.
+ */
+const inputValues = (...columns: string[]) => `input_values AS (
+    SELECT jsonb_object_agg(f.job_id::text, jsonb_build_object(${columns.map((c) => `'${c}', f.${c}`).join(', ')})) AS m
+      FROM input f
+  )`;
+/** Input column `column` of job row `j`, as text (NULL where it was NULL). */
+const inputValue = (column: string) => `((SELECT v.m FROM input_values v) -> j.id::text ->> '${column}')`;
+
 /** Whether job row `j`'s attempt, released in this statement, had a cancel request (see jobAmong). */
 const CANCEL_REQUESTED = jobAmong('released', 'p.cancel_requested');
 
@@ -246,11 +258,15 @@ export const failJobs = statement<
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]', '$4::float8[]', '$5::float8[]')}
       AS f(job_id, run_lease, error, base_ms, cap_ms)
-  ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
-    from: 'held f',
-    id: 'f.job_id',
-    where: `j.run_lease = f.run_lease AND j.state = 'running'`,
-    set: failChanges('f.error', 'f.base_ms', 'f.cap_ms', 'f.cancel_requested'),
+  ), ${RELEASE_INPUT_LEASES}, ${inputValues('error', 'base_ms', 'cap_ms')}, ${changeJobs({
+    pairs: 'released',
+    where: `j.state = 'running'`,
+    set: failChanges(
+      inputValue('error'),
+      `${inputValue('base_ms')}::float8`,
+      `${inputValue('cap_ms')}::float8`,
+      CANCEL_REQUESTED,
+    ),
   })}
   SELECT id::text, run_lease::text, state FROM finished`,
 );
@@ -385,15 +401,14 @@ export const completeJobsWithOutput = statement<
   `
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]', '$4::text[]')} AS f(job_id, run_lease, output, note)
-  ), ${RELEASE_INPUT_LEASES}, ${changeJobs({
-    from: 'held f',
-    id: 'f.job_id',
-    where: `j.run_lease = f.run_lease AND j.state = 'running'`,
+  ), ${RELEASE_INPUT_LEASES}, ${inputValues('output', 'note')}, ${changeJobs({
+    pairs: 'released',
+    where: `j.state = 'running'`,
     set: {
-      state: `CASE WHEN f.cancel_requested THEN 'cancelled' ELSE 'completed' END`,
+      state: `CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' ELSE 'completed' END`,
       finalized_at: 'now()',
-      output: 'CASE WHEN f.cancel_requested THEN j.output ELSE f.output::jsonb END',
-      errors: cancelledOr('f.cancel_requested', 'f.note'),
+      output: `CASE WHEN ${CANCEL_REQUESTED} THEN j.output ELSE ${inputValue('output')}::jsonb END`,
+      errors: cancelledOr(CANCEL_REQUESTED, inputValue('note')),
     },
   })}
   SELECT id::text, run_lease::text FROM finished`,
