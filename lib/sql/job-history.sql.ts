@@ -1,4 +1,4 @@
-import { millis, statement, withinIds, type JobChanges } from './sql-statement.js';
+import { millis, pairAmong, statement, withinIds, type JobChanges } from './sql-statement.js';
 import { resolveDependents } from './workflow.sql.js';
 import { jobEventsAfterChange } from './job-events.sql.js';
 import { archiveRows, JOB_TABLE_COLUMNS, jobRowAfter } from './job-row.sql.js';
@@ -39,19 +39,17 @@ interface JobChangeJoined {
 
 /**
  * The rows to change named by (job_id, run_lease) pairs, the rows of CTE `pairs`: looked up by key
- * (`= ANY`) and matched through a hashed sub-plan, with no join for the statistics to order. The
- * change's expressions read `j` only. A join of the batch with awa.jobs, planned from statistics that
- * took the table for one row (an autovacuum in a lull), read the batch's span of the table and the
- * batch again for each of its rows: 8 s of 50–240 ms completions at 15,000 jobs/s, until the
- * maintenance leader's ANALYZE (test/sql/lease-fence-plan.spec.ts).
+ * (`= ANY`) and matched by hash (pairAmong), with no join for the statistics to order. The change's
+ * expressions read `j` only. A join of the batch with awa.jobs, planned from statistics that took the
+ * table for one row, read the batch's span of the table and the batch again for each of its rows:
+ * 8 s of 50–240 ms completions at 15,000 jobs/s, until the maintenance leader's ANALYZE.
  */
 interface JobChangeKeyed {
   pairs: string;
 }
 
-/** Whether job row `j`'s (id, run_lease) is among the rows of CTE `pairs`, found by hash (IS TRUE: not planned as a join). */
-export const jobAmong = (pairs: string, where = '') =>
-  `((j.id, j.run_lease) IN (SELECT p.job_id, p.run_lease FROM ${pairs} p${where ? ` WHERE ${where}` : ''})) IS TRUE`;
+/** Whether job row `j`'s attempt is among the rows of CTE `pairs` (those where `where` holds, over `p`). */
+export const jobAmong = (pairs: string, where?: string) => pairAmong('j.id, j.run_lease', `${pairs} p`, 'p', where);
 
 /**
  * The CTEs that apply `change`, ending with `finished`: the changed rows as they are now (every
@@ -98,8 +96,9 @@ function joinedRows({ from, id }: JobChangeJoined): { movedRows: string; stayedR
 function keyedRows(pairs: string): { movedRows: string; stayedRows: string } {
   return {
     movedRows: `WHERE j.id = ANY (ARRAY(SELECT p.job_id FROM ${pairs} p)) AND ${jobAmong(pairs)}`,
+    // Only the rows that did not move: when all did, the array is empty and the half reads nothing.
     stayedRows: `WHERE j.id = ANY (ARRAY(SELECT p.job_id FROM ${pairs} p WHERE p.job_id NOT IN (SELECT m.id FROM moved m)))
-       AND j.id NOT IN (SELECT m.id FROM moved m) AND ${jobAmong(pairs)}`,
+       AND ${jobAmong(pairs)}`,
   };
 }
 

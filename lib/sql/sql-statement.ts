@@ -49,6 +49,17 @@ export const unnestHidden = (...arrays: string[]) => `unnest(${arrays.map((a) =>
 export const withinIds = (column: string, id: string, from: string) =>
   `${column} BETWEEN (SELECT min(${id}) FROM ${from}) AND (SELECT max(${id}) FROM ${from})`;
 
+/**
+ * Whether the (job, lease) pair `pair` (two expressions, `'j.id, j.run_lease'`) is among the rows of
+ * `from` (a FROM item whose alias `alias` has job_id and run_lease), those where `where` holds: a
+ * hashed sub-plan, so there is no join for the statistics to order. IS TRUE keeps PostgreSQL from
+ * turning the IN into a join. A batch joined to a table its statistics took for one row (an
+ * autovacuum in a lull) read the table, or the batch, once per row of the other
+ * (test/sql/lease-fence-plan.spec.ts).
+ */
+export const pairAmong = (pair: string, from: string, alias: string, where?: string) =>
+  `((${pair}) IN (SELECT ${alias}.job_id, ${alias}.run_lease FROM ${from}${where ? ` WHERE ${where}` : ''})) IS TRUE`;
+
 /** `ms` milliseconds as an interval, from a float8 parameter or expression. */
 export const millis = (expr: string) => `(${expr})::float8 * interval '1 millisecond'`;
 

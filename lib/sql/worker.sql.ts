@@ -1,7 +1,16 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { appendError, failChanges, millis, retryAt, statement, unnestHidden, withinIds } from './sql-statement.js';
+import {
+  appendError,
+  failChanges,
+  millis,
+  pairAmong,
+  retryAt,
+  statement,
+  unnestHidden,
+  withinIds,
+} from './sql-statement.js';
 import { changeJobs, jobAmong } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
@@ -158,25 +167,22 @@ export const claimJobs = statement<
  * `pairs` (a FROM item d(job_id, run_lease)) that are still held and returns them, with their cancel
  * request. Only those attempts may change their job.
  *
- * No join, so no join order for the statistics to get wrong: the leases are read by key, one probe per
- * id (`= ANY`), and each is kept if its (job, lease) pair is among `pairs`, through a hashed
- * sub-plan (IS TRUE keeps the IN from being planned as a join). awa.active_leases is small but
- * churns at the job rate: an autovacuum that finds it nearly empty over many pages leaves statistics
- * that take it for one row, and a join then read every lease for each pair (50 to 130 ms per
- * completion at 15,000 jobs/s, for minutes: test/sql/lease-fence-plan.spec.ts).
+ * No join, so no join order for the statistics to get wrong (leasesAmong). awa.active_leases is small
+ * but churns at the job rate: an autovacuum that finds it nearly empty over many pages leaves
+ * statistics that take it for one row, and a join then read every lease for each pair (50 to 130 ms
+ * per completion at 15,000 jobs/s, for minutes).
  */
 const releaseHeldLeases = (pairs: string) => `released AS (
     DELETE FROM awa.active_leases l
-     WHERE ${leasesAmong('l', pairs)}
+     WHERE ${leasesAmong(pairs)}
     RETURNING l.job_id, l.run_lease, l.cancel_requested, l.flow_queue AS queue, l.concurrency_key
   )`;
 /**
- * Lease row `l` is one of `pairs` (a FROM item d(job_id, run_lease)): found by key, matched by hash,
- * whatever the statistics say (see releaseHeldLeases).
+ * Lease row `l` is one of `pairs` (a FROM item d(job_id, run_lease)): read by key, one probe per id
+ * (`= ANY`), and matched by hash (pairAmong), whatever the statistics say.
  */
-const leasesAmong = (l: string, pairs: string) =>
-  `${l}.job_id = ANY (ARRAY(SELECT d.job_id FROM ${pairs}))
-       AND ((${l}.job_id, ${l}.run_lease) IN (SELECT d.job_id, d.run_lease FROM ${pairs})) IS TRUE`;
+const leasesAmong = (pairs: string) =>
+  `l.job_id = ANY (ARRAY(SELECT d.job_id FROM ${pairs})) AND ${pairAmong('l.job_id, l.run_lease', pairs, 'd')}`;
 /**
  * The (job, lease) pairs of a batched write, $1 and $2, hidden from the planner (unnestHidden), as
  * every batched lease write's arrays are. Seeing 512 pairs over a churned table, a custom plan (every
@@ -185,18 +191,17 @@ const leasesAmong = (l: string, pairs: string) =>
  */
 const LEASE_PAIRS = `${unnestHidden('$1::bigint[]', '$2::bigint[]')} AS d(job_id, run_lease)`;
 const RELEASE_HELD_LEASES = releaseHeldLeases(LEASE_PAIRS);
+/** The same fence over the statement's `input` rows f(job_id, run_lease, ...). */
+const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
 /**
- * The same fence over the statement's `input` rows f(job_id, run_lease, ...), then `held`: the input
- * rows whose lease was released, with its `cancel_requested`. Matched by hash, not joined, for the
- * reason releaseHeldLeases gives: a join of two batches planned as one row each reads one for every
- * row of the other.
+ * After RELEASE_INPUT_LEASES, for the writes that read their job before they change it: the input
+ * rows whose lease was released, with its `cancel_requested`. Matched by hash (pairAmong), not
+ * joined: two batches each planned as one row were joined row by row.
  */
-const RELEASE_INPUT_LEASES = `${releaseHeldLeases('input d')}, held AS (
-    SELECT f.*,
-           ((f.job_id, f.run_lease) IN (SELECT r.job_id, r.run_lease FROM released r WHERE r.cancel_requested)) IS TRUE
-             AS cancel_requested
+const HELD_INPUT = `held AS (
+    SELECT f.*, ${pairAmong('f.job_id, f.run_lease', 'released r', 'r', 'r.cancel_requested')} AS cancel_requested
       FROM input f
-     WHERE ((f.job_id, f.run_lease) IN (SELECT r.job_id, r.run_lease FROM released r)) IS TRUE
+     WHERE ${pairAmong('f.job_id, f.run_lease', 'released r', 'r')}
   )`;
 
 /**
@@ -208,8 +213,8 @@ const inputValues = (...columns: string[]) => `input_values AS (
     SELECT jsonb_object_agg(f.job_id::text, jsonb_build_object(${columns.map((c) => `'${c}', f.${c}`).join(', ')})) AS m
       FROM input f
   )`;
-/** Input column `column` of job row `j`, as text (NULL where it was NULL). */
-const inputValue = (column: string) => `((SELECT v.m FROM input_values v) -> j.id::text ->> '${column}')`;
+/** Input column `column` of the job whose id is `id` (job row `j`'s by default), as text (NULL where it was NULL). */
+const inputValue = (column: string, id = 'j.id') => `((SELECT v.m FROM input_values v) -> ${id}::text ->> '${column}')`;
 
 /** Whether job row `j`'s attempt, released in this statement, had a cancel request (see jobAmong). */
 const CANCEL_REQUESTED = jobAmong('released', 'p.cancel_requested');
@@ -289,7 +294,7 @@ export const releaseJobs = statement<
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$4::boolean[]', '$5::float8[]', '$6::float8[]')}
       AS f(job_id, run_lease, started, base_ms, cap_ms)
-  ), ${RELEASE_INPUT_LEASES}, verdict AS (
+  ), ${RELEASE_INPUT_LEASES}, ${HELD_INPUT}, verdict AS (
     SELECT f.*, f.cancel_requested AS cancel,
            (NOT f.cancel_requested AND f.started AND j0.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT}) AS spend,
            j0.attempt >= j0.max_attempts AS last
@@ -346,16 +351,17 @@ export const heartbeatLeases = statement<Attempts, { job_id: string; run_lease: 
 /**
  * Moves the hard deadline of attempts ($1 ids, $2 leases) to now() + $3 ms (per attempt) when
  * their handler starts after a wait in the prefetch buffer: the deadline counts from the start.
- * Only called for queues with a deadline. Fenced without a join, like releaseHeldLeases: each
- * lease takes its deadline from a map of the batch (jsonb, by job id) made once per statement.
+ * Only called for queues with a deadline. Fenced without a join, like releaseHeldLeases: each lease
+ * takes its deadline by key from inputValues.
  */
-const START_DEADLINES = `${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]')} AS d(job_id, run_lease, deadline_ms)`;
 export const startLeases = statement<[...Attempts, deadlineMs: number[]]>(
   'start_leases',
   `
-  UPDATE awa.active_leases l
-     SET deadline_at = now() + ${millis(`(SELECT jsonb_object_agg(d.job_id::text, d.deadline_ms) FROM ${START_DEADLINES}) ->> l.job_id::text`)}
-   WHERE ${leasesAmong('l', START_DEADLINES)}`,
+  WITH input AS (
+    SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]')} AS f(job_id, run_lease, deadline_ms)
+  ), ${inputValues('deadline_ms')}
+  UPDATE awa.active_leases l SET deadline_at = now() + ${millis(inputValue('deadline_ms', 'l.job_id'))}
+   WHERE ${leasesAmong('input d')}`,
 );
 
 /**
@@ -430,7 +436,7 @@ export const snoozeJobs = statement<
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]', '$4::int[]', '$5::text[]')}
       AS f(job_id, run_lease, delay_ms, max_snoozes, cap_error)
-  ), ${RELEASE_INPUT_LEASES}, verdict AS (
+  ), ${RELEASE_INPUT_LEASES}, ${HELD_INPUT}, verdict AS (
     SELECT f.*, f.cancel_requested AS cancel, (NOT f.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
       FROM held f
       JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'held')}
@@ -451,9 +457,6 @@ export const snoozeJobs = statement<
   SELECT id::text, run_lease::text, state FROM finished`,
 );
 
-/** The progress values of writeProgress: $1 ids, $2 leases, $3 JSON texts. */
-const PROGRESS_VALUES = `${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]')} AS d(job_id, run_lease, value)`;
-
 /**
  * Stores progress ($3, JSON texts) on running attempts ($1 ids, $2 leases). Fenced: only where the
  * lease row is still held and the job still runs on that lease, so a rescued attempt's progress
@@ -462,12 +465,14 @@ const PROGRESS_VALUES = `${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::tex
 export const writeProgress = statement<[...Attempts, values: string[]], AttemptRow>(
   'write_progress',
   `
-  WITH held AS (
-    SELECT l.job_id, l.run_lease FROM awa.active_leases l WHERE ${leasesAmong('l', PROGRESS_VALUES)}
+  WITH input AS (
+    SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]')} AS f(job_id, run_lease, value)
+  ), held AS (
+    SELECT l.job_id, l.run_lease FROM awa.active_leases l WHERE ${leasesAmong('input d')}
   )
   UPDATE awa.jobs j SET progress = p.value::jsonb
-    FROM ${PROGRESS_VALUES.replace(' d(', ' p(')}
+    FROM input p
    WHERE j.id = p.job_id AND j.run_lease = p.run_lease AND j.state = 'running'
-     AND ((p.job_id, p.run_lease) IN (SELECT h.job_id, h.run_lease FROM held h)) IS TRUE
+     AND ${pairAmong('p.job_id, p.run_lease', 'held h', 'h')}
   RETURNING j.id::text, j.run_lease::text`,
 );

@@ -101,6 +101,23 @@ function arrayText(values: unknown[]): string {
   return `{${values.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
 }
 
+/**
+ * A fixture of the enclosing describe block after a lull in `tables` (afterALull), and EXPLAIN ANALYZE
+ * of a statement on BATCH of its held attempts.
+ */
+function useLull(
+  tables: ReadonlyArray<'active_leases' | 'jobs'>,
+): (statement: SqlStatement, values: Case[2], mode: 'custom' | 'generic') => Promise<PlanNode> {
+  const f = useSqlFixture({ reset: false });
+  let client: pg.Client;
+  let batch: string[];
+  beforeAll(async () => {
+    client = await f.client();
+    batch = (await afterALull(f, tables)).slice(HELD / 2, HELD / 2 + BATCH);
+  });
+  return (statement, values, mode) => analyze(client, statement, values(batch), mode);
+}
+
 const withModes = (cases: Case[]) =>
   cases.flatMap(([name, statement, values]) =>
     (['custom', 'generic'] as const).map((mode) => [name, mode, statement, values] as const),
@@ -116,18 +133,12 @@ const withModes = (cases: Case[]) =>
  * (docs/capacity.md#a-lease-table-taken-for-one-row-5-december-2026). EXPLAIN ANALYZE, rolled back.
  */
 describe('the lease fence, planned from statistics of a nearly empty lease table', () => {
-  const f = useSqlFixture({ reset: false });
-  let client: pg.Client;
-  let batch: string[];
-  beforeAll(async () => {
-    client = await f.client();
-    batch = (await afterALull(f, ['active_leases'])).slice(HELD / 2, HELD / 2 + BATCH);
-  });
+  const explain = useLull(['active_leases']);
 
   it.each(withModes(EVERY_FENCE))(
     '%s (%s plan) reads the leases of its batch, not the table, and its batch a few times over',
     async (_name, mode, statement, values) => {
-      const plan = await analyze(client, statement, values(batch), mode);
+      const plan = await explain(statement, values, mode);
       const leasesRead = examinedRows(plan, ['active_leases']);
       expect(leasesRead).toBeGreaterThanOrEqual(BATCH);
       expect(leasesRead).toBeLessThanOrEqual(2 * BATCH);
@@ -144,18 +155,12 @@ describe('the lease fence, planned from statistics of a nearly empty lease table
  * awa.jobs within a sweep (docs/storage.md#the-hot-tables).
  */
 describe('the keyed writes, planned from statistics of a nearly empty jobs and lease table', () => {
-  const f = useSqlFixture({ reset: false });
-  let client: pg.Client;
-  let batch: string[];
-  beforeAll(async () => {
-    client = await f.client();
-    batch = (await afterALull(f, ['active_leases', 'jobs'])).slice(HELD / 2, HELD / 2 + BATCH);
-  });
+  const explain = useLull(['active_leases', 'jobs']);
 
   it.each(withModes(KEYED))(
     '%s (%s plan) reads the jobs and leases of its batch once',
     async (_name, mode, statement, values) => {
-      const plan = await analyze(client, statement, values(batch), mode);
+      const plan = await explain(statement, values, mode);
       expect(Number(plan['Actual Rows'])).toBe(BATCH);
       expect(examinedRows(plan, ['active_leases'])).toBeLessThanOrEqual(2 * BATCH);
       expect(examinedRows(plan, ['jobs'])).toBeLessThanOrEqual(2 * BATCH);
