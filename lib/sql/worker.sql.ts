@@ -1,16 +1,7 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import {
-  appendError,
-  failChanges,
-  millis,
-  pairAmong,
-  retryAt,
-  statement,
-  unnestHidden,
-  withinIds,
-} from './sql-statement.js';
+import { appendError, failChanges, millis, pairAmong, retryAt, statement, unnestHidden } from './sql-statement.js';
 import { changeJobs, jobAmong } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
@@ -194,17 +185,6 @@ const RELEASE_HELD_LEASES = releaseHeldLeases(LEASE_PAIRS);
 /** The same fence over the statement's `input` rows f(job_id, run_lease, ...). */
 const RELEASE_INPUT_LEASES = releaseHeldLeases('input d');
 /**
- * After RELEASE_INPUT_LEASES, for the writes that read their job before they change it: the input
- * rows whose lease was released, with its `cancel_requested`. Matched by hash (pairAmong), not
- * joined: two batches each planned as one row were joined row by row.
- */
-const HELD_INPUT = `held AS (
-    SELECT f.*, ${pairAmong('f.job_id, f.run_lease', 'released r', 'r', 'r.cancel_requested')} AS cancel_requested
-      FROM input f
-     WHERE ${pairAmong('f.job_id, f.run_lease', 'released r', 'r')}
-  )`;
-
-/**
  * The per-job values of a batched write's `input` rows (f.<column>), as one jsonb object by job id
  * made once per statement: the writes that change their jobs by key (changeJobs' `pairs`) read them
  * with inputValue(), a lookup by key per job, so their batch is never joined to awa.jobs.
@@ -218,6 +198,14 @@ const inputValue = (column: string, id = 'j.id') => `((SELECT v.m FROM input_val
 
 /** Whether job row `j`'s attempt, released in this statement, had a cancel request (see jobAmong). */
 const CANCEL_REQUESTED = jobAmong('released', 'p.cancel_requested');
+/** Whether job row `j`'s attempt has spent all its attempts. */
+const LAST_ATTEMPT = 'j.attempt >= j.max_attempts';
+/** A release's: whether the attempt's handler had started (a shutdown release), from the batch's `started`. */
+const RELEASE_STARTED = `(${inputValue('started')})::boolean`;
+/** A release's: whether it spends the attempt (the SHUTDOWN_RELEASE_LIMIT-th in a row of a started one). */
+const RELEASE_SPENDS = `(NOT ${CANCEL_REQUESTED} AND ${RELEASE_STARTED} AND j.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT})`;
+/** A snooze's: whether the job snoozed its queue's maxSnoozes times already (and fails instead). */
+const SNOOZE_CAPPED = `(NOT ${CANCEL_REQUESTED} AND j.snoozes >= (${inputValue('max_snoozes')})::int)`;
 
 /** Job row `j`'s errors with an entry appended when `when` holds (a boolean expression), else as they are. */
 const appendErrorWhen = (when: string, errorText: string) =>
@@ -294,25 +282,19 @@ export const releaseJobs = statement<
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$4::boolean[]', '$5::float8[]', '$6::float8[]')}
       AS f(job_id, run_lease, started, base_ms, cap_ms)
-  ), ${RELEASE_INPUT_LEASES}, ${HELD_INPUT}, verdict AS (
-    SELECT f.*, f.cancel_requested AS cancel,
-           (NOT f.cancel_requested AND f.started AND j0.shutdown_releases + 1 >= ${SHUTDOWN_RELEASE_LIMIT}) AS spend,
-           j0.attempt >= j0.max_attempts AS last
-      FROM held f
-      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'held')}
-  ), ${changeJobs({
-    from: 'verdict v',
-    id: 'v.job_id',
-    where: `j.run_lease = v.run_lease AND j.state = 'running'`,
+  ), ${RELEASE_INPUT_LEASES}, ${inputValues('started', 'base_ms', 'cap_ms')}, ${changeJobs({
+    pairs: 'released',
+    where: `j.state = 'running'`,
     set: {
-      state: `CASE WHEN v.cancel THEN 'cancelled' WHEN v.spend AND v.last THEN 'failed'
-                   WHEN v.spend THEN 'retryable' ELSE 'available' END`,
-      attempt: 'CASE WHEN v.cancel OR v.spend THEN j.attempt ELSE j.attempt - 1 END',
-      run_at: `CASE WHEN v.cancel OR (v.spend AND v.last) THEN j.run_at
-                    WHEN v.spend THEN ${retryAt('j.attempt', 'v.base_ms', 'v.cap_ms')} ELSE now() END`,
-      finalized_at: 'CASE WHEN v.cancel OR (v.spend AND v.last) THEN now() END',
-      shutdown_releases: `CASE WHEN v.cancel OR v.spend THEN 0
-                               WHEN v.started THEN j.shutdown_releases + 1 ELSE j.shutdown_releases END`,
+      state: `CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' WHEN ${RELEASE_SPENDS} AND ${LAST_ATTEMPT} THEN 'failed'
+                   WHEN ${RELEASE_SPENDS} THEN 'retryable' ELSE 'available' END`,
+      attempt: `CASE WHEN ${CANCEL_REQUESTED} OR ${RELEASE_SPENDS} THEN j.attempt ELSE j.attempt - 1 END`,
+      run_at: `CASE WHEN ${CANCEL_REQUESTED} OR (${RELEASE_SPENDS} AND ${LAST_ATTEMPT}) THEN j.run_at
+                    WHEN ${RELEASE_SPENDS} THEN ${retryAt('j.attempt', `${inputValue('base_ms')}::float8`, `${inputValue('cap_ms')}::float8`)}
+                    ELSE now() END`,
+      finalized_at: `CASE WHEN ${CANCEL_REQUESTED} OR (${RELEASE_SPENDS} AND ${LAST_ATTEMPT}) THEN now() END`,
+      shutdown_releases: `CASE WHEN ${CANCEL_REQUESTED} OR ${RELEASE_SPENDS} THEN 0
+                               WHEN ${RELEASE_STARTED} THEN j.shutdown_releases + 1 ELSE j.shutdown_releases END`,
       errors: appendError('$3::text'),
     },
   })}, requeued AS (
@@ -436,22 +418,21 @@ export const snoozeJobs = statement<
   WITH input AS (
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::float8[]', '$4::int[]', '$5::text[]')}
       AS f(job_id, run_lease, delay_ms, max_snoozes, cap_error)
-  ), ${RELEASE_INPUT_LEASES}, ${HELD_INPUT}, verdict AS (
-    SELECT f.*, f.cancel_requested AS cancel, (NOT f.cancel_requested AND j0.snoozes >= f.max_snoozes) AS capped
-      FROM held f
-      JOIN awa.jobs j0 ON j0.id = f.job_id AND ${withinIds('j0.id', 'job_id', 'held')}
-  ), ${changeJobs({
-    from: 'verdict v',
-    id: 'v.job_id',
-    where: `j.run_lease = v.run_lease AND j.state = 'running'`,
+  ), ${RELEASE_INPUT_LEASES}, ${inputValues('delay_ms', 'max_snoozes', 'cap_error')}, ${changeJobs({
+    pairs: 'released',
+    where: `j.state = 'running'`,
     set: {
-      state: `CASE WHEN v.cancel THEN 'cancelled' WHEN v.capped THEN 'failed' ELSE 'scheduled' END`,
-      attempt: 'CASE WHEN v.cancel OR v.capped THEN j.attempt ELSE j.attempt - 1 END',
-      snoozes: 'CASE WHEN v.cancel OR v.capped THEN j.snoozes ELSE j.snoozes + 1 END',
-      run_at: `CASE WHEN v.cancel OR v.capped THEN j.run_at ELSE now() + ${millis('v.delay_ms')} END`,
-      finalized_at: 'CASE WHEN v.cancel OR v.capped THEN now() END',
+      state: `CASE WHEN ${CANCEL_REQUESTED} THEN 'cancelled' WHEN ${SNOOZE_CAPPED} THEN 'failed' ELSE 'scheduled' END`,
+      attempt: `CASE WHEN ${CANCEL_REQUESTED} OR ${SNOOZE_CAPPED} THEN j.attempt ELSE j.attempt - 1 END`,
+      snoozes: `CASE WHEN ${CANCEL_REQUESTED} OR ${SNOOZE_CAPPED} THEN j.snoozes ELSE j.snoozes + 1 END`,
+      run_at: `CASE WHEN ${CANCEL_REQUESTED} OR ${SNOOZE_CAPPED} THEN j.run_at
+                    ELSE now() + ${millis(`${inputValue('delay_ms')}::float8`)} END`,
+      finalized_at: `CASE WHEN ${CANCEL_REQUESTED} OR ${SNOOZE_CAPPED} THEN now() END`,
       shutdown_releases: '0',
-      errors: appendErrorWhen('v.cancel OR v.capped', `CASE WHEN v.cancel THEN ${CANCELLED_TEXT} ELSE v.cap_error END`),
+      errors: appendErrorWhen(
+        `${CANCEL_REQUESTED} OR ${SNOOZE_CAPPED}`,
+        `CASE WHEN ${CANCEL_REQUESTED} THEN ${CANCELLED_TEXT} ELSE ${inputValue('cap_error')} END`,
+      ),
     },
   })}
   SELECT id::text, run_lease::text, state FROM finished`,
@@ -469,10 +450,8 @@ export const writeProgress = statement<[...Attempts, values: string[]], AttemptR
     SELECT * FROM ${unnestHidden('$1::bigint[]', '$2::bigint[]', '$3::text[]')} AS f(job_id, run_lease, value)
   ), held AS (
     SELECT l.job_id, l.run_lease FROM awa.active_leases l WHERE ${leasesAmong('input d')}
-  )
-  UPDATE awa.jobs j SET progress = p.value::jsonb
-    FROM input p
-   WHERE j.id = p.job_id AND j.run_lease = p.run_lease AND j.state = 'running'
-     AND ${pairAmong('p.job_id, p.run_lease', 'held h', 'h')}
+  ), ${inputValues('value')}
+  UPDATE awa.jobs j SET progress = ${inputValue('value')}::jsonb
+   WHERE j.id = ANY (ARRAY(SELECT h.job_id FROM held h)) AND ${jobAmong('held')} AND j.state = 'running'
   RETURNING j.id::text, j.run_lease::text`,
 );
