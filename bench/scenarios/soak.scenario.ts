@@ -1,4 +1,4 @@
-import { QueueProducer } from 'nestjs-awa';
+import { QueueProducer, type EnqueueManyItem } from 'nestjs-awa';
 import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { MachineCpuMeter } from '../support/bench.machine-cpu.js';
@@ -68,7 +68,8 @@ function machineColumns(meter: MachineCpuMeter): { idle_pct?: number; steal_pct?
  * tuples and size (unfinished jobs only: it settles at the backlog), and awa.job_history's rows and
  * size (once retention applies, the rotation truncates a segment as a new one fills), and the
  * machine's idle and steal CPU % (Linux: a stall with the machine idle is the database's or ours). With
- * `--hold-seconds N`, a snapshot is held open on the database from `--hold-at` (s) for N seconds.
+ * `--hold-seconds N`, a snapshot is held open on the database from `--hold-at` (s) for N seconds; with
+ * `--output-bytes N`, every handler returns an output (N bytes of text), so the completions store it.
  */
 export function soakScenario(soak: SoakConfig): Scenario {
   return {
@@ -76,7 +77,8 @@ export function soakScenario(soak: SoakConfig): Scenario {
     title:
       `soak: ${soak.rate} jobs/s for ${soak.seconds} s, retention ` +
       `${soak.retentionMs} ms, maintenance every ${soak.maintenanceMs} ms` +
-      (soak.holdSeconds > 0 ? `, a snapshot held from ${soak.holdAt} s for ${soak.holdSeconds} s` : ''),
+      (soak.holdSeconds > 0 ? `, a snapshot held from ${soak.holdAt} s for ${soak.holdSeconds} s` : '') +
+      (soak.outputBytes > 0 ? `, each handler returning an output of ${soak.outputBytes} bytes of text` : ''),
     timeoutMs: soak.seconds * 1_000 + 120_000,
     run: async (ctx) => {
       const [profile] = ctx.config.profiles;
@@ -118,7 +120,11 @@ export function soakScenario(soak: SoakConfig): Scenario {
           while (enqueued < due && running) {
             const n = Math.min(due - enqueued, MAX_CHUNK);
             await producer.enqueueMany(
-              Array.from({ length: n }, (_, i) => ({ kind: BenchKinds.noop, args: { i: enqueued + i } })),
+              Array.from({ length: n }, (_, i): EnqueueManyItem<{ i: number; bytes?: number }> =>
+                soak.outputBytes > 0
+                  ? { kind: BenchKinds.output, args: { i: enqueued + i, bytes: soak.outputBytes } }
+                  : { kind: BenchKinds.noop, args: { i: enqueued + i } },
+              ),
             );
             enqueued += n;
           }

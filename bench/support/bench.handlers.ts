@@ -12,6 +12,7 @@ export const BenchKinds = {
   transaction: 'bench.transaction',
   step: 'bench.step',
   io: 'bench.io',
+  output: 'bench.output',
 } as const;
 
 /** How long a bench.io handler waits, as on a fast service's answer. */
@@ -59,6 +60,13 @@ export class BenchHandlers {
   @JobHandler(BenchKinds.noop)
   async noop(): Promise<void> {
     this.hooks.handled++;
+  }
+
+  /** A no-op that returns an output (stored with its completion): args.bytes of text beside its index. */
+  @JobHandler(BenchKinds.output)
+  async output(job: Job<{ i: number; bytes: number }>): Promise<{ i: number; text: string }> {
+    this.hooks.handled++;
+    return { i: job.args.i, text: 'x'.repeat(job.args.bytes) };
   }
 
   @JobHandler(BenchKinds.latency)

@@ -14,6 +14,8 @@ export interface SoakConfig {
   holdAt: number;
   /** How long that snapshot is held, in seconds; 0: none. */
   holdSeconds: number;
+  /** 0: no-op handlers that return nothing; else each handler returns an output with a string this long. */
+  outputBytes: number;
 }
 
 const FLAGS: Record<string, { env: string; key: keyof SoakConfig; fallback: number }> = {
@@ -24,6 +26,7 @@ const FLAGS: Record<string, { env: string; key: keyof SoakConfig; fallback: numb
   '--report-ms': { env: 'BENCH_SOAK_REPORT_MS', key: 'reportMs', fallback: 60_000 },
   '--hold-at': { env: 'BENCH_SOAK_HOLD_AT', key: 'holdAt', fallback: 120 },
   '--hold-seconds': { env: 'BENCH_SOAK_HOLD_SECONDS', key: 'holdSeconds', fallback: 0 },
+  '--output-bytes': { env: 'BENCH_SOAK_OUTPUT_BYTES', key: 'outputBytes', fallback: 0 },
 };
 
 function positive(name: string, raw: string): number {
