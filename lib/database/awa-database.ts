@@ -41,8 +41,31 @@ interface Scope {
 }
 
 function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConfig {
-  return named ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
+  const query: QueryConfig = named
+    ? { name: sql.name, text: sql.text, values: values.map(keyArrayText) }
+    : { text: sql.text, values: values.map(keyArrayText) };
+  if (sql.row) (query as QueryConfig & { rowMode: 'array' }).rowMode = 'array';
+  return query;
 }
+
+/** A statement's rows, each made by its row factory when it has one (read as arrays then, see config). */
+function rowsOf<R>(sql: SqlStatement<unknown[], R>, result: QueryResult<QueryResultRow>): R[] {
+  const rows = result.rows as unknown[];
+  if (sql.row) for (let i = 0; i < rows.length; i++) rows[i] = sql.row(rows[i] as unknown[]);
+  return rows as R[];
+}
+
+/**
+ * An array of integer keys (job ids, run leases, as digit strings) as PostgreSQL's array text, in
+ * one join; anything else as it is. pg would quote and escape each element with two regular
+ * expressions, about 0.2 µs per job of a completion's two arrays, for the same text.
+ */
+function keyArrayText(value: unknown): unknown {
+  if (!Array.isArray(value) || value.length === 0) return value;
+  for (const element of value) if (typeof element !== 'string' || !INTEGER_KEY.test(element)) return value;
+  return `{${value.join(',')}}`;
+}
+const INTEGER_KEY = /^-?\d+$/;
 
 /**
  * The queue's door to PostgreSQL. Hot-path statements go straight to the pg Pool behind the
@@ -77,7 +100,7 @@ export class AwaDatabase {
 
   /** Runs a statement and returns its rows. */
   async query<P extends unknown[], R>(sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>): Promise<R[]> {
-    return (await this.run(sql, values ?? [])).rows as R[];
+    return rowsOf(sql, await this.run(sql, values ?? []));
   }
 
   /** Runs a statement and returns how many rows it touched. */
@@ -226,8 +249,7 @@ export class AwaDatabase {
     sql: SqlStatement<P, R>,
     ...[values]: SqlValues<NoInfer<P>>
   ): Promise<R[]> {
-    const result = await client.query(config(sql, values ?? [], !UNNAMED_CLIENTS.has(client)));
-    return result.rows as R[];
+    return rowsOf(sql, await client.query(config(sql, values ?? [], !UNNAMED_CLIENTS.has(client))));
   }
 
   /**

@@ -10,6 +10,12 @@ declare const SQL_TYPES: unique symbol;
 export interface SqlStatement<P extends unknown[] = unknown[], R = unknown> {
   readonly name: string;
   readonly text: string;
+  /**
+   * Makes each row from its columns in order, when set: the rows are read as arrays (pg's rowMode
+   * 'array') and become objects of one fixed shape, where pg would build a dictionary-mode object per
+   * row. Only for the claim, which reads a row per job (see PlainClaimedRow).
+   */
+  readonly row?: (columns: unknown[]) => R;
   readonly [SQL_TYPES]?: { params: P; row: R };
 }
 
@@ -23,10 +29,15 @@ export type SqlParams<S> = S extends SqlStatement<infer P, unknown> ? P : never;
  * Names a statement and declares its types: `statement<[id: string], { state: JobState }>(...)`.
  * P and R default to `never`, so a statement declared without them cannot be run.
  */
-export function statement<P extends unknown[] = never, R = never>(name: string, text: string): SqlStatement<P, R> {
+export function statement<P extends unknown[] = never, R = never>(
+  name: string,
+  text: string,
+  row?: (columns: unknown[]) => R,
+): SqlStatement<P, R> {
   // Whitespace is folded into one line, so a `--` comment would swallow the rest of the statement.
   if (/--/.test(text)) throw new Error(`SQL statement ${name} contains a -- comment; put comments in TypeScript`);
-  return { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };
+  const folded = { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };
+  return row ? { ...folded, row } : folded;
 }
 
 /**

@@ -38,6 +38,28 @@ export interface ClaimedJobRow {
  */
 export type PlainClaimedRow = Omit<ClaimedJobRow, 'queue'>;
 
+/**
+ * A plain claim's row from its columns, in the order of claimJobs' SELECT. Its queue is left empty
+ * for claimBatch to set, so every claimed row has one shape from the start.
+ */
+const plainClaimedRow = (c: unknown[]): PlainClaimedRow => {
+  const row: ClaimedJobRow = {
+    id: c[0] as string,
+    kind: c[1] as string,
+    queue: '',
+    args: c[2],
+    attempt: c[3] as number,
+    max_attempts: c[4] as number,
+    priority: c[5] as number,
+    run_lease: c[6] as string,
+    created_ms: c[7] as number,
+    run_at_ms: c[8] as number,
+    traceparent: c[9] as string | null,
+    workflow_id: c[10] as string | null,
+  };
+  return row;
+};
+
 /** The attempts a fenced write changed: (job id, run lease). */
 export interface AttemptRow {
   id: string;
@@ -151,6 +173,7 @@ export const claimJobs = statement<
          ${epochMs('created_at')} AS created_ms, ${epochMs('run_at')} AS run_at_ms, traceparent,
          workflow_id::text
     FROM claimed`,
+  plainClaimedRow,
 );
 
 /**

@@ -1,6 +1,7 @@
 import { AwaMigrations } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import type { SqlValues } from '../../lib/sql/sql-statement.js';
 import type { Exec } from '../support/job-factory.js';
@@ -48,11 +49,11 @@ export async function createSqlFixture(): Promise<SqlFixture> {
     pool,
     executed,
     sql: async (text, values) => (await pool.query(text, values)).rows,
-    // The types are checked at the call sites (SqlFixture); here a statement is its name and text.
+    // The types are checked at the call sites (SqlFixture). As AwaDatabase sends it (its row
+    // factory, its key arrays), on a client or the pool, which answers query() alike.
     run: (async (statement: SqlStatement, values: unknown[] = [], on?: pg.ClientBase) => {
       executed.add(statement.name);
-      const result = await (on ?? pool).query({ name: statement.name, text: statement.text, values });
-      return result.rows;
+      return AwaDatabase.queryOn((on ?? pool) as pg.Client, statement, values);
     }) as SqlFixture['run'],
     execute: (async (statement: SqlStatement, values: unknown[] = []) => {
       executed.add(statement.name);

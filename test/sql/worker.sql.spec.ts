@@ -2,6 +2,7 @@ import { RescueErrors } from '../../lib/awa.messages.js';
 import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
 import type pg from 'pg';
+import type { SqlParams } from '../../lib/sql/sql-statement.js';
 import { execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
 import { seedJob, seedLease, seedRunning } from '../support/job-factory.js';
 import { planNodes, scanLabel, type PlanNode } from '../support/query-plan.js';
@@ -22,6 +23,34 @@ describe('worker.sql', () => {
   const countLeases = async () => Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);
 
   describe('claimJobs', () => {
+    it('makes its rows with its row factory, column for column as pg reads them (the queue left for claimBatch)', async () => {
+      const id = await seedJob(f.sql, { args: { n: 1 } });
+      const client = await f.client();
+      const values: SqlParams<typeof workerSql.claimJobs> = [
+        'default',
+        ['k'],
+        1,
+        'instance-a',
+        0,
+        ...workerSql.fromIndexStart(['k']),
+      ];
+      // The same claim twice, rolled back: once read by pg as objects, once as AwaDatabase reads it.
+      const claimOnce = async (read: () => Promise<Record<string, unknown> | undefined>) => {
+        await client.query('BEGIN');
+        try {
+          return { ...(await read()), run_lease: 'a new one each time' };
+        } finally {
+          await client.query('ROLLBACK');
+        }
+      };
+      const byPg = await claimOnce(
+        async () => (await client.query({ text: workerSql.claimJobs.text, values })).rows[0] as Record<string, unknown>,
+      );
+      const byFactory = await claimOnce(async () => (await f.run(workerSql.claimJobs, values, client))[0]);
+      expect(byPg).toMatchObject({ id, args: { n: 1 }, attempt: 1 });
+      expect(byFactory).toEqual({ ...byPg, queue: '' });
+    });
+
     it('takes jobs by priority, then run_at, then id, across available and due jobs', async () => {
       const t = new Date(Date.now() - 3_600_000);
       const at = (ms: number) => new Date(t.getTime() + ms);
@@ -109,7 +138,8 @@ describe('worker.sql', () => {
 
     it(
       'sets running, increments attempt, gives a new run lease (the clock in µs), and inserts one lease ' +
-        "with heartbeat now() and deadline now() + deadline; the rows leave out the queue (the claim's own)",
+        'with heartbeat now() and deadline now() + deadline; the rows do not read the queue (the ' +
+        "claim's own): their row factory leaves it empty for claimBatch",
       async () => {
         const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
         const retry = await seedJob(f.sql, { kind: 'k', state: 'retryable', runAtMs: -10, attempt: 2, runLease: 7 });
@@ -127,6 +157,7 @@ describe('worker.sql', () => {
           expect(byId.get(fresh)).toEqual({
             id: fresh,
             kind: 'k',
+            queue: '',
             args: { n: 1 },
             attempt: 1,
             max_attempts: 4,
