@@ -242,8 +242,10 @@ const cancelledOr = (cancelled: string, note: string) =>
 
 /**
  * Completes attempts ($1 job ids, $2 run leases). Fenced: only an attempt whose lease row still
- * exists is completed; the ids returned are the ones that were. An attempt with a stored cancel
- * request ends `cancelled` instead, whatever its handler returned.
+ * exists is completed. Returns the attempts it did NOT complete (their lease was gone, or their job
+ * no longer running): normally none, so the batch's answer is no rows, where listing the ones
+ * completed cost the server and the worker a row per job. An attempt with a stored cancel request
+ * ends `cancelled` instead, whatever its handler returned.
  */
 export const completeJobs = statement<Attempts, AttemptRow>(
   'complete_jobs',
@@ -257,7 +259,8 @@ export const completeJobs = statement<Attempts, AttemptRow>(
       errors: appendErrorWhen(CANCEL_REQUESTED, CANCELLED_TEXT),
     },
   })}
-  SELECT id::text, run_lease::text FROM finished`,
+  SELECT d.job_id::text AS id, d.run_lease::text AS run_lease FROM ${LEASE_PAIRS}
+   WHERE (d.job_id, d.run_lease) NOT IN (SELECT f.id, f.run_lease FROM finished f)`,
 );
 
 /**

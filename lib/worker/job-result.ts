@@ -34,6 +34,13 @@ export function held(jobs: InFlightJob[], rows: Array<{ id: string; run_lease: s
   return jobs.map((j) => leases.get(j.id) === j.runLease);
 }
 
+/** Which of `jobs` a fenced write that returns the attempts it missed (completeJobs) changed. */
+export function heldBut(jobs: InFlightJob[], missed: Array<{ id: string; run_lease: string }>): boolean[] {
+  if (missed.length === 0) return jobs.map(() => true);
+  const lost = new Set(missed.map((row) => leaseKey(row.id, row.run_lease)));
+  return jobs.map((j) => !lost.has(j.key));
+}
+
 /** A data exception (SQLSTATE class 22) or a program limit (54, e.g. stack depth): the data was refused. */
 export function refusedData(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

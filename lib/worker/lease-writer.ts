@@ -14,7 +14,7 @@ import { DEFAULT_QUEUE } from '../awa.constants.js';
 import { MicroBatcher, type BatchCallback } from '../util/micro-batcher.js';
 import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
-import { encodeOutput, held, refusedData, snoozeOf } from './job-result.js';
+import { encodeOutput, held, heldBut, refusedData, snoozeOf } from './job-result.js';
 import { JobTransactions } from './job-transaction.js';
 
 /**
@@ -243,7 +243,7 @@ export class LeaseWriter implements ProgressSink {
     const leases = jobs.map((j) => j.runLease);
     // The common batch, where no handler returned a value, keeps the plain statement.
     if (!jobs.some((j) => j.returned !== undefined))
-      return held(jobs, await this.lane.run(() => this.db.query(workerSql.completeJobs, [ids, leases])));
+      return heldBut(jobs, await this.lane.run(() => this.db.query(workerSql.completeJobs, [ids, leases])));
     const withOutput = () =>
       this.db.query(workerSql.completeJobsWithOutput, [
         ids,

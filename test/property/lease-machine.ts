@@ -239,7 +239,9 @@ export class LeaseMachine {
   }
 
   private async completeOne(belief: Belief): Promise<unknown[]> {
-    const rows = await this.db.run(workerSql.completeJobs, [[belief.job], [String(belief.lease)]]);
+    // It returns the attempts it missed: none means this one completed.
+    const missed = await this.db.run(workerSql.completeJobs, [[belief.job], [String(belief.lease)]]);
+    const rows = missed.length === 0 ? [{ id: belief.job }] : [];
     for (const row of rows) this.completions.set(row.id, (this.completions.get(row.id) ?? 0) + 1);
     this.stats.completed += rows.length;
     return rows;

@@ -156,9 +156,10 @@ describe('the keyed writes, planned from statistics of a nearly empty jobs and l
 
   it.each(withModes(KEYED))(
     '%s (%s plan) reads the jobs and leases of its batch once',
-    async (_name, mode, statement, values) => {
+    async (name, mode, statement, values) => {
       const plan = await explain(statement, values, mode);
-      expect(Number(plan['Actual Rows'])).toBe(BATCH);
+      // Each returns the attempts it changed, but completeJobs those it missed (none here).
+      expect(Number(plan['Actual Rows'])).toBe(name === 'completeJobs' ? 0 : BATCH);
       expect(examinedRows(plan, ['active_leases'])).toBeLessThanOrEqual(2 * BATCH);
       expect(examinedRows(plan, ['jobs'])).toBeLessThanOrEqual(2 * BATCH);
       expect(batchRowsRead(plan)).toBeLessThanOrEqual(20 * BATCH);

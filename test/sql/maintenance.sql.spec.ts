@@ -166,26 +166,28 @@ describe('maintenance.sql', () => {
   });
 
   describe('a completion racing a rescue: whichever runs second changes nothing', () => {
+    // completeJobs returns the attempts it did not complete: [] when it completed the job.
     const complete = (job: { id: string; runLease: string }, on?: Parameters<SqlFixture['run']>[2]) =>
       f.run(workerSql.completeJobs, [[job.id], [job.runLease]], on);
+    const missed = (job: { id: string; runLease: string }) => [{ id: job.id, run_lease: job.runLease }];
 
     it('rescue first: the late completion is fenced out', async () => {
       const job = await seedRunning(f.sql, { heartbeatAgeMs: HOUR });
       expect(byId(await staleRescue())).toEqual({ [job.id]: 'retryable' });
-      expect(await complete(job)).toEqual([]);
+      expect(await complete(job)).toEqual(missed(job));
       expect(await readJob(f.sql, job.id)).toMatchObject({ state: 'retryable', finalized_at: null });
     });
 
     it('completion first: the rescue finds nothing', async () => {
       const job = await seedRunning(f.sql, { heartbeatAgeMs: HOUR, deadlineInMs: -1_000, instanceId: 'dead-1' });
-      expect(await complete(job)).toHaveLength(1);
+      expect(await complete(job)).toEqual([]);
       expect(await staleRescue()).toEqual([]);
       expect(await deadlineRescue()).toEqual([]);
       expect(await orphanRescue(['dead-1'])).toEqual([]);
       expect(await readJob(f.sql, job.id)).toMatchObject({ state: 'completed', errors: [] });
     });
 
-    it('a completion blocked behind an uncommitted rescue returns nothing once the rescue commits', async () => {
+    it('a completion blocked behind an uncommitted rescue misses its attempt once the rescue commits', async () => {
       const job = await seedRunning(f.sql, { heartbeatAgeMs: HOUR });
       const rescuer = await f.client();
       const completer = await f.client();
@@ -206,7 +208,7 @@ describe('maintenance.sql', () => {
         "the completion to wait on the rescue's row lock",
       );
       await rescuer.query('COMMIT');
-      expect(await late).toEqual([]);
+      expect(await late).toEqual(missed(job));
       expect(await readJob(f.sql, job.id)).toMatchObject({
         state: 'retryable',
         errors: [{ error: 'heartbeat stale: test' }],
@@ -217,7 +219,7 @@ describe('maintenance.sql', () => {
       const job = await seedRunning(f.sql, { heartbeatAgeMs: HOUR });
       const completer = await f.client();
       await completer.query('BEGIN');
-      expect(await complete(job, completer)).toHaveLength(1);
+      expect(await complete(job, completer)).toEqual([]);
       // SKIP LOCKED: the rescue neither waits nor takes the lease the completion holds.
       expect(await staleRescue()).toEqual([]);
       await completer.query('COMMIT');

@@ -252,8 +252,10 @@ describe('worker.sql', () => {
         expect(next!.id).toBe(id);
         expect(BigInt(next!.run_lease)).toBeGreaterThan(BigInt(lostClaim!.run_lease));
         // The lost attempt, still running somewhere, completes: fenced. The new one's completion lands.
-        expect(await f.run(workerSql.completeJobs, [[id], [lostClaim!.run_lease]])).toEqual([]);
-        expect(ids(await f.run(workerSql.completeJobs, [[id], [next!.run_lease]]))).toEqual([id]);
+        expect(await f.run(workerSql.completeJobs, [[id], [lostClaim!.run_lease]])).toEqual([
+          { id, run_lease: lostClaim!.run_lease },
+        ]);
+        expect(await f.run(workerSql.completeJobs, [[id], [next!.run_lease]])).toEqual([]); // none missed
       },
     );
 
@@ -320,14 +322,14 @@ describe('worker.sql', () => {
   });
 
   describe('completeJobs', () => {
-    it('completes running attempts, deletes their leases and returns their ids', async () => {
+    it('completes running attempts, deletes their leases and returns none (it returns those it missed)', async () => {
       const a = await seedRunning(f.sql);
       const b = await seedRunning(f.sql, { attempt: 3 });
       const rows = await f.run(workerSql.completeJobs, [
         [a.id, b.id],
         [a.runLease, b.runLease],
       ]);
-      expect(ids(rows)).toEqual([a.id, b.id].sort());
+      expect(rows).toEqual([]);
       for (const { id } of [a, b]) {
         const job = await readJob(f.sql, id);
         expect(job).toMatchObject({ state: 'completed', errors: [] });
@@ -336,7 +338,7 @@ describe('worker.sql', () => {
       }
     });
 
-    it('is fenced: a wrong run_lease or a lease already gone changes nothing and is not returned', async () => {
+    it('is fenced: a wrong run_lease or a lease already gone changes nothing and is returned as missed', async () => {
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]); // rescued meanwhile
@@ -345,7 +347,11 @@ describe('worker.sql', () => {
         [wrong.id, gone.id, ok.id],
         ['1', gone.runLease, ok.runLease],
       ]);
-      expect(ids(rows)).toEqual([ok.id]);
+      expect(rows.sort((x, y) => Number(x.id) - Number(y.id))).toEqual([
+        { id: wrong.id, run_lease: '1' },
+        { id: gone.id, run_lease: gone.runLease },
+      ]);
+      expect(await readJob(f.sql, ok.id)).toMatchObject({ state: 'completed' });
       expect(await readJob(f.sql, wrong.id)).toMatchObject({ state: 'running', finalized_at: null });
       expect(await leasesOf(f.sql, wrong.id)).toEqual(['2@instance-a']);
       expect(await readJob(f.sql, gone.id)).toMatchObject({ state: 'running', finalized_at: null });
@@ -357,7 +363,7 @@ describe('worker.sql', () => {
       await f.sql(`DELETE FROM awa.active_leases WHERE job_id = $1`, [id]);
       await f.sql(`UPDATE awa.jobs SET attempt = 2, run_lease = 2 WHERE id = $1`, [id]);
       await seedLease(f.sql, id, 2, { instanceId: 'instance-b' });
-      expect(await f.run(workerSql.completeJobs, [[id], ['1']])).toEqual([]);
+      expect(await f.run(workerSql.completeJobs, [[id], ['1']])).toEqual([{ id, run_lease: '1' }]);
       expect(await readJob(f.sql, id)).toMatchObject({ state: 'running', attempt: 2, run_lease: '2' });
       expect(await leasesOf(f.sql, id)).toEqual(['2@instance-b']);
     });
@@ -441,7 +447,7 @@ describe('worker.sql', () => {
       },
     );
 
-    it('is fenced: a wrong run_lease or a lease already gone changes nothing and is not returned', async () => {
+    it('is fenced: a wrong run_lease or a lease already gone changes nothing and is returned as missed', async () => {
       const wrong = await seedRunning(f.sql, { attempt: 2, runLease: 2 });
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]);
@@ -574,7 +580,7 @@ describe('worker.sql', () => {
       const threw = await seedRunning(f.sql);
       await f.run(jobsSql.requestCancel, [done.id]);
       await f.run(jobsSql.requestCancel, [threw.id]);
-      expect(ids(await f.run(workerSql.completeJobs, [[done.id], [done.runLease]]))).toEqual([done.id]);
+      expect(await f.run(workerSql.completeJobs, [[done.id], [done.runLease]])).toEqual([]); // none missed
       expect(await f.run(workerSql.failJobs, [[threw.id], [threw.runLease], ['boom'], [1_000], [2_000]])).toEqual([
         { id: threw.id, run_lease: threw.runLease, state: 'cancelled' },
       ]);

@@ -96,7 +96,7 @@ describe('workflow.sql', () => {
     const [a, b] = await graph(['a', 'b'], [[1, 0]]);
     const lease = await claim(a!);
     await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [a]);
-    expect(await f.run(workerSql.completeJobs, [[a!], [lease]])).toEqual([]);
+    expect(await f.run(workerSql.completeJobs, [[a!], [lease]])).toEqual([{ id: a, run_lease: lease }]);
     expect(await stateOf(b!)).toBe('waiting');
     expect(await f.sql('SELECT count(*)::int AS n FROM awa.job_dependencies WHERE state IS NOT NULL')).toEqual([
       { n: 0 },
