@@ -44,15 +44,17 @@ describe('session.sql', () => {
   });
 
   describe('setLocalStatementTimeout', () => {
-    it('sets statement_timeout until the transaction ends, and stops a statement that outlives it', async () => {
+    it('sets statement_timeout and JIT off until the transaction ends, and stops a statement that outlives it', async () => {
       const client = await f.client();
+      await client.query('SET jit = on'); // the server's default
       await client.query('BEGIN');
       expect(await f.run(sessionSql.setLocalStatementTimeout, ['250'], client)).toEqual([
-        { statement_timeout: '250ms' },
+        { statement_timeout: '250ms', jit: 'off' },
       ]);
       await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
       await client.query('ROLLBACK');
       expect((await client.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '0' }]);
+      expect((await client.query('SHOW jit')).rows).toEqual([{ jit: 'on' }]);
     });
   });
 
@@ -62,8 +64,9 @@ describe('session.sql', () => {
       enable_seqscan: 'off',
       enable_bitmapscan: 'off',
       plan_cache_mode: 'force_generic_plan',
+      jit: 'off',
     };
-    it('sets statement_timeout, asynchronous commits, ordered index reads and kept plans for the whole session', async () => {
+    it('sets statement_timeout, asynchronous commits, ordered index reads, kept plans and JIT off for the whole session', async () => {
       const client = await f.client();
       expect(await f.run(sessionSql.setClaimSession, ['250'], client)).toEqual([
         { statement_timeout: '250ms', ...planned },
@@ -168,7 +171,7 @@ describe('session.sql', () => {
       const client = await f.client();
       await client.query('BEGIN');
       expect(await f.run(sessionSql.setLocalLimits, [null, '150', null], client)).toEqual([
-        { statement_timeout: '0', lock_timeout: '150ms', idle_in_transaction_session_timeout: '0' },
+        { statement_timeout: '0', lock_timeout: '150ms', idle_in_transaction_session_timeout: '0', jit: 'off' },
       ]);
       await f.sql('CREATE TABLE IF NOT EXISTS limits_probe (id int)');
       const holder = await f.client();
@@ -187,7 +190,7 @@ describe('session.sql', () => {
       const pid = (client as unknown as { processID: number }).processID;
       await client.query('BEGIN');
       expect(await f.run(sessionSql.setLocalLimits, ['5000', null, '200'], client)).toEqual([
-        { statement_timeout: '5s', lock_timeout: '0', idle_in_transaction_session_timeout: '200ms' },
+        { statement_timeout: '5s', lock_timeout: '0', idle_in_transaction_session_timeout: '200ms', jit: 'off' },
       ]);
       await waitFor(
         async () => (await f.sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0,
