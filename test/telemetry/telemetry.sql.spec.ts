@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { endedWorkflows, queueDepths, workflowCountCutoff } from '../../lib/telemetry/telemetry.sql.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
@@ -74,6 +75,28 @@ describe('telemetry.sql', () => {
     });
   });
 
+  /**
+   * Begins a transaction on `client` that no other transaction open on the test database is older
+   * than, and returns its now(). Something else may briefly hold one (it happened once in CI, 233 ms
+   * older); wait for it to end rather than assert against it. Fails naming what held it.
+   */
+  async function beginAsOldest(client: pg.Client): Promise<string> {
+    let older: unknown[] = [];
+    for (let tries = 0; tries < 100; tries++) {
+      await client.query('BEGIN');
+      const [{ started }] = (await client.query(`SELECT now()::text AS started`)).rows;
+      older = await f.sql(
+        `SELECT pid, state, xact_start::text, query FROM pg_stat_activity
+          WHERE datname = current_database() AND backend_type = 'client backend' AND xact_start < $1::timestamptz`,
+        [started],
+      );
+      if (older.length === 0) return started as string;
+      await client.query('ROLLBACK');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`an older transaction stayed open: ${JSON.stringify(older)}`);
+  }
+
   describe('ended workflows', () => {
     const COLUMNS = JOB_TABLE_COLUMNS.join(', ');
     const W = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
@@ -149,8 +172,7 @@ describe('telemetry.sql', () => {
 
     it('cuts the window at the start of the oldest open transaction, and never before the last cutoff', async () => {
       const open = await f.client();
-      await open.query('BEGIN');
-      const [{ started }] = (await open.query(`SELECT now()::text AS started`)).rows;
+      const started = await beginAsOldest(open);
       try {
         const [first] = await f.run(workflowCountCutoff, [null]);
         expect(first!.cutoff).toBe(started);
