@@ -41,9 +41,10 @@ interface Scope {
 }
 
 function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConfig {
+  const sent = values.map(keyArrayText);
   const query: QueryConfig = named
-    ? { name: sql.name, text: sql.text, values: values.map(keyArrayText) }
-    : { text: sql.text, values: values.map(keyArrayText) };
+    ? { name: sql.name, text: sql.text, values: sent }
+    : { text: sql.text, values: sent };
   if (sql.row) (query as QueryConfig & { rowMode: 'array' }).rowMode = 'array';
   return query;
 }

@@ -88,15 +88,18 @@ export const appendError = (errorText: string) =>
 /** The changed columns of a job row, each an expression over the old row `j` (see finishJobs). */
 export type JobChanges = Record<string, string> & { state: string };
 
+/** Whether job row `j`'s attempt has spent all its attempts. */
+export const LAST_ATTEMPT = 'j.attempt >= j.max_attempts';
+
 /**
  * The job-row changes of a failed attempt: retry with backoff, or fail for good; `cancelled`
  * (a boolean expression, e.g. the deleted lease's cancel_requested) ends it cancelled instead.
  */
 export const failChanges = (errorText: string, baseMs: string, capMs: string, cancelled = 'false'): JobChanges => ({
-  state: `CASE WHEN ${cancelled} THEN 'cancelled' WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'retryable' END`,
-  run_at: `CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN j.run_at
+  state: `CASE WHEN ${cancelled} THEN 'cancelled' WHEN ${LAST_ATTEMPT} THEN 'failed' ELSE 'retryable' END`,
+  run_at: `CASE WHEN ${cancelled} OR ${LAST_ATTEMPT} THEN j.run_at
                 ELSE ${retryAt('j.attempt', baseMs, capMs)} END`,
-  finalized_at: `CASE WHEN ${cancelled} OR j.attempt >= j.max_attempts THEN now() END`,
+  finalized_at: `CASE WHEN ${cancelled} OR ${LAST_ATTEMPT} THEN now() END`,
   shutdown_releases: '0',
   errors: appendError(errorText),
 });

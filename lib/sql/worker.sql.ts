@@ -1,7 +1,16 @@
 import { AWA_JOBS_CHANNEL } from '../awa.constants.js';
 import { RescueErrors } from '../awa.messages.js';
 import type { JobState } from '../interfaces/job.interface.js';
-import { appendError, failChanges, millis, pairAmong, retryAt, statement, unnestHidden } from './sql-statement.js';
+import {
+  LAST_ATTEMPT,
+  appendError,
+  failChanges,
+  millis,
+  pairAmong,
+  retryAt,
+  statement,
+  unnestHidden,
+} from './sql-statement.js';
 import { changeJobs, jobAmong } from './job-history.sql.js';
 import { lockFlowKeys } from './flow-keys.sql.js';
 
@@ -221,8 +230,6 @@ const inputValue = (column: string, id = 'j.id') => `((SELECT v.m FROM input_val
 
 /** Whether job row `j`'s attempt, released in this statement, had a cancel request (see jobAmong). */
 const CANCEL_REQUESTED = jobAmong('released', 'p.cancel_requested');
-/** Whether job row `j`'s attempt has spent all its attempts. */
-const LAST_ATTEMPT = 'j.attempt >= j.max_attempts';
 /** A release's: whether the attempt's handler had started (a shutdown release), from the batch's `started`. */
 const RELEASE_STARTED = `(${inputValue('started')})::boolean`;
 /** A release's: whether it spends the attempt (the SHUTDOWN_RELEASE_LIMIT-th in a row of a started one). */
