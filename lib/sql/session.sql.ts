@@ -89,6 +89,15 @@ export const setClaimSession = statement<
          ${JIT_OFF(false)}`,
 );
 
+/**
+ * The settings of the instance's lease connection (see LeaseConnection), for its whole session:
+ * statement_timeout $1 (ms as text, '0': none) and JIT off (JIT_OFF). Its commits stay synchronous.
+ */
+export const setLeaseSession = statement<[statementTimeout: string], { statement_timeout: string; jit: string }>(
+  'set_lease_session',
+  `SELECT set_config('statement_timeout', $1::text, false) AS statement_timeout, ${JIT_OFF(false)}`,
+);
+
 /** LISTEN on one of the queue's channels (identifiers cannot be parameters; channels are constants). */
 export const listen = (channel: string) =>
   statement<[]>(`listen_${channel}`, `LISTEN "${channel.replace(/"/g, '""')}"`);

@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { AWA_OPTIONS } from '../awa.constants.js';
 import { AwaMessages, JobValueMessages } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { flowSql, workerSql } from '../sql/index.js';
+import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
 import { dependencyResults } from '../sql/workflow.sql.js';
 import type { DependencyReader } from './dependency-results.js';
 import { completeWithSteps, encodeSteps, type EncodedSteps } from './step-completion.js';
@@ -16,6 +17,7 @@ import { SerialLane } from '../util/serial-lane.js';
 import { leaseKey, type InFlightJob, type ProgressSink } from './in-flight-job.js';
 import { encodeOutput, held, heldBut, refusedData, snoozeOf } from './job-result.js';
 import { JobTransactions } from './job-transaction.js';
+import { LeaseConnection } from './lease-connection.js';
 
 /**
  * Connections a heartbeat tick spreads its chunks over. The server's per-row work dominates a tick
@@ -43,8 +45,10 @@ export interface FailRequest {
  * go through one serial lane, so the instance never deadlocks with itself on its own lease rows.
  */
 @Injectable()
-export class LeaseWriter implements ProgressSink {
+export class LeaseWriter implements ProgressSink, OnApplicationShutdown {
   private readonly lane = new SerialLane();
+  /** The batched writes' own connection (direct mode), else the pool: see LeaseConnection. */
+  private readonly connection: LeaseConnection;
   private readonly logger = new Logger('AwaLeaseWriter');
   private readonly completions = new MicroBatcher<InFlightJob, boolean>((jobs) =>
     this.persist(() => this.writeCompletions(jobs)),
@@ -70,6 +74,22 @@ export class LeaseWriter implements ProgressSink {
     private readonly explorer: AwaExplorer,
   ) {
     this.transactions = new JobTransactions(db, options);
+    this.connection = new LeaseConnection(db, options);
+  }
+
+  /** Ends the lease connection once the last results are written (WorkerService.stop), or at shutdown. */
+  closeConnection(): void {
+    this.connection.close();
+  }
+
+  onApplicationShutdown(): void {
+    this.closeConnection();
+  }
+
+  /** A batched write, on the lease connection when it is free, else on the pool. */
+  private write<P extends unknown[], R>(sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>): Promise<R[]> {
+    const args = [values] as SqlValues<NoInfer<P>>;
+    return this.connection.query(sql, ...args) ?? this.db.query(sql, ...args);
   }
 
   get maxProgressBytes(): number {
@@ -146,7 +166,7 @@ export class LeaseWriter implements ProgressSink {
     const retry = jobs.map((j) => this.options.queues.get(j.row.queue));
     return this.persist(async () => {
       const rows = await this.lane.run(() =>
-        this.db.query(workerSql.releaseJobs, [
+        this.write(workerSql.releaseJobs, [
           jobs.map((j) => j.id),
           jobs.map((j) => j.runLease),
           reason,
@@ -178,7 +198,7 @@ export class LeaseWriter implements ProgressSink {
   cancel(job: InFlightJob, reason: string): Promise<boolean> {
     return this.persist(async () => {
       const rows = await this.lane.run(() =>
-        this.db.query(workerSql.cancelRunningJobs, [[job.id], [job.runLease], reason]),
+        this.write(workerSql.cancelRunningJobs, [[job.id], [job.runLease], reason]),
       );
       return rows.length > 0;
     });
@@ -191,7 +211,7 @@ export class LeaseWriter implements ProgressSink {
   rateLimit(job: InFlightJob, retryAfterMs: number, flow: boolean, keyed: boolean): Promise<string | null> {
     return this.persist(async () => {
       const rows = await this.lane.run(() =>
-        this.db.query(flowSql.rateLimitJob, [job.id, job.runLease, retryAfterMs, flow, keyed]),
+        this.write(flowSql.rateLimitJob, [job.id, job.runLease, retryAfterMs, flow, keyed]),
       );
       return rows[0]?.state ?? null;
     });
@@ -229,7 +249,7 @@ export class LeaseWriter implements ProgressSink {
 
   private async writeStarts(requests: Array<{ job: InFlightJob; deadlineMs: number }>): Promise<void[]> {
     await this.lane.run(() =>
-      this.db.query(workerSql.startLeases, [
+      this.write(workerSql.startLeases, [
         requests.map((r) => r.job.id),
         requests.map((r) => r.job.runLease),
         requests.map((r) => r.deadlineMs),
@@ -243,9 +263,9 @@ export class LeaseWriter implements ProgressSink {
     const leases = jobs.map((j) => j.runLease);
     // The common batch, where no handler returned a value, keeps the plain statement.
     if (!jobs.some((j) => j.returned !== undefined))
-      return heldBut(jobs, await this.lane.run(() => this.db.query(workerSql.completeJobs, [ids, leases])));
+      return heldBut(jobs, await this.lane.run(() => this.write(workerSql.completeJobs, [ids, leases])));
     const withOutput = () =>
-      this.db.query(workerSql.completeJobsWithOutput, [
+      this.write(workerSql.completeJobsWithOutput, [
         ids,
         leases,
         jobs.map((j) => j.outputJson ?? null),
@@ -272,7 +292,7 @@ export class LeaseWriter implements ProgressSink {
   private async writeSnoozes(jobs: InFlightJob[]): Promise<boolean[]> {
     const caps = jobs.map((j) => this.options.queues.get(j.row.queue)?.maxSnoozes ?? 0);
     const rows = await this.lane.run(() =>
-      this.db.query(workerSql.snoozeJobs, [
+      this.write(workerSql.snoozeJobs, [
         jobs.map((j) => j.id),
         jobs.map((j) => j.runLease),
         jobs.map((j) => snoozeOf(j)!.delayMs),
@@ -294,7 +314,7 @@ export class LeaseWriter implements ProgressSink {
     }
     const write = (from: number, to: number) =>
       this.lane.run(() =>
-        this.db.query(workerSql.writeProgress, [
+        this.write(workerSql.writeProgress, [
           batch.slice(from, to).map((j) => j.id),
           batch.slice(from, to).map((j) => j.runLease),
           values.slice(from, to),
@@ -316,7 +336,7 @@ export class LeaseWriter implements ProgressSink {
 
   private async writeFailures(requests: FailRequest[]): Promise<Array<JobState | null>> {
     const rows = await this.lane.run(() =>
-      this.db.query(workerSql.failJobs, [
+      this.write(workerSql.failJobs, [
         requests.map((r) => r.job.id),
         requests.map((r) => r.job.runLease),
         requests.map((r) => r.error),

@@ -83,6 +83,7 @@ export class WorkerService {
     }
     // Every settled handler's result is written (its batch flushed) before the instance goes.
     await Promise.all(workers.map((w) => w.settleWrites()));
+    this.writer.closeConnection();
     this.workers.clear();
   }
 

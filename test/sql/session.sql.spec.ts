@@ -81,6 +81,21 @@ describe('session.sql', () => {
     });
   });
 
+  describe('setLeaseSession', () => {
+    it('sets statement_timeout and JIT off for the whole session, and leaves commits synchronous', async () => {
+      const client = await f.client();
+      expect(await f.run(sessionSql.setLeaseSession, ['250'], client)).toEqual([
+        { statement_timeout: '250ms', jit: 'off' },
+      ]);
+      await client.query('BEGIN');
+      await client.query('COMMIT'); // a session setting, not a transaction's: it outlives the commit
+      expect((await client.query('SHOW jit')).rows).toEqual([{ jit: 'off' }]);
+      expect((await client.query('SHOW synchronous_commit')).rows).toEqual([{ synchronous_commit: 'on' }]);
+      await expect(client.query('SELECT pg_sleep(30)')).rejects.toThrow(/canceling statement due to statement timeout/);
+      expect(await f.run(sessionSql.setLeaseSession, ['0'], client)).toEqual([{ statement_timeout: '0', jit: 'off' }]);
+    });
+  });
+
   /** The scans of awa.jobs in an `EXPLAIN (FORMAT JSON)` result (its writes left out). */
   const jobsScans = (rows: Array<Record<string, unknown>>): string[] =>
     readsOf(explainedPlan(rows), 'jobs').map(scanLabel);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer } from 'nestjs-awa';
 import { useAppPerTest } from '../support/block-app.js';
-import { queryOnce } from '../support/test-database.js';
+import { dedicatedBackends, expectReopenedAfterLoss } from '../support/dedicated-connections.js';
 import { waitFor } from '../support/test-app.js';
 
 @Injectable()
@@ -26,22 +26,13 @@ class RatedCounter {
   }
 }
 
-interface Backend {
-  pid: number;
-  query: string;
-}
-
 /**
  * The instance's claim connection (ClaimConnection): plain claims go through a connection of its
  * own (application_name `awa-claims`), in direct mode only.
  */
 describe('the claim connection', () => {
   const apps = useAppPerTest();
-  const claimBackends = () =>
-    queryOnce<Backend>(
-      apps.db.url,
-      `SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'awa-claims'`,
-    );
+  const claimBackends = () => dedicatedBackends(apps.db.url, 'awa-claims');
 
   async function runJobs(app: TestingModule, n: number, kind = 'claimed.plain'): Promise<void> {
     const counter = kind === 'claimed.plain' ? app.get(Counter) : app.get(RatedCounter);
@@ -68,27 +59,8 @@ describe('the claim connection', () => {
   it('is opened again after its connection is lost, and claims go on meanwhile', async () => {
     const app = await apps.start({ providers: [Counter] });
     await runJobs(app, 2);
-    await waitFor(async () => (await claimBackends()).length === 1, 15_000, 'the claim connection');
-    const [lost] = await claimBackends();
-    await queryOnce(apps.db.url, 'SELECT pg_terminate_backend($1)', [lost!.pid]);
-    await waitFor(
-      async () => !(await claimBackends()).some((b) => b.pid === lost!.pid),
-      15_000,
-      'the lost claim connection to end',
-    );
     // Claims go through the pool until it is back; then through the new one.
-    for (let i = 0; i < 20 && !(await claimBackends()).some((b) => b.pid !== lost!.pid); i++) await runJobs(app, 2);
-    await waitFor(
-      async () => (await claimBackends()).some((b) => b.pid !== lost!.pid),
-      15_000,
-      'a new claim connection',
-    );
-    await runJobs(app, 5);
-    await waitFor(
-      async () => (await claimBackends()).some((b) => b.pid !== lost!.pid && b.query.includes('awa.jobs')),
-      15_000,
-      'a claim on the new claim connection',
-    );
+    await expectReopenedAfterLoss(apps.db.url, 'awa-claims', 'awa.jobs', (n) => runJobs(app, n));
   });
 
   it('is not used behind a transaction pooler, nor for a rate-limited queue', async () => {
