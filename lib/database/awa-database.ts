@@ -7,6 +7,7 @@ import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { sessionSql } from '../sql/index.js';
 import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
+import { SqlState, sqlStateOf } from './sql-state.js';
 import { pgPoolOf } from './typeorm-adapter.js';
 
 /** How long a dedicated connection may take to connect when the DataSource sets no limit. */
@@ -81,6 +82,8 @@ export class AwaDatabase {
   readonly named: boolean;
   /** Pooler mode: the client of a fenced leader transaction that query()/execute() run on (see bound). */
   private readonly scope = new AsyncLocalStorage<Scope>();
+  /** Direct mode: whether query()/execute() send each statement in a transaction of its own (see inOwnTransactions). */
+  private readonly ownTransactions = new AsyncLocalStorage<{ open: boolean }>();
   private readonly guarded = new WeakSet<PoolClient>();
 
   constructor(
@@ -128,6 +131,23 @@ export class AwaDatabase {
     }
   }
 
+  /**
+   * Runs `body` with each statement it sends through query() and execute() in a transaction of its
+   * own, which carries statementTimeout on the server and JIT off (setLocalStatementTimeout): the
+   * leader's maintenance in direct mode. Its statements read large tables, and a lull's statistics
+   * can price them past jit_above_cost; on the app's pooled sessions a stale-heartbeat rescue was
+   * compiled for 3 s at a time in a soak. Three more round trips per statement, a few per tick. Only
+   * while `body` runs (as bound).
+   */
+  async inOwnTransactions<T>(body: () => Promise<T>): Promise<T> {
+    const scope = { open: true };
+    try {
+      return await this.ownTransactions.run(scope, body);
+    } finally {
+      scope.open = false;
+    }
+  }
+
   /** The client of the fenced transaction this call runs in, if any. */
   private scoped(): PoolClient | undefined {
     const scope = this.scope.getStore();
@@ -147,6 +167,7 @@ export class AwaDatabase {
     const scoped = this.scoped();
     if (scoped) return scoped.query(query);
     const timeout = this.options.statementTimeout;
+    if (this.ownTransactions.getStore()?.open) return this.transaction((client) => this.runLocal(client, sql, query));
     if (timeout === 0) return this.pool.query(query);
     const client = await this.checkout();
     try {
@@ -171,6 +192,20 @@ export class AwaDatabase {
           .catch(() => undefined);
       }
       throw new StatementTimeoutError(sql.name, timeout, { cause: error });
+    }
+  }
+
+  /** A statement inside an open transaction, whose SET LOCAL statement_timeout the server enforces. */
+  private async runLocal(
+    client: PoolClient,
+    sql: SqlStatement,
+    query: QueryConfig,
+  ): Promise<QueryResult<QueryResultRow>> {
+    try {
+      return await client.query(query);
+    } catch (error) {
+      if (sqlStateOf(error) !== SqlState.queryCanceled || this.options.statementTimeout === 0) throw error;
+      throw new StatementTimeoutError(sql.name, this.options.statementTimeout, { cause: error });
     }
   }
 

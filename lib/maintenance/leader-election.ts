@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
 import { AwaMessages } from '../awa.messages.js';
+import type { AwaDatabase } from '../database/awa-database.js';
 import { InstanceSession } from '../instance/instance-session.js';
 import { leaderSql } from '../sql/index.js';
 import type { MaintenanceLeader } from './maintenance-leader.js';
@@ -15,7 +16,10 @@ export class LeaderElection implements MaintenanceLeader {
   private leader = false;
   private readonly logger = new Logger('AwaLeader');
 
-  constructor(private readonly session: InstanceSession) {
+  constructor(
+    private readonly session: InstanceSession,
+    private readonly db: AwaDatabase,
+  ) {
     this.session.onDisconnect(() => {
       if (this.leader) this.logger.warn(AwaMessages.leaderLost(this.session.id, 'session lost'));
       this.leader = false;
@@ -41,9 +45,12 @@ export class LeaderElection implements MaintenanceLeader {
     return this.leader;
   }
 
-  /** The lock is the fence: a leader that lost its session has lost it, and isLeader says so. */
+  /**
+   * The lock is the fence: a leader that lost its session has lost it, and isLeader says so. Each
+   * statement of the work runs in a transaction of its own, with JIT off (AwaDatabase.inOwnTransactions).
+   */
   async fenced<T>(work: () => Promise<T>): Promise<T | undefined> {
-    return this.isLeader ? work() : undefined;
+    return this.isLeader ? this.db.inOwnTransactions(work) : undefined;
   }
 
   async resign(): Promise<void> {

@@ -16,6 +16,6 @@ export const maintenanceLeaderProvider: Provider = {
   useFactory: (options: ResolvedAwaOptions, db: AwaDatabase, session: InstanceSession): MaintenanceLeader =>
     options.connectionMode === 'transaction-pooler'
       ? new RowLeaseLeader(db, session, options)
-      : new LeaderElection(session),
+      : new LeaderElection(session, db),
   inject: [AWA_OPTIONS, AwaDatabase, InstanceSession],
 };
