@@ -41,6 +41,16 @@ interface Scope {
   open: boolean;
 }
 
+/**
+ * The error to throw for a statement `name` that failed on a session or in a transaction carrying
+ * statement_timeout (`timeoutMs`, 0: none): the server's cancel as a StatementTimeoutError naming
+ * it, anything else as it is.
+ */
+export function serverTimeoutOr(error: unknown, name: string, timeoutMs: number): unknown {
+  if (timeoutMs === 0 || sqlStateOf(error) !== SqlState.queryCanceled) return error;
+  return new StatementTimeoutError(name, timeoutMs, { cause: error });
+}
+
 function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConfig {
   const sent = values.map(keyArrayText);
   const query: QueryConfig = named
@@ -204,8 +214,7 @@ export class AwaDatabase {
     try {
       return await client.query(query);
     } catch (error) {
-      if (sqlStateOf(error) !== SqlState.queryCanceled || this.options.statementTimeout === 0) throw error;
-      throw new StatementTimeoutError(sql.name, this.options.statementTimeout, { cause: error });
+      throw serverTimeoutOr(error, sql.name, this.options.statementTimeout);
     }
   }
 

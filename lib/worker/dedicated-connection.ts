@@ -1,7 +1,6 @@
 import type { Client } from 'pg';
-import { AwaDatabase } from '../database/awa-database.js';
+import { AwaDatabase, serverTimeoutOr } from '../database/awa-database.js';
 import { SqlState, sqlStateOf } from '../database/sql-state.js';
-import { StatementTimeoutError } from '../errors/statement-timeout.error.js';
 import { discardClient } from '../instance/pooler-probe.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
@@ -60,10 +59,9 @@ export class DedicatedConnection {
       (error: unknown) => {
         clearTimeout(stalled);
         this.busy = false;
-        if (sqlStateOf(error) === SqlState.queryCanceled)
-          throw new StatementTimeoutError(sql.name, this.options.statementTimeout, { cause: error });
-        this.drop(client); // a broken connection (or an unknown state): the next statement opens a new one
-        throw error;
+        // Cancelled, the session is sound; else a broken connection (or an unknown state): the next statement opens a new one.
+        if (sqlStateOf(error) !== SqlState.queryCanceled) this.drop(client);
+        throw serverTimeoutOr(error, sql.name, this.options.statementTimeout);
       },
     );
   }
