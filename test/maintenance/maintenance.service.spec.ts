@@ -33,6 +33,9 @@ describe('MaintenanceService', () => {
         heartbeatStaleAfter: 30_000,
         maintenanceInterval: 3_600_000,
         orphanSweepInterval: 3_600_000,
+        // The schedule tick asks for leadership too: with its default (1 s) the follower could take
+        // over while the leader's app was still closing, before the test's own sweep.
+        scheduleInterval: 3_600_000,
         // Long enough that a job rescued in a sweep is not also promoted by that sweep.
         queues: { default: { retryBaseDelay: 60_000, retryMaxDelay: 60_000 } },
       },
