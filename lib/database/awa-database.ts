@@ -247,8 +247,10 @@ export class AwaDatabase {
   private async setLimits(client: PoolClient, limits: TransactionLimits | undefined): Promise<void> {
     const statementTimeout = this.options.statementTimeout > 0 ? String(this.options.statementTimeout) : null;
     if (limits === undefined) {
+      // Without a statement timeout (0) the limits are left as the role has them, but JIT still goes off.
       if (statementTimeout !== null)
         await AwaDatabase.queryOn(client, sessionSql.setLocalStatementTimeout, [statementTimeout]);
+      else await AwaDatabase.queryOn(client, sessionSql.setLocalLimits, [null, null, null]);
       return;
     }
     const ms = (value: number | undefined) => (value === undefined ? null : String(value));

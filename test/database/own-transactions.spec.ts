@@ -54,6 +54,24 @@ describe('AwaDatabase.inOwnTransactions', () => {
     expect(after!.jit).toBe('off');
   });
 
+  it("turns JIT off also without a statement timeout, leaving the role's own timeout as it is", async () => {
+    await dataSource.query(`ALTER DATABASE "${db.name}" SET statement_timeout = '7s'`);
+    const fresh = new DataSource({ type: 'postgres', url: db.url, logging: false });
+    await fresh.initialize();
+    try {
+      const untimed = new AwaDatabase(fresh, resolveAwaOptions({ statementTimeout: 0 }));
+      const [inside] = await untimed.inOwnTransactions(() => untimed.query(settings));
+      expect(inside).toEqual({ jit: 'off', statement_timeout: '7s' });
+      const [inTransaction] = await untimed.transaction((client) => AwaDatabase.queryOn(client, settings));
+      expect(inTransaction).toEqual({ jit: 'off', statement_timeout: '7s' });
+      const [outside] = await untimed.query(settings);
+      expect(outside).toEqual({ jit: 'on', statement_timeout: '7s' });
+    } finally {
+      await fresh.destroy();
+      await dataSource.query(`ALTER DATABASE "${db.name}" RESET statement_timeout`);
+    }
+  });
+
   it('sends a continuation left behind by the body to the pool as it is, once the body is over', async () => {
     let later: Promise<unknown> | undefined;
     let release!: () => void;
