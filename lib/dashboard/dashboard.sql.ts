@@ -4,7 +4,12 @@ import { JOB_COLUMNS, type JobRow } from '../sql/jobs.sql.js';
 import { statement } from '../sql/sql-statement.js';
 
 /** Milliseconds from timestamp expression `expr` to now, on the database clock. */
-const ageMs = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::float8`;
+/**
+ * How long ago `expr` was, in ms, by the clock at execution: now() is fixed when the statement's
+ * transaction starts, and a heartbeat that commits before its snapshot (a loaded server plans the
+ * statement in between) would look younger than zero.
+ */
+const ageMs = (expr: string) => `(extract(epoch FROM clock_timestamp() - ${expr}) * 1000)::float8`;
 
 /** Completed and failed jobs of one queue in one minute; queue NULL for a minute without any. */
 export interface ThroughputRow {
