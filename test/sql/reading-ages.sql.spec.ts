@@ -1,10 +1,10 @@
 import * as dashboardSql from '../../lib/dashboard/dashboard.sql.js';
-import { instancesSql, queueCountsSql } from '../../lib/sql/index.js';
+import { instancesSql, jobEventsSql, queueCountsSql, workerSql } from '../../lib/sql/index.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 /**
- * The ages the dashboard and QueueAdmin show. A reading's transaction can start before a write that
+ * The ages the dashboard, QueueAdmin and the durable events' lag show. A reading's transaction can start before a write that
  * commits ahead of its snapshot: PostgreSQL fixes now() when the statement's transaction starts,
  * and a loaded server plans the statement in between (a CI run showed an instance's heartbeat age
  * as -22 ms). These ages are taken from the clock at execution, after the snapshot, so none is
@@ -53,5 +53,18 @@ describe('ages read for display', () => {
     const available = rows.find((r) => r.name === 'q-ages' && r.state === 'available');
     expect(available).toMatchObject({ count: 1 });
     expect(available!.oldest_available_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("durable events: a group's lag behind an event stored after the reading began is not below zero", async () => {
+    await f.run(jobEventsSql.storeSubscriptions, ['g', ['completed'], ['*'], ['%'], ['*']]);
+    const [lag] = await readAfter(
+      async () => {
+        const job = await seedRunning(f.sql);
+        await f.run(workerSql.completeJobs, [[job.id], [job.runLease]]);
+      },
+      (reader) => f.run(jobEventsSql.groupLag, [1000], reader),
+    );
+    expect(lag).toMatchObject({ group: 'g', lag_events: 1 });
+    expect(lag!.lag_ms).toBeGreaterThanOrEqual(0);
   });
 });
