@@ -1,15 +1,7 @@
 import { MAINTENANCE_LEASE, MAINTENANCE_LOCK_KEY } from '../awa.constants.js';
 import { LIVENESS_LOCK_NAMESPACE } from '../sql/instances.sql.js';
 import { JOB_COLUMNS, type JobRow } from '../sql/jobs.sql.js';
-import { statement } from '../sql/sql-statement.js';
-
-/** Milliseconds from timestamp expression `expr` to now, on the database clock. */
-/**
- * How long ago `expr` was, in ms, by the clock at execution: now() is fixed when the statement's
- * transaction starts, and a heartbeat that commits before its snapshot (a loaded server plans the
- * statement in between) would look younger than zero.
- */
-const ageMs = (expr: string) => `(extract(epoch FROM clock_timestamp() - ${expr}) * 1000)::float8`;
+import { msAgo, statement } from '../sql/sql-statement.js';
 
 /** Completed and failed jobs of one queue in one minute; queue NULL for a minute without any. */
 export interface ThroughputRow {
@@ -115,7 +107,7 @@ export interface LeaseRow {
 export const jobLease = statement<[id: string], LeaseRow>(
   'dashboard_job_lease',
   `
-  SELECT instance_id, run_lease::text, claimed_at, heartbeat_at, ${ageMs('heartbeat_at')} AS heartbeat_age_ms,
+  SELECT instance_id, run_lease::text, claimed_at, heartbeat_at, ${msAgo('heartbeat_at')} AS heartbeat_age_ms,
          deadline_at
     FROM awa.active_leases WHERE job_id = $1::bigint
    ORDER BY run_lease DESC`,
@@ -155,7 +147,7 @@ export const listInstances = statement<[], InstanceRow>(
     SELECT instance_id, count(*)::int AS leases FROM awa.active_leases GROUP BY instance_id
   )
   SELECT i.id, i.hostname, i.pid, i.queues, i.started_at, i.heartbeat_at,
-         ${ageMs('i.heartbeat_at')} AS heartbeat_age_ms,
+         ${msAgo('i.heartbeat_at')} AS heartbeat_age_ms,
          coalesce(n.leases, 0) AS leases,
          (EXISTS (SELECT FROM awa.leader r
                    WHERE r.name = '${MAINTENANCE_LEASE}' AND r.holder = i.id AND r.expires_at > now())

@@ -250,18 +250,16 @@ export class AwaDatabase {
 
   private async setLimits(client: PoolClient, limits: TransactionLimits | undefined): Promise<void> {
     const statementTimeout = this.options.statementTimeout > 0 ? String(this.options.statementTimeout) : null;
-    if (limits === undefined) {
-      // Without a statement timeout (0) the limits are left as the role has them, but JIT still goes off.
-      if (statementTimeout !== null)
-        await AwaDatabase.queryOn(client, sessionSql.setLocalStatementTimeout, [statementTimeout]);
-      else await AwaDatabase.queryOn(client, sessionSql.setLocalLimits, [null, null, null]);
+    if (limits === undefined && statementTimeout !== null) {
+      await AwaDatabase.queryOn(client, sessionSql.setLocalStatementTimeout, [statementTimeout]);
       return;
     }
+    // Also with no limit to set (statementTimeout 0): the limits stay as the role has them, JIT goes off.
     const ms = (value: number | undefined) => (value === undefined ? null : String(value));
     await AwaDatabase.queryOn(client, sessionSql.setLocalLimits, [
       statementTimeout,
-      ms(limits.lockTimeout),
-      ms(limits.idleTimeout),
+      ms(limits?.lockTimeout),
+      ms(limits?.idleTimeout),
     ]);
   }
 

@@ -1,4 +1,4 @@
-import { millis, statement } from './sql-statement.js';
+import { millis, msAgo, statement } from './sql-statement.js';
 
 /*
  * Durable job events (migration AwaJobEvents, docs/durable-events.md): written by the statement that
@@ -237,7 +237,7 @@ export interface GroupLagRow {
   last_error: string | null;
   /** Subscribed events after the position, counted up to $1. */
   lag_events: number;
-  /** Age of the oldest of them in ms, 0 if none, by the clock at execution (never below zero). */
+  /** Age of the oldest of them in ms (see msAgo), 0 if none. */
   lag_ms: number;
 }
 
@@ -250,7 +250,7 @@ export const groupLag = statement<[cap: number], GroupLagRow>(
             SELECT FROM awa.job_events e
              WHERE (e.tx, e.id) > (p.position_tx, p.position_id) AND ${SUBSCRIBED('p."group"')} LIMIT $1) c)::int
            AS lag_events,
-         coalesce((SELECT extract(epoch FROM clock_timestamp() - e.at) * 1000 FROM awa.job_events e
+         coalesce((SELECT ${msAgo('e.at')} FROM awa.job_events e
                     WHERE (e.tx, e.id) > (p.position_tx, p.position_id) AND ${SUBSCRIBED('p."group"')}
                     ORDER BY e.tx, e.id LIMIT 1), 0)::float8 AS lag_ms
     FROM awa.event_group_positions p

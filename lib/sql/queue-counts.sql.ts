@@ -1,5 +1,5 @@
 import type { JobState } from '../interfaces/job.interface.js';
-import { statement } from './sql-statement.js';
+import { msAgo, statement } from './sql-statement.js';
 
 /*
  * What the dashboard's overview and QueueAdmin.queueStates read on each refresh (lib/admin/queue-counts.ts):
@@ -14,7 +14,7 @@ export interface QueueWaitingRow {
   state: JobState | null;
   count: number;
   oldest_available_at: Date | null;
-  /** Age of the oldest available job on the database clock (at execution), in ms. */
+  /** Age of the oldest available job on the database clock (at execution, see msAgo), in ms. */
   oldest_available_ms: number | null;
 }
 
@@ -24,9 +24,7 @@ export interface QueueWaitingRow {
  * pause, and its exact counts of the unfinished states with the run_at of its oldest available
  * job. It reads only unfinished jobs, through jobs_claim_kind_idx (available), jobs_due_kind_idx
  * (scheduled, retryable) and the leases (running): its cost follows the backlog, never the number
- * of finished jobs kept (see finishedSample and estimateJobs for those). The oldest job's age is
- * taken at execution (clock_timestamp), not at now(): a job enqueued after this statement's
- * transaction began can commit before its snapshot, and would look as if it waited less than zero.
+ * of finished jobs kept (see finishedSample and estimateJobs for those).
  */
 export const queueWaitingCounts = statement<[queues: string[]], QueueWaitingRow>(
   'admin_queue_waiting_counts',
@@ -49,7 +47,7 @@ export const queueWaitingCounts = statement<[queues: string[]], QueueWaitingRow>
      WHERE schemaname = 'awa' AND (tablename = 'jobs' OR tablename LIKE 'job\\_history\\_%') AND attname = 'queue'
   )
   SELECT n.name, q.paused_at, w.state, coalesce(w.n, 0) AS count, w.oldest AS oldest_available_at,
-         (extract(epoch FROM clock_timestamp() - w.oldest) * 1000)::float8 AS oldest_available_ms
+         ${msAgo('w.oldest')} AS oldest_available_ms
     FROM names n LEFT JOIN waiting w ON w.queue = n.name LEFT JOIN awa.queues q ON q.name = n.name
    ORDER BY n.name, w.state`,
 );

@@ -75,6 +75,13 @@ export const pairAmong = (pair: string, from: string, alias: string, where?: str
 export const millis = (expr: string) => `(${expr})::float8 * interval '1 millisecond'`;
 
 /**
+ * How long ago timestamp `expr` was, in ms (float8), for display: by the clock at execution, not
+ * now(). now() is fixed when the statement's transaction starts, and a write that commits before
+ * its snapshot (a loaded server plans the statement in between) would look younger than zero.
+ */
+export const msAgo = (expr: string) => `(extract(epoch FROM clock_timestamp() - ${expr}) * 1000)::float8`;
+
+/**
  * When a failed attempt runs again: base * 2^(attempt-1), plus up to 25% jitter, capped.
  * One formula for worker failures and maintenance rescues.
  */

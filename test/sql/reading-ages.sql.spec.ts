@@ -4,11 +4,12 @@ import { seedJob, seedRunning } from '../support/job-factory.js';
 import { useSqlFixture } from './sql-fixture.js';
 
 /**
- * The ages the dashboard, QueueAdmin and the durable events' lag show. A reading's transaction can start before a write that
- * commits ahead of its snapshot: PostgreSQL fixes now() when the statement's transaction starts,
- * and a loaded server plans the statement in between (a CI run showed an instance's heartbeat age
- * as -22 ms). These ages are taken from the clock at execution, after the snapshot, so none is
- * negative. Each reading below runs in a transaction that starts first, as such a statement's does.
+ * The ages the dashboard, QueueAdmin and the durable events' lag show (msAgo). A reading's
+ * transaction can start before a write that commits ahead of its snapshot: PostgreSQL fixes now()
+ * when the statement's transaction starts, and a loaded server plans the statement in between (a CI
+ * run showed an instance's heartbeat age as -22 ms). These ages are taken from the clock at
+ * execution, after the snapshot, so none is negative. Each reading below runs in a transaction that
+ * starts first, as such a statement's does.
  */
 describe('ages read for display', () => {
   const f = useSqlFixture();
