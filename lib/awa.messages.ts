@@ -96,6 +96,8 @@ export const AwaMessages = {
   /** The leader analyzed a hot table whose planner statistics were far off its size. */
   reanalyzed: (table: string, planned: number, live: number) =>
     `planner statistics: analyzed awa.${table} (planned for ${planned} row(s), ${live} live)`,
+  vacuumed: (table: string, dead: number, left: number) =>
+    `hot table vacuum: vacuumed awa.${table} (${dead} dead row(s), ${left} left for open snapshots)`,
   /** A periodic tick (heartbeat, maintenance, leader election) failed; the next one tries again. */
   tickFailed: (what: string, error: string) => `${what} failed: ${error}`,
   /** Any other operation of the queue failed (a claim, a result write, a reconnect). */

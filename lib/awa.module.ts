@@ -29,6 +29,7 @@ import { PromotionTask } from './maintenance/tasks/promotion.task.js';
 import { DEADLINE_RESCUE, HEARTBEAT_RESCUE, rescueTaskProvider } from './maintenance/tasks/rescue.task.js';
 import { SchedulePruneTask } from './maintenance/tasks/schedule-prune.task.js';
 import { ScheduleTickTask } from './maintenance/tasks/schedule-tick.task.js';
+import { HotTableVacuumTask } from './maintenance/tasks/hot-table-vacuum.task.js';
 import { PlannerStatisticsTask } from './maintenance/tasks/planner-statistics.task.js';
 import { UnhandledKindsTask } from './maintenance/tasks/unhandled-kinds.task.js';
 import type { AwaModuleAsyncOptions, AwaModuleOptions } from './options/awa-options.interface.js';
@@ -66,6 +67,7 @@ const SERVICES: Provider[] = [
   JobEventsCleanupTask,
   JobEventGroups,
   UnhandledKindsTask,
+  HotTableVacuumTask,
   PlannerStatisticsTask,
   AwaStatus,
   QueueAdmin,

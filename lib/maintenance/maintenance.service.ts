@@ -9,6 +9,7 @@ import { MAINTENANCE_LEADER, type MaintenanceLeader } from './maintenance-leader
 import { CleanupTask } from './tasks/cleanup.task.js';
 import { FlowKeysCleanupTask } from './tasks/flow-keys-cleanup.task.js';
 import { HistoryRotationTask } from './tasks/history-rotation.task.js';
+import { HotTableVacuumTask } from './tasks/hot-table-vacuum.task.js';
 import { JobEventsCleanupTask } from './tasks/job-events-cleanup.task.js';
 import type { MaintenanceTask } from './tasks/maintenance-task.js';
 import { OrphanRescueTask } from './tasks/orphan-rescue.task.js';
@@ -30,8 +31,9 @@ export type { SweepReport } from './sweep-runner.js';
  * Leader-guarded maintenance on @nestjs/schedule. Every maintenanceInterval the leader rescues
  * stale heartbeats and expired deadlines, promotes due jobs, deletes expired finished jobs and the
  * rows of idle flow-control keys and the durable job events past their retention;
- * every orphanSweepInterval it rescues the leases of dead instances and analyzes the hot tables whose
- * planner statistics are far off their size (PlannerStatisticsTask); every scheduleInterval it
+ * every orphanSweepInterval it rescues the leases of dead instances, vacuums the hot tables that
+ * gained many dead rows since (HotTableVacuumTask) and analyzes those whose planner statistics are far
+ * off their size (PlannerStatisticsTask); every scheduleInterval it
  * enqueues the due fires of periodic jobs. Each tick may be a cron instead (maintenanceCron, ...),
  * registered as a CronJob. Every instance asks for leadership on each tick, so a new leader takes
  * over within one orphan-sweep interval.
@@ -63,6 +65,7 @@ export class MaintenanceService {
     historyRotation: HistoryRotationTask,
     jobEventsCleanup: JobEventsCleanupTask,
     private readonly plannerStatistics: PlannerStatisticsTask,
+    private readonly hotTableVacuum: HotTableVacuumTask,
   ) {
     this.sweepTasks = [heartbeatRescue, deadlineRescue, promotion, cleanup, historyRotation, flowKeysCleanup];
     this.sweepTasks.push(jobEventsCleanup);
@@ -128,14 +131,16 @@ export class MaintenanceService {
 
   /**
    * One orphan sweep now, if this instance is (or becomes) the leader; batches as sweep() does. Then
-   * the planner statistics, outside the fence: an ANALYZE changes no job, and waits for no lock long.
+   * the hot tables' vacuum and planner statistics, outside the fence: a VACUUM cannot run in a
+   * transaction, and neither it nor an ANALYZE changes a job or waits for a lock long. The vacuum
+   * first: it updates the planner's row counts too.
    */
   async sweepOrphans(): Promise<number | undefined> {
     if (!(await this.election.ensureLeader())) return undefined;
     const report = await this.runTasks([this.orphanRescue], this.options.orphanSweepInterval / 2);
     this.scheduleOrphanConfirmation();
-    if (!this.stopping)
-      await this.plannerStatistics.run().catch((error) => this.warnFailed(this.plannerStatistics, error));
+    for (const task of [this.hotTableVacuum, this.plannerStatistics])
+      if (!this.stopping) await task.run().catch((error) => this.warnFailed(task, error));
     return report[this.orphanRescue.name];
   }
 

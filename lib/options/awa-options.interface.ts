@@ -93,9 +93,9 @@ export interface AwaModuleOptions {
   /** Largest accepted job args, in bytes of JSON. Default 1_048_576 (1 MiB). */
   maxArgsBytes?: number;
   /**
-   * How often the maintenance leader rescues the leases of dead instances (and analyzes a hot table
-   * whose planner statistics are far off its size), in ms. Default 5_000. Each instance probes its
-   * own session every quarter of it.
+   * How often the maintenance leader rescues the leases of dead instances (and vacuums a hot table
+   * that gained many dead rows, and analyzes one whose planner statistics are far off its size), in
+   * ms. Default 5_000. Each instance probes its own session every quarter of it.
    */
   orphanSweepInterval?: number;
   /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type AwaModuleOptions } from 'nestjs-awa';
+import { VACUUM_MIN_DEAD_ROWS } from '../../lib/maintenance/tasks/hot-table-vacuum.task.js';
 import { jobsStatistics } from '../support/jobs-statistics.js';
 import { PgBouncer, pgbouncerMissing } from '../support/pgbouncer.js';
 import { adminUrl, createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -95,4 +96,25 @@ describe.each([
     await stats.insertJobs(5_000); // jobs of a kind no handler takes, in a queue nobody serves
     await waitFor(async () => (await planned()) >= 5_000, 20_000, 'the leader to analyze awa.jobs');
   });
+
+  run(
+    'its leader vacuums awa.active_leases once it gained many dead rows (outside the fenced transaction)',
+    async () => {
+      const vacuums = async () =>
+        (
+          await queryOnce<{ n: number }>(
+            db.url,
+            `SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relid = 'awa.active_leases'::regclass`,
+          )
+        )[0]!.n; // by hand only: autovacuum's are counted apart
+      const before = await vacuums();
+      await queryOnce(
+        db.url,
+        `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT -g, 1, 'churn' FROM generate_series(1, $1::int) g`,
+        [VACUUM_MIN_DEAD_ROWS * 2],
+      );
+      await queryOnce(db.url, `DELETE FROM awa.active_leases WHERE job_id < 0`);
+      await waitFor(async () => (await vacuums()) > before, 20_000, 'the leader to vacuum awa.active_leases');
+    },
+  );
 });

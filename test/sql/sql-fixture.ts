@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { AwaMigrations } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -221,4 +222,23 @@ export async function listen(client: pg.Client, channel: string): Promise<{ take
       return taken;
     },
   };
+}
+
+/**
+ * Runs `body` on a dedicated client of `f` set to a new role that may use the awa schema but owns
+ * none of its tables; the role is dropped after.
+ */
+export async function asRoleOwningNothing(f: SqlFixture, body: (client: pg.Client) => Promise<void>): Promise<void> {
+  const role = `awa_reader_${randomBytes(4).toString('hex')}`;
+  await f.sql(`CREATE ROLE ${role}`);
+  const client = await f.client();
+  try {
+    await f.sql(`GRANT USAGE ON SCHEMA awa TO ${role}`);
+    await client.query(`SET ROLE ${role}`);
+    await body(client);
+  } finally {
+    await client.query('RESET ROLE');
+    await f.sql(`DROP OWNED BY ${role}`);
+    await f.sql(`DROP ROLE ${role}`);
+  }
 }

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { statisticsSql } from '../../lib/sql/index.js';
 import { HOT_TABLES } from '../../lib/sql/statistics.sql.js';
 import { jobsStatistics } from '../support/jobs-statistics.js';
-import { useSqlFixture } from './sql-fixture.js';
+import { asRoleOwningNothing, useSqlFixture } from './sql-fixture.js';
 
 /** The planner's picture of the hot tables: which ones it no longer describes, and their ANALYZE. */
 describe('statistics.sql', () => {
@@ -45,19 +44,10 @@ describe('statistics.sql', () => {
 
   it('leaves out the tables this role may not analyze (it does not own them)', async () => {
     await analyzedWhileEmpty();
-    const role = `awa_reader_${randomBytes(4).toString('hex')}`;
-    await f.sql(`CREATE ROLE ${role}`);
-    const client = await f.client();
-    try {
-      await f.sql(`GRANT USAGE ON SCHEMA awa TO ${role}`);
-      await client.query(`SET ROLE ${role}`);
-      expect(await read()).toBeDefined();
+    expect(await read()).toBeDefined();
+    await asRoleOwningNothing(f, async (client) => {
       expect(await f.run(statisticsSql.readPlannerStatistics, [HOT_TABLES], client)).toEqual([]);
-    } finally {
-      await client.query('RESET ROLE');
-      await f.sql(`DROP OWNED BY ${role}`);
-      await f.sql(`DROP ROLE ${role}`);
-    }
+    });
   });
 
   it('analyzes each hot table by name', async () => {

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { withConnection } from './test-database.js';
 import { waitFor } from './wait-for.js';
 
 /**
@@ -16,15 +17,7 @@ export interface JobsStatistics {
 }
 
 export function jobsStatistics(url: () => string): JobsStatistics {
-  const on = async <T>(body: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: url() });
-    await client.connect();
-    try {
-      return await body(client);
-    } finally {
-      await client.end();
-    }
-  };
+  const on = <T>(body: (client: pg.Client) => Promise<T>): Promise<T> => withConnection(url(), body);
   const counted = async () =>
     on(async (c) =>
       Number(

@@ -65,13 +65,18 @@ export async function endPool(pool: pg.Pool): Promise<void> {
   await closed;
 }
 
-/** Runs one statement on its own short-lived connection (for checks from outside the apps under test). */
-export async function queryOnce<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+/** Runs `body` on a connection of its own, ended after it (its statistics then reach the collector). */
+export async function withConnection<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query(sql, params)).rows as T[];
+    return await body(client);
   } finally {
     await client.end();
   }
+}
+
+/** Runs one statement on its own short-lived connection (for checks from outside the apps under test). */
+export async function queryOnce<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  return withConnection(url, async (client) => (await client.query(sql, params)).rows as T[]);
 }

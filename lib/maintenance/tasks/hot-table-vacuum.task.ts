@@ -1,0 +1,64 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AwaMessages } from '../../awa.messages.js';
+import { AwaDatabase } from '../../database/awa-database.js';
+import { statisticsSql } from '../../sql/index.js';
+import { HOT_TABLES, type DeadRowsRow, type HotTable } from '../../sql/statistics.sql.js';
+import type { MaintenanceTask } from './maintenance-task.js';
+
+/** Fewer new dead rows than this are left to autovacuum: a vacuum reads the table's indexes whole. */
+export const VACUUM_MIN_DEAD_ROWS = 10_000;
+
+/**
+ * Vacuums a hot table (awa.jobs, awa.active_leases, awa.job_dependencies) between autovacuum's
+ * visits. Autovacuum reaches a database once a minute (autovacuum_naptime, which no table setting
+ * lowers), and these tables churn at the job rate while holding only the backlog: at 15,000 jobs/s
+ * awa.active_leases held about 1,000 live rows over 233 MB, a minute of dead row versions, and every
+ * rescue read it whole (0.4 to 1.8 s each). Vacuumed at each orphan sweep once dead rows outnumber
+ * the live ones, a table stays at a few seconds of churn, its free space reused.
+ *
+ * A vacuum leaves the dead rows an open snapshot still needs; they are counted again at the next
+ * look. So a table is vacuumed when the dead rows gained since its last vacuum number at least
+ * VACUUM_MIN_DEAD_ROWS, its live rows and those left behind: while a long transaction holds them, the
+ * vacuums space out instead of repeating every sweep. A table with autovacuum turned off
+ * (`autovacuum_enabled = false`) is left as it is, as is a table this role may not vacuum. Returns the
+ * tables vacuumed.
+ */
+@Injectable()
+export class HotTableVacuumTask implements MaintenanceTask<'hot table vacuum'> {
+  readonly name = 'hot table vacuum';
+  /** One look per tick. */
+  readonly batchSize = Number.POSITIVE_INFINITY;
+  private readonly logger = new Logger('AwaMaintenance');
+  /** Each table's dead rows kept through this instance's last vacuum of it, and its vacuums then. */
+  private readonly leftBehind = new Map<HotTable, { dead: number; vacuums: number }>();
+
+  constructor(private readonly db: AwaDatabase) {}
+
+  /** The hot tables worth a vacuum now. */
+  async find(): Promise<DeadRowsRow[]> {
+    const rows = await this.db.query(statisticsSql.readDeadRows, [HOT_TABLES]);
+    return rows.filter((row) => {
+      const left = this.leftBehind.get(row.table_name);
+      // Another vacuum since ours (an autovacuum) took the rows left behind, or left its own.
+      return isWorthVacuuming(row, left && left.vacuums === row.vacuums ? left.dead : 0);
+    });
+  }
+
+  async run(): Promise<number> {
+    const due = await this.find();
+    for (const { table_name: table, dead_rows: dead } of due) {
+      // Not in a transaction: VACUUM cannot run in one.
+      await this.db.execute(statisticsSql.vacuumTable[table]);
+      const [after] = await this.db.query(statisticsSql.readDeadRows, [[table]]);
+      if (after) this.leftBehind.set(table, { dead: after.dead_rows, vacuums: after.vacuums });
+      this.logger.debug(AwaMessages.vacuumed(table, dead, after?.dead_rows ?? 0));
+    }
+    return due.length;
+  }
+}
+
+/** Whether the dead rows gained since `leftBehind` reach VACUUM_MIN_DEAD_ROWS, the live rows and `leftBehind`. */
+export function isWorthVacuuming({ live_rows: live, dead_rows: dead }: DeadRowsRow, leftBehind: number): boolean {
+  const gained = dead - leftBehind;
+  return gained >= Math.max(VACUUM_MIN_DEAD_ROWS, live, leftBehind);
+}
