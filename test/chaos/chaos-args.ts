@@ -13,6 +13,7 @@ const FLAGS: Record<string, keyof ChaosConfig> = {
   '--snapshot-ms': 'snapshotMs',
   '--slow-ms': 'slowMs',
   '--slow-latency-ms': 'slowLatencyMs',
+  '--dead-rows-ms': 'deadRowsEveryMs',
   '--second-jobs': 'secondJobs',
   '--second-down-ms': 'secondDownMs',
 };

@@ -7,6 +7,7 @@ import type { RecoveryFigures } from './chaos-figures.js';
 import type { SlowNetworkRecord } from './chaos-slow-network.js';
 import type { FreezeRecord } from './chaos-freeze.js';
 import type { SnapshotRecord } from './chaos-snapshot.js';
+import type { DeadRowsRecord } from './chaos-dead-rows.js';
 import type { SecondServerReport } from './chaos-second-server.js';
 
 export interface ChaosConfig {
@@ -45,6 +46,11 @@ export interface ChaosConfig {
   slowAt: number | null;
   slowMs: number;
   slowLatencyMs: number;
+  /**
+   * Leave a burst of dead rows in awa.active_leases every deadRowsEveryMs from the boot to the end
+   * (chaos-dead-rows.ts), so that the leaders vacuum it among the faults; null: never.
+   */
+  deadRowsEveryMs: number | null;
   /** Gives up (and fails) if the jobs are not all finished by then, counted from the first enqueue. */
   timeoutMs: number;
   mix: ChaosMix;
@@ -104,6 +110,8 @@ export interface ChaosReport {
   snapshot: SnapshotRecord | null;
   /** The slowed worker (see slowAt). */
   slow: SlowNetworkRecord | null;
+  /** The dead-row load (see deadRowsEveryMs). */
+  deadRows: DeadRowsRecord | null;
   flow: FlowFigures;
   /** The workflow load: graphs, their steps, and the steps by state (included in `states`). */
   workflows: { graphs: number; steps: number; states: Record<string, number> };
@@ -134,6 +142,7 @@ export const DEFAULT_CHAOS_CONFIG: ChaosConfig = {
   slowAt: 0.25,
   slowMs: 6_000,
   slowLatencyMs: 30,
+  deadRowsEveryMs: 2_000,
   timeoutMs: 0, // 0: the production time plus 120 s
   mix: DEFAULT_MIX,
   rateLimit: DEFAULT_RATE_LIMIT,

@@ -83,6 +83,12 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
           `rated job(s) started meanwhile`
         : 'none'
     }`,
+    `dead rows:    ${
+      report.deadRows
+        ? `${report.deadRows.bursts} burst(s) of ${report.deadRows.rows} in awa.active_leases; ` +
+          `${report.deadRows.vacuums} vacuum(s) of it by the leaders`
+        : 'none'
+    }`,
     `rated queue:  limit ${flow.rateLimit.limit} per ${flow.rateLimit.period} ms; ${flow.ratedStarts} handler ` +
       `starts, at most ${flow.busiestStarts} in one window (claims: at most ${flow.busiestClaims}); ` +
       `claim -> handler entry p50 ${ms(flow.claimToStartP50)}, max ${ms(flow.claimToStartMax)}`,

@@ -5,9 +5,10 @@
 // keyed one (two kinds, one of which one worker slot does not handle) and a rate-limited one (one slot
 // prefetches, the others do not); their own checks are in chaos-flow-checks.ts.
 // A session also holds one snapshot open for a while (chaos-snapshot.ts), as a long report would, and
-// every worker's connections are slowed for a while (chaos-slow-network.ts), as a distant database would.
+// every worker's connections are slowed for a while (chaos-slow-network.ts), as a distant database would;
+// and bursts of dead rows come to the lease table throughout, for the leaders to vacuum (chaos-dead-rows.ts).
 // `npm run chaos` runs it at full size (CLI: --jobs N --rate N --workers N --down-ms N --freeze-ms N
-// --stall-ms N --snapshot-ms N --slow-ms N --slow-latency-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
+// --stall-ms N --snapshot-ms N --slow-ms N --slow-latency-ms N --dead-rows-ms N --rate-limit N --rate-period N); test/recovery/chaos.spec.ts runs it small inside
 // `npm test`. Exits non-zero if any invariant fails (see chaos-invariants.ts).
 // --second-server (issue 18; with --second-jobs N, default a fifth of --jobs, and --second-down-ms N):
 // a second embedded PostgreSQL, on which every process runs a second, named AwaModule with its own
@@ -41,6 +42,7 @@ import { redeliveryCheck, type EventFaults } from './chaos-event-checks.js';
 import { startChaosServer, startSecondServer, type ChaosServer } from './chaos-postgres.js';
 import { freezeOne, type FreezeRecord } from './chaos-freeze.js';
 import { holdSnapshot, type SnapshotRecord } from './chaos-snapshot.js';
+import { deadRowsCheck, DeadRowsLoad, type DeadRowsRecord } from './chaos-dead-rows.js';
 import { readStarts } from './chaos-starts.js';
 import { slowAll, type SlowNetworkRecord } from './chaos-slow-network.js';
 import { ChaosProcess } from './chaos-process.js';
@@ -88,6 +90,9 @@ class ChaosRun {
   private snapshot: Promise<SnapshotRecord | null> | undefined;
   /** The slowed worker, running in the background once started (see slowAt). */
   private slow: Promise<SlowNetworkRecord | null> | undefined;
+  /** The dead-row load, from the boot on (see deadRowsEveryMs), and its record once stopped. */
+  private deadRowsLoad: DeadRowsLoad | undefined;
+  private deadRows: DeadRowsRecord | null = null;
   /** Each worker reaches PostgreSQL through a proxy of its own, which the freeze and slow faults use. */
   private readonly proxies = new Map<ChaosProcess, TcpProxy>();
   /** When PostgreSQL was down or coming back: [stop, reconnected + 5 s]. */
@@ -123,6 +128,8 @@ class ChaosRun {
         (this.second ? `; ${config.secondJobs} more on the ${this.second.server.description}` : ''),
     );
     await this.boot();
+    if (config.deadRowsEveryMs !== null)
+      this.deadRowsLoad = new DeadRowsLoad(this.server.url, config.deadRowsEveryMs, config.log);
     const timeoutMs = config.timeoutMs || (config.jobs / config.rate) * 1000 + 120_000;
     const giveUpAt = Date.now() + timeoutMs;
     let nextKillAt = Date.now() + between(config.killEveryMs);
@@ -261,6 +268,7 @@ class ChaosRun {
     if (this.endedByStall && this.stranded.length === 0) this.stall = await this.stallPostMortem(idle);
     await this.eventGroupCaughtUp();
     if (this.second) this.violations.push(...(await this.second.eventGroupCaughtUp()));
+    this.deadRows = (await this.deadRowsLoad?.stop(10_000)) ?? null; // while a leader lives
     await this.stopAll();
     return this.report();
   }
@@ -547,6 +555,7 @@ class ChaosRun {
       ...WORKFLOW_CHECKS,
       ...EVENT_CHECKS,
       redeliveryCheck(() => this.eventFaults()),
+      deadRowsCheck(() => this.deadRows),
     ]);
     const second = await this.second?.check(this.query, this.config.secondJobs, this.eventFaults().pids);
     checked.push(...(second?.checked ?? []));
@@ -601,6 +610,7 @@ class ChaosRun {
           (s) => s.at >= slow.at.getTime() && s.at <= slow.at.getTime() + slow.ms,
         ).length,
       },
+      deadRows: this.deadRows,
       flow: await flowFigures(this.query, this.startsDir, this.config.rateLimit),
       workflows: await this.workflowFigures(),
       events: (

@@ -1,5 +1,6 @@
 import { KEY_CHECK_NAME, rateCheckName, STALL_NAME, STRANDED_NAME } from '../chaos/chaos-flow-checks.js';
 import { EVENT_CHECKS } from '../chaos/chaos-invariants.js';
+import { DEAD_ROWS_CHECK } from '../chaos/chaos-dead-rows.js';
 import { runChaos } from '../chaos/run-chaos.js';
 
 const RATE_LIMIT = { limit: 5, period: 1_000 };
@@ -10,8 +11,8 @@ const RATE_LIMIT = { limit: 5, period: 1_000 };
  * from) while worker processes are SIGKILLed every few seconds, PostgreSQL restarts once, and one
  * worker's connections freeze (no data, no FIN) past heartbeatStaleAfter, then thaw, a session
  * holds one snapshot open for 8 s (claims then read on from their cursors), and every worker's
- * connections are delayed 30 ms each way for 6 s (the rated claims outlast their first entry wait). `npm run chaos`
- * runs the full size. The rate limit is low enough that the rated queue is kept saturated.
+ * connections are delayed 30 ms each way for 6 s (the rated claims outlast their first entry wait), while
+ * bursts of dead rows come to the lease table for the leaders to vacuum. `npm run chaos` runs the full size. The rate limit is low enough that the rated queue is kept saturated.
  */
 describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker connection', () => {
   it('loses no job, completes none twice, lands no completion from a stale lease, keeps handler starts within the rate limit and leases within keyConcurrency, and strands no job', async () => {
@@ -34,6 +35,10 @@ describe('chaos: SIGKILLed workers, a PostgreSQL restart and a frozen worker con
     expect(report.stop).not.toBeNull();
     expect(report.snapshot).not.toBeNull();
     expect(report.slow).not.toBeNull();
+    // Bursts of dead rows came to the lease table throughout, and the leaders vacuumed it.
+    expect(report.checked).toEqual(expect.arrayContaining([DEAD_ROWS_CHECK]));
+    expect(report.deadRows!.bursts).toBeGreaterThan(0);
+    expect(report.deadRows!.vacuums).toBeGreaterThan(0);
     // The flow queues really ran: rated handlers started, and some key held more than one lease at once.
     expect(report.flow.ratedStarts).toBeGreaterThan(0);
     expect(report.flow.mostKeyLeases).toBeGreaterThan(1);
