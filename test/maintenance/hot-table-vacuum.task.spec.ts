@@ -1,4 +1,7 @@
+import { jest } from '@jest/globals';
 import { MaintenanceService } from 'nestjs-awa';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
+import { statisticsSql } from '../../lib/sql/index.js';
 import pg from 'pg';
 import {
   HotTableVacuumTask,
@@ -67,6 +70,31 @@ describe('the leader vacuums the hot tables between autovacuum visits', () => {
     await churn.vacuumed(); // as an autovacuum would
     await churn.leave(0, VACUUM_MIN_DEAD_ROWS);
     expect(await vacuumsBy(() => task().run())).toBe(1);
+  });
+
+  it('after a vacuum that failed, tries the table again only once its dead rows doubled', async () => {
+    const db = ctx.app.get(AwaDatabase);
+    const execute = db.execute.bind(db);
+    // A VACUUM that fails as one past statementTimeout would (a table grown huge): the statement is
+    // refused before it reaches PostgreSQL, everything else runs as it is.
+    const spy = jest
+      .spyOn(db, 'execute')
+      .mockImplementation((statement, ...values) =>
+        statement === statisticsSql.vacuumTable.active_leases
+          ? Promise.reject(new Error('vacuum failed'))
+          : execute(statement, ...values),
+      );
+    try {
+      await churn.leave(0, VACUUM_MIN_DEAD_ROWS + 2_000);
+      await expect(task().run()).rejects.toThrow('vacuum failed');
+      await churn.leave(0, VACUUM_MIN_DEAD_ROWS); // fewer new dead rows than there were
+      expect(await task().run()).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    await churn.leave(0, 2_000); // now as many
+    expect(await vacuumsBy(() => task().run())).toBe(1);
+    expect(await churn.counts()).toEqual({ live: 0, dead: 0 });
   });
 
   it('leaves a table alone whose owner turned its autovacuum off', async () => {
