@@ -1,8 +1,8 @@
 import { jest } from '@jest/globals';
 import { MaintenanceService } from 'nestjs-awa';
+import pg from 'pg';
 import { AwaDatabase } from '../../lib/database/awa-database.js';
 import { statisticsSql } from '../../lib/sql/index.js';
-import pg from 'pg';
 import {
   HotTableVacuumTask,
   isWorthVacuuming,

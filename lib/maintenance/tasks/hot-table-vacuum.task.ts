@@ -46,22 +46,34 @@ export class HotTableVacuumTask implements MaintenanceTask<'hot table vacuum'> {
 
   async run(): Promise<number> {
     const due = await this.find();
-    for (const { table_name: table, dead_rows: dead, vacuums } of due) {
+    const vacuumed: DeadRowsRow[] = [];
+    for (const row of due) {
       try {
         // Not in a transaction: VACUUM cannot run in one.
-        await this.db.execute(statisticsSql.vacuumTable[table]);
+        await this.db.execute(statisticsSql.vacuumTable[row.table_name]);
       } catch (error) {
         // A vacuum that failed (one longer than statementTimeout: a table grown huge) is not tried
         // again at every sweep, where it would keep autovacuum off the table: only once the dead
         // rows doubled, or after another vacuum.
-        this.leftBehind.set(table, { dead, vacuums });
+        this.leftBehind.set(row.table_name, { dead: row.dead_rows, vacuums: row.vacuums });
+        await this.noteLeftBehind(vacuumed).catch(() => undefined); // the vacuum's error is the one to report
         throw error;
       }
-      const [after] = await this.db.query(statisticsSql.readDeadRows, [[table]]);
-      if (after) this.leftBehind.set(table, { dead: after.dead_rows, vacuums: after.vacuums });
-      this.logger.debug(AwaMessages.vacuumed(table, dead, after?.dead_rows ?? 0));
+      vacuumed.push(row);
     }
+    await this.noteLeftBehind(vacuumed);
     return due.length;
+  }
+
+  /** What the vacuums of `vacuumed` (the rows read before them) left behind, in one read. */
+  private async noteLeftBehind(vacuumed: DeadRowsRow[]): Promise<void> {
+    if (vacuumed.length === 0) return;
+    const after = await this.db.query(statisticsSql.readDeadRows, [vacuumed.map((row) => row.table_name)]);
+    for (const { table_name: table, dead_rows: dead } of vacuumed) {
+      const left = after.find((row) => row.table_name === table);
+      if (left) this.leftBehind.set(table, { dead: left.dead_rows, vacuums: left.vacuums });
+      this.logger.debug(AwaMessages.vacuumed(table, dead, left?.dead_rows ?? 0));
+    }
   }
 }
 
