@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import { AWA_OPTIONS } from '../awa.constants.js';
@@ -9,6 +8,7 @@ import { sessionSql } from '../sql/index.js';
 import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
 import { SqlState, sqlStateOf } from './sql-state.js';
 import { pgPoolOf } from './typeorm-adapter.js';
+import { AsyncScope } from '../util/async-scope.js';
 
 /** How long a dedicated connection may take to connect when the DataSource sets no limit. */
 export const DEDICATED_CONNECT_TIMEOUT_MS = 10_000;
@@ -95,9 +95,9 @@ export class AwaDatabase {
   /** Named prepared statements (direct mode), else unnamed ones. */
   readonly named: boolean;
   /** Pooler mode: the client of a fenced leader transaction that query()/execute() run on (see bound). */
-  private readonly scope = new AsyncLocalStorage<Scope>();
+  private readonly scope = new AsyncScope<Scope>();
   /** Direct mode: whether query()/execute() send each statement in a transaction of its own (see inOwnTransactions). */
-  private readonly ownTransactions = new AsyncLocalStorage<{ open: boolean }>();
+  private readonly ownTransactions = new AsyncScope<{ open: boolean }>();
   private readonly guarded = new WeakSet<PoolClient>();
 
   constructor(
@@ -164,7 +164,7 @@ export class AwaDatabase {
 
   /** The client of the fenced transaction this call runs in, if any. */
   private scoped(): PoolClient | undefined {
-    const scope = this.scope.getStore();
+    const scope = this.scope.store;
     return scope?.open ? scope.client : undefined;
   }
 
@@ -181,7 +181,7 @@ export class AwaDatabase {
     const scoped = this.scoped();
     if (scoped) return scoped.query(query);
     const timeout = this.options.statementTimeout;
-    if (this.ownTransactions.getStore()?.open) return this.transaction((client) => this.runLocal(client, sql, query));
+    if (this.ownTransactions.store?.open) return this.transaction((client) => this.runLocal(client, sql, query));
     if (timeout === 0) return this.pool.query(query);
     const client = await this.checkout();
     try {

@@ -3,6 +3,7 @@ import { AwaDatabase } from '../../lib/database/awa-database.js';
 import { StatementTimeoutError } from '../../lib/errors/statement-timeout.error.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import { statement } from '../../lib/sql/sql-statement.js';
+import { asyncStoreSlots } from '../support/async-store-slots.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 const settings = statement<[], { jit: string; statement_timeout: string }>(
@@ -43,6 +44,13 @@ describe('AwaDatabase.inOwnTransactions', () => {
     const [outside] = await awa.query(settings);
     expect(outside!.jit).toBe('on');
     expect(outside!.statement_timeout).toBe('0');
+  });
+
+  it("leaves no AsyncLocalStorage on once it is over, so the app's promises pay nothing for it", async () => {
+    const fresh = new AwaDatabase(dataSource, resolveAwaOptions({ statementTimeout: 400 }));
+    const before = await asyncStoreSlots();
+    await fresh.inOwnTransactions(() => fresh.query(settings));
+    expect(await asyncStoreSlots()).toBe(before);
   });
 
   it('ends a statement past statementTimeout on the server, as a StatementTimeoutError naming it', async () => {
