@@ -3,6 +3,7 @@ import { createBenchApp, effectiveOptions } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { now, sleep } from '../support/bench.progress.js';
 import { percentile, r2 } from '../support/bench.report.js';
+import { measurePickupFloor } from '../support/bench.pickup-floor.js';
 import type { Scenario } from './scenario.js';
 
 const SAMPLE_TIMEOUT_MS = 5_000;
@@ -88,6 +89,39 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
         `  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} ` +
           `/ max ${r2(stats.max)} ms, ${timeouts} timeouts; enqueue() returned at p50 ${r2(enqueueP50)} ms`,
       );
+      if (path === 'notify' && !ctx.abandoned) {
+        // The same loop with nothing but SQL around it (bench.pickup-floor.ts), on the same server.
+        const floor = await measurePickupFloor(db.url, {
+          warmup: config.latencyWarmup,
+          samples: config.latencySamples,
+          jitterMs: config.latencyJitterMs,
+        });
+        const floorConfig = {
+          label: 'SQL floor: INSERT + NOTIFY, then UPDATE by key on the listener (pg, no framework)',
+          samples: floor.claimed.length,
+          warmup: config.latencyWarmup,
+          timeouts: floor.timeouts,
+          jitter_ms: config.latencyJitterMs,
+          ok: floor.claimed.length === config.latencySamples,
+        };
+        const p50 = (xs: number[]) =>
+          percentile(
+            xs.sort((a, b) => a - b),
+            50,
+          );
+        const [claimed, inserted, notified] = [p50(floor.claimed), p50(floor.inserted), p50(floor.notified)];
+        for (const [metric, value] of [
+          ['latency_floor_p50_ms', claimed],
+          ['latency_floor_p99_ms', percentile(floor.claimed, 99)],
+          ['latency_floor_insert_p50_ms', inserted],
+          ['latency_floor_notified_p50_ms', notified],
+        ] as const) {
+          ctx.figure({ metric, value: r2(value), n: floor.claimed.length, unit: 'ms', config: floorConfig });
+        }
+        ctx.log(
+          `  SQL floor: claimed at p50 ${r2(claimed)} ms (insert committed ${r2(inserted)}, notified ${r2(notified)})`,
+        );
+      }
     },
   };
 }
