@@ -57,6 +57,7 @@ export class AwaLifecycle implements OnModuleInit, OnApplicationBootstrap, Befor
     // Manual mode: no session, heartbeat, maintenance or workers; the schedules are stored for fireSchedules.
     if (this.options.testing) return this.schedules.storeDeclared(schedules);
     const handlers = Object.fromEntries([...this.explorer.handlers.values()].map((h) => [h.kind, h.queue]));
+    this.workers.subscribe();
     await this.session.start(
       this.workers.queues,
       handlers,

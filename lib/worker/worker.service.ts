@@ -30,7 +30,15 @@ export class WorkerService {
     private readonly events: AwaEvents,
   ) {
     this.claims = new ClaimConnection(db, options);
-    // Registered before the session connects, so the channel is LISTENed from the start.
+  }
+
+  /**
+   * LISTENs for what wakes the workers, if this instance has any: an instance that only enqueues
+   * (no handlers) is not woken, nor is its session's backend, by every job the others insert.
+   * Called before the session connects, so the channels are LISTENed from the start.
+   */
+  subscribe(): void {
+    if (this.queues.length === 0) return;
     this.session.onNotification(AWA_JOBS_CHANNEL, (queue) => this.workers.get(queue)?.wake());
     // The request is stored on the lease too: a missed notification reaches the job by heartbeat.
     this.session.onNotification(AWA_CANCEL_CHANNEL, (id) =>
