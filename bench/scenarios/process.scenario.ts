@@ -69,7 +69,8 @@ export async function drainInProcess(
     const pipeline = statements.pipeline();
     ctx.log(
       `  ${value} jobs/s (${r2(drain.ms)} ms, boot ${Math.round(bootMs)} ms, ` +
-        `${r2(drain.cpuUs / config.n)} µs CPU/job), ${statements.total} statements` +
+        `${r2(drain.cpuUs / config.n)} µs CPU/job, ${Math.round(drain.walBytes / config.n)} WAL bytes/job), ` +
+        `${statements.total} statements` +
         (pipeline
           ? `; claim / completion / both / neither in flight ${pipeline.claim_in_flight_pct} / ` +
             `${pipeline.completion_in_flight_pct} / ${pipeline.both_in_flight_pct} / ${pipeline.neither_in_flight_pct}%`
@@ -88,6 +89,7 @@ export async function drainInProcess(
         start: 'COMMIT of the pre-enqueued jobs (workers booted and idle)',
         ms: r2(drain.ms),
         cpu_us_per_job: r2(drain.cpuUs / config.n),
+        wal_bytes_per_job: Math.round(drain.walBytes / config.n),
         boot_ms: r2(bootMs),
         handled: drain.handled,
         completed_in_db: drain.completedInDb,
@@ -126,6 +128,49 @@ export function recordDrains(
   return runs.every((r) => r.ok) ? run.value : undefined;
 }
 
+/** A per-job measure of every drain (a key of its config), recorded as the median over the repeats. */
+interface PerJobMeasure {
+  key: string;
+  metric: string;
+  unit: string;
+  /** Its name in the progress line. */
+  says: string;
+}
+
+const CPU_PER_JOB: PerJobMeasure = {
+  key: 'cpu_us_per_job',
+  metric: 'process_cpu_us_per_job',
+  unit: 'µs/job',
+  says: 'µs CPU/job',
+};
+const WAL_PER_JOB: PerJobMeasure = {
+  key: 'wal_bytes_per_job',
+  metric: 'process_wal_bytes_per_job',
+  unit: 'bytes/job',
+  says: 'WAL bytes/job',
+};
+
+function recordMedian(
+  ctx: ScenarioContext,
+  measure: PerJobMeasure,
+  label: string,
+  runs: DrainRun[],
+  extra: Record<string, unknown>,
+  prefix: string,
+): void {
+  const values = runs.map((r) => Number(r.config[measure.key]));
+  if (values.length === 0) return;
+  const median = [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+  ctx.figure({
+    metric: measure.metric,
+    value: median,
+    n: ctx.config.n,
+    unit: measure.unit,
+    config: { label, ...extra, repeat: runs.length, runs: values },
+  });
+  ctx.log(`  ${prefix}median ${median} ${measure.says} of ${values.join(', ')}`);
+}
+
 /**
  * The median CPU time per job of the bench process (the instance) over `runs`: the figure a shared
  * machine's load moves least (jobs/s swings with it). `prefix` starts the progress line.
@@ -137,17 +182,15 @@ export function recordCpu(
   extra: Record<string, unknown> = {},
   prefix = '',
 ): void {
-  const values = runs.map((r) => Number(r.config.cpu_us_per_job));
-  if (values.length === 0) return;
-  const median = [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-  ctx.figure({
-    metric: 'process_cpu_us_per_job',
-    value: median,
-    n: ctx.config.n,
-    unit: 'µs/job',
-    config: { label, ...extra, repeat: runs.length, runs: values },
-  });
-  ctx.log(`  ${prefix}median ${median} µs CPU/job of ${values.join(', ')}`);
+  recordMedian(ctx, CPU_PER_JOB, label, runs, extra, prefix);
+}
+
+/**
+ * The median WAL the server wrote per job over `runs`: what the drain costs the disk and a replica's
+ * stream, whatever the machine's load (jobs/s moves with it, this does not).
+ */
+export function recordWal(ctx: ScenarioContext, label: string, runs: DrainRun[]): void {
+  recordMedian(ctx, WAL_PER_JOB, label, runs, {}, '');
 }
 
 export function processScenario(profile: QueueProfile): Scenario {

@@ -19,6 +19,11 @@ export interface GatedDrain {
    * bench's own polling. Unlike `ms`, other work on a shared machine barely moves it.
    */
   cpuUs: number;
+  /**
+   * WAL the server wrote over `ms` (bytes, from pg_current_wal_insert_lsn()): the drain's and the
+   * instance's maintenance's. Unlike `ms`, it does not move with the machine's load.
+   */
+  walBytes: number;
 }
 
 /**
@@ -52,6 +57,7 @@ export async function gatedDrain(options: {
   let first = '';
   let last = '';
   let cpu0 = process.cpuUsage();
+  let wal0 = 0n;
   const enqueueStarted = now();
   await producer.get(DataSource).transaction(async (manager) => {
     for (let i = 0; i < n; i += chunk) {
@@ -61,6 +67,7 @@ export async function gatedDrain(options: {
     const sorted = ids.map(BigInt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     first = String(sorted[0]);
     last = String(sorted[sorted.length - 1]);
+    wal0 = await observer.walInsertPosition();
     t0 = now(); // the callback returns, TypeORM sends COMMIT
     cpu0 = process.cpuUsage();
   });
@@ -83,6 +90,7 @@ export async function gatedDrain(options: {
   }
   const ms = now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const walBytes = Number((await observer.walInsertPosition()) - wal0);
   const completedInDb = n - (await observer.notCompleted(first, last));
   return {
     ms,
@@ -91,5 +99,6 @@ export async function gatedDrain(options: {
     ok: ok && completedInDb === n,
     enqueueMs,
     cpuUs: cpu.user + cpu.system,
+    walBytes,
   };
 }

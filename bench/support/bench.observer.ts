@@ -20,6 +20,12 @@ export class DbObserver {
     return (await this.client.query<R>(text, values)).rows;
   }
 
+  /** The server's WAL insert position, in bytes from the start of WAL. */
+  async walInsertPosition(): Promise<bigint> {
+    const [row] = await this.query<{ at: string }>(`SELECT (pg_current_wal_insert_lsn() - '0/0')::text AS at`);
+    return BigInt(row!.at);
+  }
+
   /** Jobs in the id range [first, last] that are not completed yet. */
   async notCompleted(first: string, last: string): Promise<number> {
     const [row] = await this.query<{ left: number }>(
