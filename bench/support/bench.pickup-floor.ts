@@ -57,10 +57,14 @@ export async function measurePickupFloor(url: string, loop: PickupFloorLoop): Pr
         const timer = setTimeout(() => resolve(null), SAMPLE_TIMEOUT_MS);
         onNotice = (id) => {
           const notified = now();
-          void listener.query({ ...claim, values: [id] }).then(() => {
-            clearTimeout(timer);
-            resolve({ notified, claimed: now() });
-          });
+          // A claim that failed counts as a timeout (null), never as an unhandled rejection.
+          listener
+            .query({ ...claim, values: [id] })
+            .then(
+              () => resolve({ notified, claimed: now() }),
+              () => resolve(null),
+            )
+            .finally(() => clearTimeout(timer));
         };
       });
       const t0 = now();
