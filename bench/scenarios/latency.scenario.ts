@@ -4,9 +4,26 @@ import { BenchKinds } from '../support/bench.handlers.js';
 import { now, sleep } from '../support/bench.progress.js';
 import { percentile, r2 } from '../support/bench.report.js';
 import { measurePickupFloor } from '../support/bench.pickup-floor.js';
+import { measureHandoffFloor } from '../support/bench.handoff-floor.js';
+import { PickupStageProbe } from '../support/bench.pickup-stages.js';
 import type { Scenario } from './scenario.js';
 
 const SAMPLE_TIMEOUT_MS = 5_000;
+
+/** The worker's stages of a NOTIFY pickup, each timed on its own (their p50s need not add up to the whole's). */
+type PickupStage = 'notified' | 'toClaim' | 'claim' | 'dispatch';
+const STAGE_METRIC: Record<PickupStage, string> = {
+  notified: 'notified',
+  toClaim: 'to_claim',
+  claim: 'claim',
+  dispatch: 'dispatch',
+};
+const STAGE_TEXT: Record<PickupStage, string> = {
+  notified: "from the enqueue() call to the notification's arrival at the worker's session",
+  toClaim: "from the notification to the claim's send (the worker's synchronous wake-up path)",
+  claim: 'the claim, from its send to its rows',
+  dispatch: "from the claim's rows to the handler's start",
+};
 
 /**
  * Serial enqueue -> handler-start latency with an idle worker, the peers bench's method: a uniform
@@ -34,11 +51,16 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
       const samples: number[] = [];
       // The producer's share of each sample: until enqueue() returned (its insert, committed).
       const enqueues: number[] = [];
+      // NOTIFY path: the worker's stages of each sample (PickupStageProbe), in ms.
+      const stages: Record<PickupStage, number[]> = { notified: [], toClaim: [], claim: [], dispatch: [] };
+      const probe = path === 'notify' ? new PickupStageProbe().attach() : undefined;
+      if (probe) ctx.defer(() => probe.detach());
       let timeouts = 0;
       const total = config.latencyWarmup + config.latencySamples;
       for (let i = 0; i < total && !ctx.abandoned; i++) {
         await sleep(Math.random() * config.latencyJitterMs);
         const started = worker.hooks.armLatency(i);
+        probe?.arm();
         const t0 = now();
         await producer.enqueue(BenchKinds.latency, { i });
         const returned = now();
@@ -50,6 +72,14 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
         if (i >= config.latencyWarmup) {
           samples.push(t1 - t0);
           enqueues.push(returned - t0);
+          const marks = probe?.read();
+          // A sample whose job another path woke (a poll) has no notification mark: no stages.
+          if (marks && [marks.notified, marks.claimSent, marks.claimed].every(Number.isFinite)) {
+            stages.notified.push(marks.notified - t0);
+            stages.toClaim.push(marks.claimSent - marks.notified);
+            stages.claim.push(marks.claimed - marks.claimSent);
+            stages.dispatch.push(t1 - marks.claimed);
+          }
         }
         if ((i + 1) % 100 === 0) ctx.log(`  ${i + 1}/${total} samples`);
       }
@@ -85,17 +115,31 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
         unit: 'ms',
         config: base,
       });
+      if (probe) {
+        for (const [stage, xs] of Object.entries(stages) as Array<[PickupStage, number[]]>) {
+          xs.sort((a, b) => a - b);
+          ctx.figure({
+            metric: `latency_stage_${STAGE_METRIC[stage]}_p50_ms`,
+            value: r2(percentile(xs, 50)),
+            n: xs.length,
+            unit: 'ms',
+            config: { ...base, stage: STAGE_TEXT[stage] },
+          });
+        }
+        ctx.log(
+          `  stages at p50: notified ${r2(percentile(stages.notified, 50))} ms after enqueue() was called; ` +
+            `claim sent ${r2(percentile(stages.toClaim, 50))} ms later, answered in ${r2(percentile(stages.claim, 50))}; ` +
+            `handler started ${r2(percentile(stages.dispatch, 50))} ms after that`,
+        );
+      }
       ctx.log(
         `  p50 ${r2(stats.p50)} / p95 ${r2(stats.p95)} / p99 ${r2(stats.p99)} ` +
           `/ max ${r2(stats.max)} ms, ${timeouts} timeouts; enqueue() returned at p50 ${r2(enqueueP50)} ms`,
       );
       if (path === 'notify' && !ctx.abandoned) {
         // The same loop with nothing but SQL around it (bench.pickup-floor.ts), on the same server.
-        const floor = await measurePickupFloor(db.url, {
-          warmup: config.latencyWarmup,
-          samples: config.latencySamples,
-          jitterMs: config.latencyJitterMs,
-        });
+        const loop = { warmup: config.latencyWarmup, samples: config.latencySamples, jitterMs: config.latencyJitterMs };
+        const floor = await measurePickupFloor(db.url, loop);
         const floorConfig = {
           label: 'SQL floor: INSERT + NOTIFY, then UPDATE by key on the listener (pg, no framework)',
           samples: floor.claimed.length,
@@ -119,6 +163,27 @@ export function latencyScenario(path: 'local' | 'notify'): Scenario {
         ctx.log(
           `  SQL floor: claimed at p50 ${r2(claimed)} ms (insert committed ${r2(inserted)}, notified ${r2(notified)})`,
         );
+        // The floor of a design without the worker's claim (bench.handoff-floor.ts), on the same server.
+        const handoff = await measureHandoffFloor(db.url, loop);
+        handoff.started.sort((a, b) => a - b);
+        const handoffConfig = {
+          label:
+            "SQL floor of a handoff: the enqueue takes an idle worker's offer and inserts the job running (pg, no framework)",
+          samples: handoff.started.length,
+          warmup: config.latencyWarmup,
+          timeouts: handoff.timeouts,
+          not_handed_off: handoff.notHandedOff,
+          jitter_ms: config.latencyJitterMs,
+          ok: handoff.started.length === config.latencySamples,
+        };
+        for (const [metric, p] of [
+          ['latency_handoff_floor_p50_ms', 50],
+          ['latency_handoff_floor_p99_ms', 99],
+        ] as const) {
+          const value = r2(percentile(handoff.started, p));
+          ctx.figure({ metric, value, n: handoff.started.length, unit: 'ms', config: handoffConfig });
+        }
+        ctx.log(`  SQL floor of a handoff: started at p50 ${r2(percentile(handoff.started, 50))} ms`);
       }
     },
   };
