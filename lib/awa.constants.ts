@@ -11,6 +11,11 @@ export const AWA_JOBS_CHANNEL = 'awa_jobs';
 export const AWA_CANCEL_CHANNEL = 'awa_cancel';
 /** NOTIFY channel: `pause:<queue>` or `resume:<queue>`, sent by QueueAdmin (a resume wakes the workers). */
 export const AWA_CONTROL_CHANNEL = 'awa_control';
+/**
+ * NOTIFY channel: a job handed to an idle worker at enqueue (docs/handoff.md), as JSON
+ * `{"i": instance id, "q": queue, "r": [the claimed row's columns]}`; only instance `i` runs it.
+ */
+export const AWA_HANDOFF_CHANNEL = 'awa_handoff';
 
 /** Advisory-lock key of maintenance leadership (a bigint; migrations use ...0002). */
 export const MAINTENANCE_LOCK_KEY = '6182721100001';

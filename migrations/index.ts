@@ -19,6 +19,7 @@ import { AwaClaimWorkflowId1765000000000 } from './1765000000000-AwaClaimWorkflo
 import { AwaHotTableStorage1765000000500 } from './1765000000500-AwaHotTableStorage.js';
 import { AwaLeaseTableScans1765100000000 } from './1765100000000-AwaLeaseTableScans.js';
 import { AwaHotTableKeepPages1765100000001 } from './1765100000001-AwaHotTableKeepPages.js';
+import { AwaWorkerOffers1765200000000 } from './1765200000000-AwaWorkerOffers.js';
 
 export {
   AwaInit1764400000000,
@@ -42,6 +43,7 @@ export {
   AwaHotTableStorage1765000000500,
   AwaLeaseTableScans1765100000000,
   AwaHotTableKeepPages1765100000001,
+  AwaWorkerOffers1765200000000,
 };
 
 /** The bundled migrations, in order. Add them to your DataSource `migrations`. */
@@ -67,4 +69,5 @@ export const AwaMigrations = [
   AwaHotTableStorage1765000000500,
   AwaLeaseTableScans1765100000000,
   AwaHotTableKeepPages1765100000001,
+  AwaWorkerOffers1765200000000,
 ];

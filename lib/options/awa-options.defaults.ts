@@ -11,6 +11,7 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   maxSnoozes: 100,
   rateLimit: null,
   keyConcurrency: 0,
+  handoff: false,
 };
 
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {

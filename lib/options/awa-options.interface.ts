@@ -43,6 +43,15 @@ export interface QueueOptions {
    * Only keyed jobs are claimed from such a queue. Default 0 (off).
    */
   keyConcurrency?: number;
+  /**
+   * Hands a job to an idle worker at enqueue, skipping the worker's claim (docs/handoff.md): a
+   * worker of this queue with a free slot and nothing to claim leaves an offer, and `enqueue()`
+   * of a job that runs now takes it and inserts the job already leased to that worker, which starts
+   * it when the notification comes. Cuts the pickup of an idle queue by the claim's round trip.
+   * Set it on the producers' modules too: the enqueue decides. Not with `rateLimit` or
+   * `keyConcurrency`, nor behind a transaction pooler. Default false.
+   */
+  handoff?: boolean;
 }
 
 /** A queue's rate limit: `limit` attempt starts per `period` ms. */

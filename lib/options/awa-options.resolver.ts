@@ -146,6 +146,13 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     );
   }
   const pooled = o.connectionMode === 'transaction-pooler';
+  // A handoff reaches its worker by NOTIFY, which a transaction pooler does not carry.
+  const handoffQueue = pooled ? [...queues.values()].find((q) => q.handoff) : undefined;
+  if (handoffQueue)
+    throw new AwaOptionError(
+      `queues.${handoffQueue.name}.handoff`,
+      "needs connectionMode 'direct' (no LISTEN behind a pooler)",
+    );
   if (pooled && o.livenessProbe === 'session') {
     throw new AwaOptionError(
       'livenessProbe',

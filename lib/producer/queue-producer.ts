@@ -20,9 +20,9 @@ import { WORKER_WAKEUP, type WorkerWakeup } from '../interfaces/worker-wakeup.in
 import type { EnqueuedFlow, EnqueuedGraph, FlowJob } from '../interfaces/workflow.interface.js';
 import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
-import { jobsSql } from '../sql/index.js';
+import { handoffSql, jobsSql } from '../sql/index.js';
 import { insertGraph } from '../sql/workflow.sql.js';
-import type { SqlValues } from '../sql/sql-statement.js';
+import type { SqlParams, SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import {
   ENQUEUE_MANY_OPTION_KEYS,
@@ -35,6 +35,7 @@ import {
   jobsPayload,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
+import { handsOff } from './handoff-rules.js';
 import { graphUniqueConflict, uniqueKeysOf } from './workflow-unique.js';
 import { WorkflowMessages } from './workflow.messages.js';
 import { checkGraph, flowToGraph, graphPayload } from './workflow-graph.js';
@@ -191,8 +192,24 @@ export class QueueProducer {
     const run = this.runner(manager);
     // No observer (telemetry): no event objects, one per job, to build (send ignores `jobs` then).
     const jobs = this.events.observed ? encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue })) : [];
+    // One job that runs now, not in the caller's transaction: to an idle worker, if one offers (docs/handoff.md).
+    const handoff = single && !manager && handsOff(encoded[0]!, this.options);
     const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
       if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
+      if (handoff) {
+        const e = encoded[0]!;
+        const params = [
+          items[0]!.kind,
+          e.queue,
+          e.args,
+          e.priority,
+          e.maxAttempts,
+          e.tags || null,
+          traceparent ?? null,
+        ];
+        const [row] = await run(handoffSql.insertHandedOff, params as SqlParams<typeof handoffSql.insertHandedOff>);
+        return [{ id: row!.id, duplicate: false, replaced: false }];
+      }
       const rows = large
         ? await run(jobsSql.insertJobsLarge, [`[${encoded.map((e) => jobObject(e, traceparent)).join(',')}]`])
         : await run(jobsSql.insertJobs, [jobsPayload(encoded, traceparent)]);

@@ -1,6 +1,7 @@
 export * from './sql-statement.js';
 export * as jobsSql from './jobs.sql.js';
 export * as workerSql from './worker.sql.js';
+export * as handoffSql from './handoff.sql.js';
 export * as maintenanceSql from './maintenance.sql.js';
 export * as instancesSql from './instances.sql.js';
 export * as migrationsSql from './migrations.sql.js';

@@ -91,7 +91,8 @@ const CANCELLED_TEXT = `'${RescueErrors.cancelled.replace(/'/g, "''")}'::text`;
  * lost, and +1 over a lost clock value is still above it. A new version of it should use this rule.
  * The clock is read once per statement (a sub-select, an InitPlan): extract() computes in numeric, slow per row.
  */
-const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint))`;
+export const CLOCK_RUN_LEASE = `(SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint)`;
+const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, ${CLOCK_RUN_LEASE})`;
 
 /**
  * Timestamp `column` in epoch ms, as a float8: the same value as (extract(epoch FROM x) * 1000)::float8
@@ -99,7 +100,7 @@ const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, (SELECT (extract(epoch FROM st
  * numeric). date_part's seconds are within 0.13 µs of the exact value and the product within
  * 0.25 µs, so round() gets the exact microsecond back (for timestamps before the year 2255).
  */
-const epochMs = (column: string) => `round(date_part('epoch', ${column}) * 1000000) / 1000`;
+export const epochMs = (column: string) => `round(date_part('epoch', ${column}) * 1000000) / 1000`;
 
 /**
  * Where each kind's claim reads from in the claim index: the available jobs after (priority,

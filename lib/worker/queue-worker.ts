@@ -17,6 +17,8 @@ import { ClaimCursor } from './claim-cursor.js';
 import { cancelUnstarted, giveBackUnstarted } from './unstarted-writes.js';
 import { WakeTimer } from './wake-timer.js';
 import { DeadlineSweep } from './deadline-sweep.js';
+import { WorkerOffer } from './worker-offer.js';
+import type { ClaimedJobRow } from '../sql/worker.sql.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;
@@ -67,6 +69,8 @@ export class QueueWorker {
   private readonly claimOnFree: boolean;
   /** Wakes the claim when the rate limit or a hold lets the next attempt start. */
   private readonly flowTimer = new WakeTimer(() => this.wake());
+  /** Its offer for a handoff (queue option `handoff`), made while it is idle. */
+  private readonly offer: WorkerOffer;
 
   constructor(
     readonly options: ResolvedQueueOptions,
@@ -89,6 +93,7 @@ export class QueueWorker {
       this.writtenFn,
     );
     this.deadlines = options.deadlineDuration > 0 ? new DeadlineSweep(options.deadlineDuration) : undefined;
+    this.offer = new WorkerOffer(deps.db, options, this.kinds, deps.instanceId, this.logger);
   }
 
   start(): void {
@@ -121,8 +126,29 @@ export class QueueWorker {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.flowTimer.cancel();
+    await this.offer.withdraw();
     await this.claimRun;
     return this.buffer.drain();
+  }
+
+  /**
+   * A job an enqueue handed to this worker (its offer was taken): committed as leased to this
+   * instance before the notification was sent, so it starts as a claimed one would. One that comes
+   * after shutdown began is given back unstarted, as buffered jobs are.
+   */
+  accept(row: ClaimedJobRow): void {
+    this.offer.taken();
+    const job = new InFlightJob(row, this.deps.writer);
+    this.deps.leases.add(job); // heartbeated from now on, as a claimed job
+    if (this.stopped) {
+      void this.track(giveBackUnstarted(this.deps, [job], this.logger));
+      return;
+    }
+    const { events } = this.deps;
+    if (events.listening) events.emit({ type: 'claimed', queue: this.options.name, count: 1 });
+    this.buffer.add(job);
+    this.pump();
+    if (this.running.size < this.options.concurrency) this.offer.offer();
   }
 
   /** Waits up to `timeoutMs` for running handlers; returns the attempts still running then. */
@@ -179,6 +205,8 @@ export class QueueWorker {
         this.buffer.claimed(rows.length === want);
         // A full batch means more may be waiting: claim again as soon as slots free up.
         if (rows.length === want) this.wanted = true;
+        // Nothing more to claim and a slot free: idle, so an enqueue may hand this worker its job.
+        else if (this.running.size < this.options.concurrency && this.deps.canClaim()) this.offer.offer();
       } while (this.wanted && !this.stopped && this.running.size < this.options.concurrency);
       this.lastTickAt = performance.now();
     } catch (error) {

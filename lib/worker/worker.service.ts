@@ -1,5 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL, AWA_OPTIONS } from '../awa.constants.js';
+import {
+  AWA_CANCEL_CHANNEL,
+  AWA_CONTROL_CHANNEL,
+  AWA_HANDOFF_CHANNEL,
+  AWA_JOBS_CHANNEL,
+  AWA_OPTIONS,
+} from '../awa.constants.js';
 import { AwaExplorer } from '../awa.explorer.js';
 import { AwaMessages, AbortReasons, RescueErrors } from '../awa.messages.js';
 import { AwaDatabase } from '../database/awa-database.js';
@@ -11,6 +17,7 @@ import { ClaimConnection } from './claim-connection.js';
 import { LeaseRegistry } from './lease-registry.js';
 import { LeaseWriter } from './lease-writer.js';
 import { QueueWorker } from './queue-worker.js';
+import { handedOffJob } from './handed-off-job.js';
 
 /** The workers of this instance, one per queue it has handlers for. */
 @Injectable()
@@ -49,6 +56,12 @@ export class WorkerService {
       if (payload.startsWith('resume:')) this.wake(payload.slice('resume:'.length));
     });
     this.session.onReconnect(() => this.workers.forEach((w) => w.wake()));
+    if (this.queues.some((queue) => this.options.queues.get(queue)?.handoff)) {
+      this.session.onNotification(AWA_HANDOFF_CHANNEL, (payload) => {
+        const handed = handedOffJob(payload, this.session.id);
+        if (handed) this.workers.get(handed.queue)?.accept(handed);
+      });
+    }
   }
 
   /** Queues this instance runs jobs from. */

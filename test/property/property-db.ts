@@ -72,7 +72,9 @@ export async function createPropertyDb(): Promise<PropertyDb> {
       return { jobs: new Map(jobs.map((j: JobRow) => [j.id, j])), leases };
     },
     async reset() {
-      await sql('TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances RESTART IDENTITY');
+      await sql(
+        'TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances, awa.worker_offers RESTART IDENTITY',
+      );
     },
     async close() {
       await endPool(pool);

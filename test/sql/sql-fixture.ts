@@ -70,7 +70,7 @@ export async function createSqlFixture(): Promise<SqlFixture> {
     },
     async reset() {
       await pool.query(
-        'TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances, awa.job_dependencies RESTART IDENTITY',
+        'TRUNCATE awa.jobs, awa.job_history, awa.active_leases, awa.instances, awa.worker_offers, awa.job_dependencies RESTART IDENTITY',
       );
     },
     async close() {

@@ -118,6 +118,30 @@ describe('module options', () => {
       'retention.complete',
       AwaMessages.unknownOption('completed', true, []),
     ],
+    [
+      'a handoff that is not a boolean',
+      { queues: { default: { handoff: 'yes' as unknown as boolean } } },
+      'queues.default.handoff',
+      'expected a boolean, got "yes"',
+    ],
+    [
+      'a handoff on a rate-limited queue (the claim enforces the limit; a handed job skips it)',
+      { queues: { default: { handoff: true, rateLimit: { limit: 1, period: 1_000 } } } },
+      'queues.default.handoff',
+      'cannot be combined with rateLimit or keyConcurrency',
+    ],
+    [
+      'a handoff on a keyed queue',
+      { queues: { keyed: { handoff: true, keyConcurrency: 1 } } },
+      'queues.keyed.handoff',
+      'cannot be combined with rateLimit or keyConcurrency',
+    ],
+    [
+      'a handoff behind a transaction pooler (no LISTEN there)',
+      { connectionMode: 'transaction-pooler', queues: { default: { handoff: true } } },
+      'queues.default.handoff',
+      "needs connectionMode 'direct' (no LISTEN behind a pooler)",
+    ],
   ];
 
   it.each(cases)('rejects %s, naming the option', (_what, options, path, problem) => {
@@ -173,6 +197,7 @@ describe('module options', () => {
       maxSnoozes: 100,
       rateLimit: null,
       keyConcurrency: 0,
+      handoff: false,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
   });

@@ -13,4 +13,5 @@ export const QUEUE_OPTION_KEYS = [
   'maxSnoozes',
   'rateLimit',
   'keyConcurrency',
+  'handoff',
 ];

@@ -1,0 +1,90 @@
+import { AWA_HANDOFF_CHANNEL } from '../awa.constants.js';
+import { millis, statement } from './sql-statement.js';
+import { CLOCK_RUN_LEASE, epochMs } from './worker.sql.js';
+
+/**
+ * Offers this idle worker ($2) of queue $1 for a handoff of one job of kinds $3, leased with
+ * deadline $4 ms (0: none) (docs/handoff.md). One offer per worker: an offer made again only renews it.
+ */
+export const offerWorker = statement<[queue: string, instanceId: string, kinds: string[], deadlineMs: number]>(
+  'offer_worker',
+  `
+  INSERT INTO awa.worker_offers (queue, instance_id, kinds, deadline_ms) VALUES ($1, $2, $3::text[], $4)
+  ON CONFLICT (queue, instance_id) DO UPDATE SET kinds = EXCLUDED.kinds, deadline_ms = EXCLUDED.deadline_ms,
+    offered_at = now()`,
+);
+
+/** Withdraws the offer of worker $2 of queue $1 (shutdown). */
+export const withdrawOffer = statement<[queue: string, instanceId: string]>(
+  'withdraw_offer',
+  `DELETE FROM awa.worker_offers WHERE queue = $1 AND instance_id = $2`,
+);
+
+/** enqueue()'s insert with a handoff: the new job's id, and whether a worker took it. */
+export interface HandedOffRow {
+  id: string;
+  handed: boolean;
+}
+
+/**
+ * Inserts one job (kind $1, queue $2, args $3, priority $4, max_attempts $5, tags $6 as a JSON array
+ * or null, traceparent $7) that runs now, and hands it to an idle worker of its queue when one has
+ * offered for its kind (offerWorker) and the queue is neither paused nor held: the offer is taken
+ * (deleted; SKIP LOCKED, so concurrent enqueues take different offers), the job goes in `running`
+ * with its first attempt, a run lease from the database clock (as a claim's, see NEXT_RUN_LEASE)
+ * and a lease row of the offer's instance, and that instance is sent the job on AWA_HANDOFF_CHANNEL:
+ * the NOTIFY is delivered at commit, once the job is the worker's. Without an offer the job goes in
+ * `available`, as insertJobs would insert it (its trigger wakes the queue's workers).
+ */
+export const insertHandedOff = statement<
+  [
+    kind: string,
+    queue: string,
+    args: string,
+    priority: number,
+    maxAttempts: number,
+    tags: string | null,
+    traceparent: string | null,
+  ],
+  HandedOffRow
+>(
+  'insert_handed_off',
+  `
+  WITH offer AS (
+    DELETE FROM awa.worker_offers o
+     WHERE (o.queue, o.instance_id) = (
+       SELECT f.queue, f.instance_id FROM awa.worker_offers f
+        WHERE f.queue = $2 AND $1 = ANY(f.kinds)
+          AND NOT EXISTS (SELECT FROM awa.queues q
+                           WHERE q.name = $2 AND (q.paused_at IS NOT NULL OR q.held_until > now()))
+        LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING o.instance_id, o.deadline_ms
+  ), job AS (
+    INSERT INTO awa.jobs (kind, queue, args, priority, max_attempts, state, attempt, run_lease, attempted_at, tags,
+                          traceparent)
+    SELECT $1, $2, $3::jsonb, $4, $5,
+           CASE WHEN o.instance_id IS NULL THEN 'available' ELSE 'running' END,
+           CASE WHEN o.instance_id IS NULL THEN 0 ELSE 1 END,
+           CASE WHEN o.instance_id IS NULL THEN 0 ELSE ${CLOCK_RUN_LEASE} END,
+           CASE WHEN o.instance_id IS NOT NULL THEN now() END,
+           CASE WHEN jsonb_typeof($6::jsonb) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text($6::jsonb))
+                ELSE '{}' END,
+           $7
+      FROM (SELECT) AS one LEFT JOIN offer o ON true
+    RETURNING id, kind, queue, args, attempt, max_attempts, priority, run_lease, created_at, run_at, traceparent
+  ), leased AS (
+    INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
+    SELECT j.id, j.run_lease, o.instance_id, now(), CASE WHEN o.deadline_ms > 0 THEN now() + ${millis('o.deadline_ms')} END,
+           now()
+      FROM job j CROSS JOIN offer o
+  )
+  SELECT j.id::text, o.instance_id IS NOT NULL AS handed
+    FROM job j LEFT JOIN offer o ON true
+    LEFT JOIN LATERAL (
+      SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', json_build_object(
+        'i', o.instance_id, 'q', j.queue,
+        'r', json_build_array(j.id::text, j.kind, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease::text,
+                              ${epochMs('j.created_at')}, ${epochMs('j.run_at')}, j.traceparent))::text)
+       WHERE o.instance_id IS NOT NULL
+    ) AS sent ON true`,
+);

@@ -1,0 +1,140 @@
+import { AWA_HANDOFF_CHANNEL } from '../../lib/awa.constants.js';
+import { handoffSql } from '../../lib/sql/index.js';
+import type { SqlParams } from '../../lib/sql/sql-statement.js';
+import { handedOffJob } from '../../lib/worker/handed-off-job.js';
+import { execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
+
+/** The handoff's statements (docs/handoff.md): a worker's offer, its withdrawal, and the enqueue that takes it. */
+describe('handoff.sql', () => {
+  const f = useSqlFixture();
+
+  const instance = (id: string) =>
+    f.sql(`INSERT INTO awa.instances (id, hostname, pid, lock_key) VALUES ($1, 'host', 1, 1)`, [id]);
+  const offer = (instanceId: string, kinds = ['k'], queue = 'default', deadlineMs = 60_000) =>
+    f.run(handoffSql.offerWorker, [queue, instanceId, kinds, deadlineMs]);
+  const offers = async () =>
+    (await f.sql('SELECT queue, instance_id, kinds FROM awa.worker_offers ORDER BY instance_id')) as Array<{
+      queue: string;
+      instance_id: string;
+      kinds: string[];
+    }>;
+  const enqueue = (kind = 'k', args: unknown = { n: 1 }, queue = 'default', on?: Parameters<typeof f.run>[2]) => {
+    const params: SqlParams<typeof handoffSql.insertHandedOff> = [
+      kind,
+      queue,
+      JSON.stringify(args),
+      2,
+      5,
+      '["t1"]',
+      null,
+    ];
+    return f.run(handoffSql.insertHandedOff, params, on);
+  };
+
+  it('an offer is one row per worker of a queue: offering again renews it, withdrawing deletes it', async () => {
+    await instance('w1');
+    await offer('w1', ['a']);
+    await offer('w1', ['a', 'b']);
+    expect(await offers()).toEqual([{ queue: 'default', instance_id: 'w1', kinds: ['a', 'b'] }]);
+    await f.run(handoffSql.withdrawOffer, ['default', 'w1']);
+    expect(await offers()).toEqual([]);
+  });
+
+  it('an offer goes with its instance: deleting the instance row deletes its offers', async () => {
+    await instance('w1');
+    await offer('w1');
+    await f.sql(`DELETE FROM awa.instances WHERE id = 'w1'`);
+    expect(await offers()).toEqual([]);
+  });
+
+  it('without an offer the job goes in available, as insertJobs inserts it', async () => {
+    const [row] = await enqueue();
+    expect(row).toEqual({ id: expect.any(String), handed: false });
+    const job = await readJob(f.sql, row!.id);
+    expect(job).toMatchObject({ state: 'available', attempt: 0, kind: 'k', priority: 2 });
+    expect(await leasesOf(f.sql, row!.id)).toEqual([]);
+  });
+
+  it('takes an offer: the job goes in running, leased to the offer’s instance, and that instance is sent the job', async () => {
+    await instance('w1');
+    await offer('w1', ['k'], 'default', 60_000);
+    const client = await f.client();
+    const heard = await listen(client, AWA_HANDOFF_CHANNEL);
+    const [row] = await enqueue('k', { n: 7 });
+    expect(row?.handed).toBe(true);
+    const [stored] = (await f.sql(
+      `SELECT j.state, j.attempt, j.run_lease::text, j.attempted_at = j.created_at AS attempted_at_insert, j.tags,
+              l.instance_id, l.run_lease::text AS lease, round(extract(epoch FROM l.deadline_at - l.claimed_at)) AS deadline_s
+         FROM awa.jobs j JOIN awa.active_leases l ON l.job_id = j.id WHERE j.id = $1`,
+      [row!.id],
+    )) as Array<Record<string, unknown>>;
+    expect(stored).toMatchObject({
+      state: 'running',
+      attempt: 1,
+      attempted_at_insert: true,
+      tags: ['t1'],
+      instance_id: 'w1',
+      deadline_s: '60',
+    });
+    expect(stored!.lease).toBe(stored!.run_lease);
+    expect(await offers()).toEqual([]); // taken: one offer, one job
+
+    const [payload] = await heard.take(execOn(client));
+    expect(handedOffJob(payload!, 'w2')).toBeUndefined(); // another instance's
+    expect(handedOffJob(payload!, 'w1')).toMatchObject({
+      id: row!.id,
+      kind: 'k',
+      queue: 'default',
+      args: { n: 7 },
+      attempt: 1,
+      max_attempts: 5,
+      priority: 2,
+      run_lease: stored!.run_lease,
+      traceparent: null,
+      workflow_id: null,
+    });
+  });
+
+  it('takes no offer of another queue, of other kinds, nor of a paused or held queue', async () => {
+    await instance('w1');
+    await offer('w1', ['other-kind']);
+    await offer('w1', ['k'], 'other-queue');
+    expect((await enqueue('k'))[0]?.handed).toBe(false);
+
+    await offer('w1', ['k']);
+    await f.sql(`INSERT INTO awa.queues (name, paused_at) VALUES ('default', now())`);
+    expect((await enqueue('k'))[0]?.handed).toBe(false);
+    await f.sql(
+      `UPDATE awa.queues SET paused_at = NULL, held_until = now() + interval '1 minute' WHERE name = 'default'`,
+    );
+    expect((await enqueue('k'))[0]?.handed).toBe(false);
+    await f.sql(`UPDATE awa.queues SET held_until = NULL WHERE name = 'default'`);
+    expect((await enqueue('k'))[0]?.handed).toBe(true);
+    await f.sql(`DELETE FROM awa.queues`);
+  });
+
+  it('concurrent enqueues take different offers (SKIP LOCKED): one offer hands over one job', async () => {
+    await instance('w1');
+    await offer('w1');
+    const a = await f.client();
+    const b = await f.client();
+    await a.query('BEGIN');
+    await b.query('BEGIN');
+    try {
+      const [first] = await enqueue('k', {}, 'default', a);
+      const [second] = await enqueue('k', {}, 'default', b); // skips the offer a holds, does not wait for it
+      expect([first?.handed, second?.handed]).toEqual([true, false]);
+    } finally {
+      await a.query('COMMIT');
+      await b.query('COMMIT');
+    }
+  });
+
+  it('every statement of the module ran in this file', () => {
+    expect(
+      statementsOf(handoffSql)
+        .map((s) => s.name)
+        .filter((n) => !f.executed.has(n)),
+    ).toEqual([]);
+  });
+});

@@ -1,0 +1,138 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { DataSource } from 'typeorm';
+import { JobHandler, QueueAdmin, QueueProducer, type AwaModuleOptions, type JobRecord } from 'nestjs-awa';
+import { InstanceSession } from '../../lib/instance/instance-session.js';
+import { finishedJob } from '../support/job-waits.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
+import { FAST_OPTIONS, startTestApp } from '../support/test-app.js';
+import { waitFor } from '../support/wait-for.js';
+
+const RESCUE_QUEUE = 'handoff-rescue';
+
+@Injectable()
+class HandoffHandlers {
+  @JobHandler('handoff.ping') ping() {}
+  @JobHandler('handoff.rescued', { queue: RESCUE_QUEUE }) rescued() {}
+}
+
+/** Both instances have the option on the default queue: the enqueue decides, the worker offers. */
+const options = (rescueHandoff: boolean): AwaModuleOptions => ({
+  ...FAST_OPTIONS,
+  queues: {
+    default: { ...FAST_OPTIONS.queues!.default, handoff: true },
+    [RESCUE_QUEUE]: { pollInterval: 200, handoff: rescueHandoff },
+  },
+});
+
+/** Queue option `handoff` (docs/handoff.md): an idle worker offers, and enqueue() inserts the job already its own. */
+describe('handoff to an idle worker', () => {
+  let db: TestDatabase;
+  let worker: TestingModule;
+  let producerApp: TestingModule;
+  let producer: QueueProducer;
+  let workerId: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // The worker never offers for the rescue queue: only the dead instance of that test does.
+    worker = await startTestApp({ url: db.url, providers: [HandoffHandlers], awa: options(false) });
+    producerApp = await startTestApp({ url: db.url, awa: options(true) });
+    producer = producerApp.get(QueueProducer);
+    workerId = worker.get(InstanceSession, { strict: false }).id;
+  });
+  afterAll(async () => {
+    await producerApp?.close();
+    await worker?.close();
+    await db?.drop();
+  });
+
+  const offersOf = async (instanceId: string) =>
+    queryOnce<{ queue: string }>(db.url, 'SELECT queue FROM awa.worker_offers WHERE instance_id = $1', [instanceId]);
+  /**
+   * A handed-off job was inserted running by the enqueue's statement: attempted at its creation, to
+   * the microsecond (a claim is a later transaction; JavaScript dates would round both to the ms).
+   */
+  const handedOff = async (job: JobRecord) => {
+    const [row] = await queryOnce<{ handed: boolean }>(
+      db.url,
+      `SELECT attempted_at = created_at AS handed FROM awa.jobs WHERE id = $1
+       UNION ALL SELECT attempted_at = created_at FROM awa.job_history WHERE id = $1`,
+      [job.id],
+    );
+    return row?.handed;
+  };
+  const offered = () => waitFor(async () => (await offersOf(workerId)).length === 1, 15_000, 'the worker to offer');
+
+  it('an idle worker offers; a job enqueued on another instance is handed to it and runs, and the worker offers again', async () => {
+    await offered();
+    expect(await offersOf(workerId)).toEqual([{ queue: 'default' }]);
+    const job = await finishedJob(producer, (await producer.enqueue('handoff.ping', { n: 1 })).id);
+    expect(job).toMatchObject({ state: 'completed', attempt: 1 });
+    expect(await handedOff(job)).toBe(true);
+    await offered();
+  });
+
+  it('a job with runAt, or enqueued in the caller’s transaction, is claimed as before', async () => {
+    await offered();
+    const scheduled = await producer.enqueue('handoff.ping', {}, { runAt: new Date() });
+    const inTransaction = await producerApp
+      .get(DataSource)
+      .transaction((manager) => producer.enqueue('handoff.ping', {}, { manager }));
+    for (const { id } of [scheduled, inTransaction]) {
+      const job = await finishedJob(producer, id);
+      expect(job.state).toBe('completed');
+      expect(await handedOff(job)).toBe(false);
+    }
+  });
+
+  it('a paused queue hands nothing: the job waits, available, until the queue is resumed', async () => {
+    await offered();
+    const admin = producerApp.get(QueueAdmin);
+    await admin.pauseQueue('default');
+    try {
+      const { id } = await producer.enqueue('handoff.ping', {});
+      expect(await producer.getJob(id)).toMatchObject({ state: 'available', attempt: 0 });
+      await admin.resumeQueue('default');
+      const job = await finishedJob(producer, id);
+      expect(job.state).toBe('completed');
+      expect(await handedOff(job)).toBe(false);
+    } finally {
+      await admin.resumeQueue('default');
+    }
+  });
+
+  it('a job handed to an instance that died is not lost: maintenance rescues it and a live worker runs it', async () => {
+    // A dead instance's row (no session holds its lock key, its heartbeat is old) and its offer.
+    await queryOnce(
+      db.url,
+      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at)
+       VALUES ('handoff-dead', 'gone', 1, 987654, now() - interval '1 hour')`,
+    );
+    await queryOnce(
+      db.url,
+      `INSERT INTO awa.worker_offers (queue, instance_id, kinds, deadline_ms) VALUES ($1, 'handoff-dead', $2, 0)`,
+      [RESCUE_QUEUE, ['handoff.rescued']],
+    );
+    const { id } = await producer.enqueue('handoff.rescued', {}, { queue: RESCUE_QUEUE });
+    const leased = await queryOnce<{ instance_id: string }>(
+      db.url,
+      'SELECT instance_id FROM awa.active_leases WHERE job_id = $1',
+      [id],
+    );
+    // Taken by the dead instance's offer, unless maintenance already rescued it.
+    if (leased.length > 0) expect(leased).toEqual([{ instance_id: 'handoff-dead' }]);
+    const job = await finishedJob(producer, id);
+    expect(job.state).toBe('completed');
+    expect(job.attempt).toBe(2); // the handed attempt never ran; its rescue left it for the next
+    expect(await offersOf('handoff-dead')).toEqual([]); // gone with the forgotten instance
+  });
+
+  it('a worker that shuts down withdraws its offer', async () => {
+    const second = await startTestApp({ url: db.url, providers: [HandoffHandlers], awa: options(false) });
+    const secondId = second.get(InstanceSession, { strict: false }).id;
+    await waitFor(async () => (await offersOf(secondId)).length === 1, 15_000, 'the second worker to offer');
+    await second.close();
+    expect(await offersOf(secondId)).toEqual([]);
+  });
+});
