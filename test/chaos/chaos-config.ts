@@ -102,7 +102,15 @@ const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
   // A group held by a SIGKILLed worker moves on about as soon as its jobs do.
   jobEvents: { pollInterval: 100, leaseDuration: 1_500, retryBaseDelay: 50, retryMaxDelay: 500, retention: 0 },
   queues: {
-    fast: { concurrency: 20, deadlineDuration: 5_000, retryBaseDelay: 50, retryMaxDelay: 500, pollInterval: 200 },
+    // handoff: single enqueues (every fourth batch, see paced) may go straight to an idle worker.
+    fast: {
+      concurrency: 20,
+      deadlineDuration: 5_000,
+      retryBaseDelay: 50,
+      retryMaxDelay: 500,
+      pollInterval: 200,
+      handoff: true,
+    },
     slow: { concurrency: 10, deadlineDuration: 2_500, retryBaseDelay: 50, retryMaxDelay: 500, pollInterval: 200 },
   },
 };

@@ -103,6 +103,32 @@ async function enqueueOnce(producer: QueueProducer, sql: Sql, batch: string, ite
   }
 }
 
+/**
+ * Enqueues a batch's jobs one enqueue() each, every one exactly once (as enqueueOnce, by its seq):
+ * single jobs of a queue with `handoff` may be handed to an idle worker (docs/handoff.md).
+ */
+async function enqueueEachOnce(producer: QueueProducer, sql: Sql, batch: string, items: EnqueueManyItem<ChaosArgs>[]) {
+  for (const { kind, args, ...options } of items) {
+    for (;;) {
+      try {
+        await producer.enqueue(kind, args, options);
+        break;
+      } catch {
+        const [{ n }] = await untilAnswered(
+          () =>
+            sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1 AND args->>'seq' = $2`, [
+              batch,
+              String(args.seq),
+            ]),
+          'checking a job',
+        );
+        if (n === 1) break;
+        await sleep(200);
+      }
+    }
+  }
+}
+
 const POLICIES: DependencyFailurePolicy[] = ['cancel', 'fail', 'ignore'];
 
 /**
@@ -163,7 +189,9 @@ async function paced(producer: QueueProducer, sql: Sql, load: Load, said: (seq: 
   for (let b = 0; seq < load.total; b++) {
     const batch = `${load.prefix}${b}`;
     const items = Array.from({ length: Math.min(batchSize, load.total - seq) }, (_, i) => load.job(seq + i, batch));
-    await enqueueOnce(producer, sql, batch, items);
+    // Every fourth batch one job at a time: the single enqueues a handoff takes (see CHAOS_AWA_OPTIONS).
+    if (b % 4 === 1) await enqueueEachOnce(producer, sql, batch, items);
+    else await enqueueOnce(producer, sql, batch, items);
     await load.afterBatch?.(b);
     seq += items.length;
     said(seq);

@@ -96,6 +96,8 @@ export interface ChaosReport {
   server: string;
   jobs: number;
   states: Record<string, number>;
+  /** Jobs an enqueue handed to an idle worker (queue option handoff): their first attempt began at their insert. */
+  handedOff: number;
   seconds: number;
   jobsPerSecond: number;
   peakPerSecond: number;

@@ -34,6 +34,8 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     '=== nestjs-awa chaos summary ===',
     `server:       ${report.server}`,
     `jobs:         ${report.jobs} (${counts(report.states)}), enqueued at up to ${config.rate}/s over 4 queues`,
+    `handoff:      ${report.handedOff} job(s) handed to an idle worker at enqueue and done in that attempt ` +
+      `(queue fast, single enqueues)`,
     `throughput:   ${report.jobsPerSecond.toFixed(1)} jobs/s over ${report.seconds.toFixed(1)} s ` +
       `(first enqueue to last finish); busiest second ${report.peakPerSecond}`,
     `kills:        ${report.kills} SIGKILLs, each victim replaced at once ` +

@@ -564,6 +564,12 @@ class ChaosRun {
     const snapshot = (await this.snapshot) ?? null;
     const slow = (await this.slow) ?? null;
     const speed = await throughput(this.query);
+    // A handed-off job was inserted running: its first attempt began in the insert's transaction
+    // (a later attempt moves attempted_at: those whose first attempt was the last are counted).
+    const handed = (await this.query(
+      `SELECT count(*)::int AS n FROM awa.all_jobs WHERE attempt = 1 AND attempted_at = created_at`,
+    )) as Array<{ n: number }>;
+    const handedOff = handed[0]?.n ?? 0;
     const recovery = await recoveryFigures(this.query, this.kills);
     const errors = await errorCounts(
       this.query,
@@ -579,6 +585,7 @@ class ChaosRun {
       server: this.server.description,
       jobs: this.config.jobs,
       states: status.states,
+      handedOff,
       seconds: speed.seconds,
       jobsPerSecond: speed.jobsPerSecond,
       peakPerSecond: speed.peakPerSecond,
