@@ -45,6 +45,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     processMultiScenario(2, headline),
     latencyScenario('local'),
     latencyScenario('notify'),
+    latencyScenario('handoff'),
     heartbeatScenario,
     bigTableScenario(headline),
     dashboardScenario,

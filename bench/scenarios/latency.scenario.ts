@@ -32,19 +32,26 @@ const STAGE_TEXT: Record<PickupStage, string> = {
  * which wakes its worker at once. `notify`: enqueued by another instance (a producer-only app in
  * the same process, so one clock), so the worker learns of it only through LISTEN/NOTIFY.
  */
-export function latencyScenario(path: 'local' | 'notify'): Scenario {
-  const label =
-    path === 'local' ? 'enqueue on the worker instance (local wake)' : 'enqueue from another instance (NOTIFY)';
+const LABELS = {
+  local: 'enqueue on the worker instance (local wake)',
+  notify: 'enqueue from another instance (NOTIFY)',
+  handoff: 'enqueue from another instance, handed to the idle worker (queue option handoff)',
+} as const;
+
+export function latencyScenario(path: keyof typeof LABELS): Scenario {
+  const label = LABELS[path];
+  // Both instances of the handoff path have the option: the enqueue decides (docs/handoff.md).
+  const awa = path === 'handoff' ? { queues: { default: { handoff: true } } } : {};
   return {
     id: `latency-${path}`,
     title: `latency: ${label}`,
     run: async (ctx) => {
       const { config } = ctx;
       const db = await ctx.database();
-      const worker = await createBenchApp(db.url, {}, true);
+      const worker = await createBenchApp(db.url, awa, true);
       ctx.defer(() => worker.app.close());
       const producerApp =
-        path === 'local' ? worker.app : (await createBenchApp(db.url, {}, false, 'awa_bench_producer')).app;
+        path === 'local' ? worker.app : (await createBenchApp(db.url, awa, false, 'awa_bench_producer')).app;
       if (producerApp !== worker.app) ctx.defer(() => producerApp.close());
       const producer = producerApp.get(QueueProducer);
 
