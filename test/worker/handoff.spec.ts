@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { JobHandler, QueueAdmin, QueueProducer, type AwaModuleOptions, type JobRecord } from 'nestjs-awa';
+import { JobHandler, QueueAdmin, QueueProducer, type AwaModuleOptions, type Job, type JobRecord } from 'nestjs-awa';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -14,6 +14,13 @@ const RESCUE_QUEUE = 'handoff-rescue';
 class HandoffHandlers {
   @JobHandler('handoff.ping') ping() {}
   @JobHandler('handoff.rescued', { queue: RESCUE_QUEUE }) rescued() {}
+
+  /** Its write commits with its completion (job.transaction), fenced on the handed lease. */
+  @JobHandler('handoff.effect') async effect(job: Job) {
+    await job.transaction((manager) =>
+      manager.query('INSERT INTO public.handoff_effects (job_id, attempt) VALUES ($1, $2)', [job.id, job.attempt]),
+    );
+  }
 }
 
 /** Both instances have the option on the default queue: the enqueue decides, the worker offers. */
@@ -71,6 +78,17 @@ describe('handoff to an idle worker', () => {
     expect(job).toMatchObject({ state: 'completed', attempt: 1 });
     expect(await handedOff(job)).toBe(true);
     await offered();
+  });
+
+  it("a handed job's job.transaction commits its write with the completion, once", async () => {
+    await queryOnce(db.url, 'CREATE TABLE IF NOT EXISTS public.handoff_effects (job_id bigint, attempt int)');
+    await offered();
+    const job = await finishedJob(producer, (await producer.enqueue('handoff.effect', {})).id);
+    expect(job.state).toBe('completed');
+    expect(await handedOff(job)).toBe(true);
+    expect(await queryOnce(db.url, 'SELECT job_id::text, attempt FROM public.handoff_effects')).toEqual([
+      { job_id: job.id, attempt: 1 },
+    ]);
   });
 
   it('a job with runAt, or enqueued in the caller’s transaction, is claimed as before', async () => {

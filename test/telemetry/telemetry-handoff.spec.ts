@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { SpanKind } from '@opentelemetry/api';
+import { JobHandler, QueueProducer } from 'nestjs-awa';
+import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
+import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
+import { finishedJob } from '../support/job-waits.js';
+import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
+import { startTestApp, waitFor } from '../support/test-app.js';
+import { histogramCount, registerOtelSdk, sumOf, type OtelSdk } from './otel-sdk.js';
+
+@Injectable()
+class HandoffTelemetryHandlers {
+  @JobHandler('telh.ok') ok() {}
+}
+
+/** A handed-off job (queue option handoff) through the real OTel SDK: traced and counted as a claimed one. */
+describe('AwaTelemetryModule and handoff', () => {
+  let db: TestDatabase;
+  let sdk: OtelSdk;
+  let app: TestingModule;
+  let producer: QueueProducer;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    sdk = registerOtelSdk();
+    app = await startTestApp({
+      url: db.url,
+      providers: [HandoffTelemetryHandlers],
+      imports: [AwaTelemetryModule.forRoot() as never],
+      awa: { queues: { default: { pollInterval: 200, handoff: true } } },
+    });
+    producer = app.get(QueueProducer);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await sdk?.shutdown();
+    await db?.drop();
+  });
+
+  it("runs the handed job in a consumer span of the producer span's trace, and counts it as a claimed job", async () => {
+    await waitFor(
+      async () => (await queryOnce(db.url, 'SELECT 1 FROM awa.worker_offers')).length === 1,
+      15_000,
+      'the worker to offer',
+    );
+    const { id } = await producer.enqueue('telh.ok', {});
+    const job = await finishedJob(producer, id);
+    const [{ handed }] = await queryOnce<{ handed: boolean }>(
+      db.url,
+      'SELECT attempted_at = created_at AS handed FROM awa.all_jobs WHERE id = $1',
+      [id],
+    );
+    expect({ state: job.state, handed }).toEqual({ state: 'completed', handed: true });
+
+    const spans = () => sdk.spans().filter((s) => s.attributes['messaging.message.id'] === id);
+    await waitFor(() => spans().some((s) => s.kind === SpanKind.CONSUMER), 15_000, 'the consumer span');
+    const producerSpan = sdk.spans().find((s) => s.kind === SpanKind.PRODUCER)!;
+    const consumer = spans().find((s) => s.kind === SpanKind.CONSUMER)!;
+    expect(consumer.spanContext().traceId).toBe(producerSpan.spanContext().traceId);
+    expect(consumer.parentSpanContext?.spanId).toBe(producerSpan.spanContext().spanId);
+
+    const metrics = await sdk.collect();
+    const at = { queue: 'default', kind: 'telh.ok' };
+    expect(sumOf(metrics.get(N.enqueued), at)).toBe(1);
+    expect(sumOf(metrics.get(N.started), at)).toBe(1);
+    expect(sumOf(metrics.get(N.completed), at)).toBe(1);
+    expect(histogramCount(metrics.get(N.duration), { ...at, outcome: 'completed' })).toBe(1);
+  });
+});
