@@ -1,6 +1,6 @@
 import { AWA_HANDOFF_CHANNEL } from '../awa.constants.js';
 import { millis, statement } from './sql-statement.js';
-import { CLOCK_RUN_LEASE, epochMs } from './worker.sql.js';
+import { CLOCK_RUN_LEASE, epochMs, type ClaimedJobRow } from './worker.sql.js';
 
 /**
  * Offers this idle worker ($2) of queue $1 for a handoff of one job of kinds $3, leased with
@@ -87,4 +87,20 @@ export const insertHandedOff = statement<
                               ${epochMs('j.created_at')}, ${epochMs('j.run_at')}, j.traceparent))::text)
        WHERE o.instance_id IS NOT NULL
     ) AS sent ON true`,
+);
+
+/**
+ * The jobs handed to instance $1 (running, leased to it, attempted in their insert's transaction: a
+ * claim is always a later one) as claimed rows. After its session reconnects, an instance runs those
+ * it does not know: their notification may have been sent while it was not listening. Reads the
+ * lease table by instance: it holds only running attempts, and this runs once per reconnect.
+ */
+export const handedOffJobsOf = statement<[instanceId: string], ClaimedJobRow>(
+  'handed_off_jobs_of',
+  `
+  SELECT j.id::text, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease::text,
+         ${epochMs('j.created_at')} AS created_ms, ${epochMs('j.run_at')} AS run_at_ms, j.traceparent,
+         j.workflow_id::text
+    FROM awa.active_leases l JOIN awa.jobs j ON j.id = l.job_id AND j.run_lease = l.run_lease
+   WHERE l.instance_id = $1 AND j.state = 'running' AND j.attempted_at = j.created_at`,
 );

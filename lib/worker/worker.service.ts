@@ -18,6 +18,8 @@ import { LeaseRegistry } from './lease-registry.js';
 import { LeaseWriter } from './lease-writer.js';
 import { QueueWorker } from './queue-worker.js';
 import { handedOffJob } from './handed-off-job.js';
+import { handoffSql } from '../sql/index.js';
+import type { ClaimedJobRow } from '../sql/worker.sql.js';
 
 /** The workers of this instance, one per queue it has handlers for. */
 @Injectable()
@@ -59,8 +61,25 @@ export class WorkerService {
     if (this.queues.some((queue) => this.options.queues.get(queue)?.handoff)) {
       this.session.onNotification(AWA_HANDOFF_CHANNEL, (payload) => {
         const handed = handedOffJob(payload, this.session.id);
-        if (handed) this.workers.get(handed.queue)?.accept(handed);
+        if (handed) this.accept(handed);
       });
+      // A job handed to this instance while its session was down was notified to no one: run it now.
+      this.session.onReconnect(() => void this.adoptHandoffs());
+    }
+  }
+
+  /** A job an enqueue handed to this instance, unless it is running here already (notified and found). */
+  private accept(row: ClaimedJobRow): void {
+    if (this.leases.byJobId(row.id).length === 0) this.workers.get(row.queue)?.accept(row);
+  }
+
+  /** Runs the jobs handed to this instance that it does not know (see handoffSql.handedOffJobsOf). */
+  private async adoptHandoffs(): Promise<void> {
+    try {
+      for (const row of await this.db.query(handoffSql.handedOffJobsOf, [this.session.id])) this.accept(row);
+    } catch (error) {
+      // Not lost: their leases are not heartbeated, and the stale-heartbeat rescue gives them back.
+      this.logger.warn(AwaMessages.operationFailed('reading the jobs handed to this instance', String(error)));
     }
   }
 

@@ -130,6 +130,34 @@ describe('handoff.sql', () => {
     }
   });
 
+  it("handedOffJobsOf: the running jobs handed to an instance, not its claimed ones nor another's", async () => {
+    await instance('w1');
+    await instance('w2');
+    await offer('w1');
+    const [handed] = await enqueue('k', { n: 3 });
+    await offer('w2');
+    await enqueue('k'); // w2's
+    // A job claimed by w1: attempted in a later transaction than its insert.
+    const [claimed] = await enqueue('k');
+    await f.sql(
+      `WITH c AS (UPDATE awa.jobs SET state = 'running', attempt = 1, run_lease = 5, attempted_at = clock_timestamp()
+                   WHERE id = $1 RETURNING id)
+       INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT id, 5, 'w1' FROM c`,
+      [claimed!.id],
+    );
+    const rows = await f.run(handoffSql.handedOffJobsOf, ['w1']);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        id: handed!.id,
+        kind: 'k',
+        queue: 'default',
+        args: { n: 3 },
+        attempt: 1,
+        workflow_id: null,
+      }),
+    ]);
+  });
+
   it('every statement of the module ran in this file', () => {
     expect(
       statementsOf(handoffSql)

@@ -46,12 +46,12 @@ describe('AwaTelemetryModule and handoff', () => {
     );
     const { id } = await producer.enqueue('telh.ok', {});
     const job = await finishedJob(producer, id);
-    const [{ handed }] = await queryOnce<{ handed: boolean }>(
+    const [row] = await queryOnce<{ handed: boolean }>(
       db.url,
       'SELECT attempted_at = created_at AS handed FROM awa.all_jobs WHERE id = $1',
       [id],
     );
-    expect({ state: job.state, handed }).toEqual({ state: 'completed', handed: true });
+    expect({ state: job.state, handed: row?.handed }).toEqual({ state: 'completed', handed: true });
 
     const spans = () => sdk.spans().filter((s) => s.attributes['messaging.message.id'] === id);
     await waitFor(() => spans().some((s) => s.kind === SpanKind.CONSUMER), 15_000, 'the consumer span');

@@ -154,3 +154,42 @@ describe('handoff to an idle worker', () => {
     expect(await offersOf(secondId)).toEqual([]);
   });
 });
+
+/** The one way a handoff's notification is lost: the worker's session is down when it is sent. */
+describe('handoff: a notification sent while the session was down', () => {
+  let db: TestDatabase;
+  let app: TestingModule;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // Heartbeats as shipped: no stale-heartbeat rescue can take the job first in this test.
+    app = await startTestApp({
+      url: db.url,
+      providers: [HandoffHandlers],
+      awa: { ...options(false), heartbeatInterval: 30_000, heartbeatStaleAfter: 90_000 },
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('the job handed meanwhile runs on the instance once its session is back, in its handed attempt', async () => {
+    const instanceId = app.get(InstanceSession, { strict: false }).id;
+    // What insertHandedOff leaves, without its notification: running, leased here, attempted at its insert.
+    const [seeded] = await queryOnce<{ id: string }>(
+      db.url,
+      `WITH j AS (
+         INSERT INTO awa.jobs (kind, queue, args, state, attempt, run_lease, attempted_at)
+         VALUES ('handoff.ping', 'default', '{}', 'running', 1, 42, now()) RETURNING id, run_lease)
+       INSERT INTO awa.active_leases (job_id, run_lease, instance_id)
+       SELECT id, run_lease, $1 FROM j RETURNING job_id::text AS id`,
+      [instanceId],
+    );
+    await queryOnce(db.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+      `awa:${instanceId}`,
+    ]);
+    const job = await finishedJob(app.get(QueueProducer), seeded!.id);
+    expect(job).toMatchObject({ state: 'completed', attempt: 1, errors: [] });
+  });
+});
