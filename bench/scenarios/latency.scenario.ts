@@ -33,15 +33,16 @@ const STAGE_TEXT: Record<PickupStage, string> = {
  * the same process, so one clock), so the worker learns of it only through LISTEN/NOTIFY.
  */
 const LABELS = {
-  local: 'enqueue on the worker instance (local wake)',
-  notify: 'enqueue from another instance (NOTIFY)',
-  handoff: 'enqueue from another instance, handed to the idle worker (queue option handoff)',
+  local: 'enqueue on the worker instance (local wake, handoff off)',
+  notify: 'enqueue from another instance (NOTIFY, then a claim: handoff off)',
+  handoff: 'enqueue from another instance, handed to the idle worker (default options: handoff on)',
 } as const;
 
 export function latencyScenario(path: keyof typeof LABELS): Scenario {
   const label = LABELS[path];
-  // Both instances of the handoff path have the option: the enqueue decides (docs/handoff.md).
-  const awa = path === 'handoff' ? { queues: { default: { handoff: true } } } : {};
+  // The local and notify paths measure the claim after a wake-up: the queue option handoff (on by
+  // default, docs/handoff.md) is turned off on both of their instances; the enqueue decides.
+  const awa = path === 'handoff' ? {} : { queues: { default: { handoff: false } } };
   return {
     id: `latency-${path}`,
     title: `latency: ${label}`,

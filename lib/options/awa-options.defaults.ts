@@ -11,7 +11,8 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   maxSnoozes: 100,
   rateLimit: null,
   keyConcurrency: 0,
-  handoff: false,
+  // On, except for a queue with rateLimit or keyConcurrency, and behind a transaction pooler.
+  handoff: true,
 };
 
 export const RETENTION_DEFAULTS: Required<RetentionOptions> = {

@@ -48,8 +48,9 @@ export interface QueueOptions {
    * worker of this queue with a free slot and nothing to claim leaves an offer, and `enqueue()`
    * of a job that runs now takes it and inserts the job already leased to that worker, which starts
    * it when the notification comes. Cuts the pickup of an idle queue by the claim's round trip.
-   * Set it on the producers' modules too: the enqueue decides. Not with `rateLimit` or
-   * `keyConcurrency`, nor behind a transaction pooler. Default false.
+   * The enqueue decides: a producer-only app's module needs it too (it has it by default). Default
+   * true, except for a queue with `rateLimit` or `keyConcurrency` and behind a transaction pooler,
+   * where it is off (and refused when set to true).
    */
   handoff?: boolean;
 }

@@ -85,13 +85,15 @@ export function resolveQueue(name: string, raw: QueueOptions | undefined): Resol
       true,
       1_000_000,
     ),
-    handoff: pick(q.handoff, QUEUE_DEFAULTS.handoff),
+    handoff: QUEUE_DEFAULTS.handoff,
   };
-  if (typeof resolved.handoff !== 'boolean')
-    throw new AwaOptionError(at('handoff'), `expected a boolean, got ${describe(resolved.handoff)}`);
-  // A handed job skips the claim, where the limits are enforced.
-  if (resolved.handoff && (resolved.rateLimit !== null || resolved.keyConcurrency > 0))
+  if (q.handoff !== undefined && typeof q.handoff !== 'boolean')
+    throw new AwaOptionError(at('handoff'), `expected a boolean, got ${describe(q.handoff)}`);
+  // A handed job skips the claim, where the limits are enforced: off by default with them, refused if asked for.
+  const flowControl = resolved.rateLimit !== null || resolved.keyConcurrency > 0;
+  if (q.handoff === true && flowControl)
     throw new AwaOptionError(at('handoff'), 'cannot be combined with rateLimit or keyConcurrency');
+  resolved.handoff = q.handoff ?? (QUEUE_DEFAULTS.handoff && !flowControl);
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {
     throw new AwaOptionError(at('retryMaxDelay'), `must be at least retryBaseDelay (${resolved.retryBaseDelay})`);
   }

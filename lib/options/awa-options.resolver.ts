@@ -146,13 +146,16 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
     );
   }
   const pooled = o.connectionMode === 'transaction-pooler';
-  // A handoff reaches its worker by NOTIFY, which a transaction pooler does not carry.
-  const handoffQueue = pooled ? [...queues.values()].find((q) => q.handoff) : undefined;
-  if (handoffQueue)
-    throw new AwaOptionError(
-      `queues.${handoffQueue.name}.handoff`,
-      "needs connectionMode 'direct' (no LISTEN behind a pooler)",
-    );
+  // A handoff reaches its worker by NOTIFY, which a transaction pooler does not carry: off there, refused if asked for.
+  if (pooled) {
+    const asked = Object.entries(o.queues ?? {}).find(([, q]) => q?.handoff === true);
+    if (asked)
+      throw new AwaOptionError(
+        `queues.${asked[0]}.handoff`,
+        "needs connectionMode 'direct' (no LISTEN behind a pooler)",
+      );
+    for (const [queue, q] of queues) queues.set(queue, { ...q, handoff: false });
+  }
   if (pooled && o.livenessProbe === 'session') {
     throw new AwaOptionError(
       'livenessProbe',

@@ -12,6 +12,7 @@ import {
 import { DataSource } from 'typeorm';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
+import { finishedJob } from '../support/job-waits.js';
 
 /** What the billing groups of every app saw, in order: the test reads and resets it. */
 const seen: Array<{ app: string; jobId: string; event: string; state: string }> = [];
@@ -90,6 +91,20 @@ describe('durable job events', () => {
     for (let i = 0; i < n; i++) ids.push((await app.get(QueueProducer).enqueue('order.place', { i })).id);
     return ids;
   };
+  /**
+   * Enqueues `n` jobs, each once the one before has completed: their completion events are then in
+   * this order. (Jobs enqueued together run concurrently and may complete in any order.)
+   */
+  const enqueueInOrder = async (app: TestingModule, n = 1) => {
+    const producer = app.get(QueueProducer);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const { id } = await producer.enqueue('order.place', { i });
+      await finishedJob(producer, id);
+      ids.push(id);
+    }
+    return ids;
+  };
   const seenIds = () => seen.map((s) => s.jobId);
   const waitSeen = (ids: string[], what: string) =>
     waitFor(() => ids.every((id) => seenIds().includes(id)), 15_000, what);
@@ -110,6 +125,7 @@ describe('durable job events', () => {
     const app = await boot();
     const [first] = await enqueue(app);
     failuresLeft.set(first!, 2);
+    await finishedJob(app.get(QueueProducer), first!);
     const [second] = await enqueue(app);
     await waitSeen([second!], 'the second completion');
     expect(seenIds()).toEqual([first, first, first, second]);
@@ -120,7 +136,8 @@ describe('durable job events', () => {
     const app = await boot();
     const [poison] = await enqueue(app);
     failuresLeft.set(poison!, Number.POSITIVE_INFINITY);
-    const [next] = await enqueue(app);
+    await finishedJob(app.get(QueueProducer), poison!);
+    const [next] = await enqueueInOrder(app);
     const groups = app.get(JobEventGroups);
     const [held] = await waitFor(async () => {
       const states = await groups.groups();
@@ -163,7 +180,7 @@ describe('durable job events', () => {
        VALUES ('billing', pg_snapshot_xmin(pg_current_snapshot()), 'crashed', now() + interval '1 second')`,
     );
     const app = await boot();
-    const ids = await enqueue(app, 2);
+    const ids = await enqueueInOrder(app, 2);
     await waitSeen(ids, 'the completions, after the takeover');
     const [billing] = await app.get(JobEventGroups).groups();
     expect(billing!.holder).not.toBe('crashed');
@@ -176,7 +193,7 @@ describe('durable job events', () => {
     await waitSeen([before!], 'the first completion');
     await close(app);
     const worker = await boot([OrderHandler]);
-    const whileDown = await enqueue(worker, 3);
+    const whileDown = await enqueueInOrder(worker, 3);
     await waitFor(
       async () => (await queryOnce<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM awa.job_events'))[0]!.n === 4,
       15_000,

@@ -197,9 +197,19 @@ describe('module options', () => {
       maxSnoozes: 100,
       rateLimit: null,
       keyConcurrency: 0,
-      handoff: false,
+      handoff: true,
     });
     expect(o.queues.get('reports')?.deadlineDuration).toBe(0);
+  });
+
+  it('turns handoff off by default where it cannot hold: with rateLimit, with keyConcurrency, behind a transaction pooler', () => {
+    const handoffOf = (options: AwaModuleOptions, queue = 'default') =>
+      resolveAwaOptions(options).queues.get(queue)?.handoff;
+    expect(handoffOf({})).toBe(true);
+    expect(handoffOf({ queues: { default: { handoff: false } } })).toBe(false);
+    expect(handoffOf({ queues: { default: { rateLimit: { limit: 1, period: 1_000 } } } })).toBe(false);
+    expect(handoffOf({ queues: { keyed: { keyConcurrency: 2 } } }, 'keyed')).toBe(false);
+    expect(handoffOf({ connectionMode: 'transaction-pooler' })).toBe(false);
   });
 
   it('implies the heartbeat liveness probe behind a transaction pooler', () => {

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer } from 'nestjs-awa';
-import { AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL } from '../../lib/awa.constants.js';
+import {
+  AWA_CANCEL_CHANNEL,
+  AWA_CONTROL_CHANNEL,
+  AWA_HANDOFF_CHANNEL,
+  AWA_JOBS_CHANNEL,
+} from '../../lib/awa.constants.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { statement } from '../../lib/sql/sql-statement.js';
 import { finishedJob } from '../support/job-waits.js';
@@ -38,8 +43,10 @@ describe('the instance session LISTENs for the workers only where there are work
   const channelsOf = async (app: TestingModule) =>
     (await app.get(InstanceSession, { strict: false }).query(listeningChannels)).map((r) => r.channel);
 
-  it('an instance with handlers LISTENs for new jobs, cancel requests and resumed queues', async () => {
-    expect(await channelsOf(worker)).toEqual([AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_JOBS_CHANNEL].sort());
+  it('an instance with handlers LISTENs for new jobs, cancel requests, resumed queues and jobs handed to it', async () => {
+    expect(await channelsOf(worker)).toEqual(
+      [AWA_CANCEL_CHANNEL, AWA_CONTROL_CHANNEL, AWA_HANDOFF_CHANNEL, AWA_JOBS_CHANNEL].sort(),
+    );
   });
 
   it('an instance without handlers LISTENs on nothing, and what it enqueues still runs on the instance that has the handler', async () => {
