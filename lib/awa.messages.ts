@@ -135,6 +135,7 @@ export const RescueErrors = {
   releasedOnShutdown: 'released on shutdown',
   releasedUnstarted:
     "released unstarted: it could not start in time (the prefetch buffer, or a rate limit's entry wait)",
+  releasedHandoffBusy: 'released unstarted: handed to a worker that had no free slot by then',
   cancelled: 'cancelled by producer.cancel()',
 } as const;
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { AwaMessages } from '../awa.messages.js';
+import { AwaMessages, RescueErrors } from '../awa.messages.js';
 import type { RegisteredHandler } from '../awa.explorer.js';
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { AwaEvents } from '../events/awa-events.js';
@@ -142,6 +142,11 @@ export class QueueWorker {
     this.deps.leases.add(job); // heartbeated from now on, as a claimed job
     if (this.stopped) {
       void this.track(giveBackUnstarted(this.deps, [job], this.logger));
+      return;
+    }
+    // Offered while idle, then filled by claims: another worker runs it now rather than it waiting here.
+    if (this.running.size >= this.options.concurrency) {
+      void this.track(giveBackUnstarted(this.deps, [job], this.logger, RescueErrors.releasedHandoffBusy));
       return;
     }
     const { events } = this.deps;

@@ -26,10 +26,18 @@ export async function cancelUnstarted(sinks: UnstartedSinks, job: InFlightJob, l
   }
 }
 
-/** Gives back, unstarted and without spending an attempt, jobs that waited too long to start. */
-export async function giveBackUnstarted(sinks: UnstartedSinks, jobs: InFlightJob[], logger: Logger): Promise<void> {
+/**
+ * Gives back, unstarted and without spending an attempt, jobs that waited too long to start (or, with
+ * `reason`, that came to a worker that cannot start them).
+ */
+export async function giveBackUnstarted(
+  sinks: UnstartedSinks,
+  jobs: InFlightJob[],
+  logger: Logger,
+  reason: string = RescueErrors.releasedUnstarted,
+): Promise<void> {
   try {
-    await sinks.writer.release(jobs, RescueErrors.releasedUnstarted, false);
+    await sinks.writer.release(jobs, reason, false);
   } catch (error) {
     // Not lost: the leases stay, stop being heartbeated, and maintenance rescues them.
     logger.error(AwaMessages.operationFailed('giving back buffered jobs', String(error)));

@@ -12,13 +12,14 @@ export type Query = (text: string, values?: unknown[]) => Promise<any[]>;
 
 /**
  * Every error text a job may carry in this run: the rescues, the shutdown release, the give-back of a
- * prefetched rated job that could not start in time, the flaky handler.
+ * prefetched rated job that could not start in time or of a job handed to a full worker, the flaky handler.
  */
 export const DOCUMENTED_ERRORS = [
   RescueErrors.heartbeatStale,
   RescueErrors.deadlineExceeded,
   RescueErrors.releasedOnShutdown,
   RescueErrors.releasedUnstarted,
+  RescueErrors.releasedHandoffBusy,
   FLAKY_ERROR,
   COUNTED_ERROR,
   STEP_FAIL_ERROR,

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { JobHandler, QueueAdmin, QueueProducer, type AwaModuleOptions, type Job, type JobRecord } from 'nestjs-awa';
+import {
+  JobHandler,
+  QueueAdmin,
+  QueueProducer,
+  RescueErrors,
+  type AwaModuleOptions,
+  type Job,
+  type JobRecord,
+} from 'nestjs-awa';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -9,11 +17,20 @@ import { FAST_OPTIONS, startTestApp } from '../support/test-app.js';
 import { waitFor } from '../support/wait-for.js';
 
 const RESCUE_QUEUE = 'handoff-rescue';
+/** One slot: a worker that runs one job is full. */
+const ONE_SLOT_QUEUE = 'handoff-one';
+/** Holds the one-slot queue's handler until the test lets it go. */
+let releaseBlocked: () => void = () => undefined;
+let blocked = new Promise<void>((resolve) => (releaseBlocked = resolve));
 
 @Injectable()
 class HandoffHandlers {
   @JobHandler('handoff.ping') ping() {}
   @JobHandler('handoff.rescued', { queue: RESCUE_QUEUE }) rescued() {}
+
+  @JobHandler('handoff.block', { queue: ONE_SLOT_QUEUE }) block() {
+    return blocked;
+  }
 
   /** Its write commits with its completion (job.transaction), fenced on the handed lease. */
   @JobHandler('handoff.effect') async effect(job: Job) {
@@ -29,6 +46,7 @@ const options = (rescueHandoff: boolean): AwaModuleOptions => ({
   queues: {
     default: { ...FAST_OPTIONS.queues!.default, handoff: true },
     [RESCUE_QUEUE]: { pollInterval: 200, handoff: rescueHandoff },
+    [ONE_SLOT_QUEUE]: { pollInterval: 200, concurrency: 1 },
   },
 });
 
@@ -69,11 +87,12 @@ describe('handoff to an idle worker', () => {
     );
     return row?.handed;
   };
-  const offered = () => waitFor(async () => (await offersOf(workerId)).length === 1, 15_000, 'the worker to offer');
+  const offeredOn = async (instanceId: string, queue: string) =>
+    (await offersOf(instanceId)).some((o) => o.queue === queue);
+  const offered = () => waitFor(() => offeredOn(workerId, 'default'), 15_000, 'the worker to offer');
 
   it('an idle worker offers; a job enqueued on another instance is handed to it and runs, and the worker offers again', async () => {
     await offered();
-    expect(await offersOf(workerId)).toEqual([{ queue: 'default' }]);
     const job = await finishedJob(producer, (await producer.enqueue('handoff.ping', { n: 1 })).id);
     expect(job).toMatchObject({ state: 'completed', attempt: 1 });
     expect(await handedOff(job)).toBe(true);
@@ -146,10 +165,35 @@ describe('handoff to an idle worker', () => {
     expect(await offersOf('handoff-dead')).toEqual([]); // gone with the forgotten instance
   });
 
+  it('a job handed to a worker whose slots filled since it offered goes back to available, its attempt not spent', async () => {
+    await waitFor(() => offeredOn(workerId, ONE_SLOT_QUEUE), 15_000, 'the one-slot worker to offer');
+    const first = await producer.enqueue('handoff.block', {}, { queue: ONE_SLOT_QUEUE });
+    await waitFor(async () => (await producer.getJob(first.id))?.state === 'running', 15_000, 'the first job to run');
+    // Its only slot is taken: it does not offer again. An offer left from before its slots filled:
+    await queryOnce(
+      db.url,
+      `INSERT INTO awa.worker_offers (queue, instance_id, kinds, deadline_ms) VALUES ($1, $2, $3, 0)`,
+      [ONE_SLOT_QUEUE, workerId, ['handoff.block']],
+    );
+    const second = await producer.enqueue('handoff.block', {}, { queue: ONE_SLOT_QUEUE });
+    const givenBack = await waitFor(async () => {
+      const job = await producer.getJob(second.id);
+      return job?.state === 'available' && job.errors.length > 0 ? job : undefined;
+    });
+    expect(givenBack).toMatchObject({
+      attempt: 0,
+      errors: [expect.objectContaining({ error: RescueErrors.releasedHandoffBusy })],
+    });
+    releaseBlocked();
+    for (const { id } of [first, second])
+      expect(await finishedJob(producer, id)).toMatchObject({ state: 'completed', attempt: 1 });
+    blocked = new Promise<void>((resolve) => (releaseBlocked = resolve));
+  });
+
   it('a worker that shuts down withdraws its offer', async () => {
     const second = await startTestApp({ url: db.url, providers: [HandoffHandlers], awa: options(false) });
     const secondId = second.get(InstanceSession, { strict: false }).id;
-    await waitFor(async () => (await offersOf(secondId)).length === 1, 15_000, 'the second worker to offer');
+    await waitFor(() => offeredOn(secondId, 'default'), 15_000, 'the second worker to offer');
     await second.close();
     expect(await offersOf(secondId)).toEqual([]);
   });
