@@ -18,8 +18,12 @@ import { LeaseRegistry } from './lease-registry.js';
 import { LeaseWriter } from './lease-writer.js';
 import { QueueWorker } from './queue-worker.js';
 import { handedOffJob } from './handed-off-job.js';
+import { RecentKeys } from '../util/recent-keys.js';
 import { handoffSql } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/worker.sql.js';
+
+/** Handed attempts remembered: far more than can be handed between a reconnect and its read. */
+const HANDED_SEEN = 10_000;
 
 /** The workers of this instance, one per queue it has handlers for. */
 @Injectable()
@@ -28,6 +32,8 @@ export class WorkerService {
   private readonly logger = new Logger('AwaWorkers');
   /** Plain claims' own connection (direct mode): see ClaimConnection. */
   private readonly claims: ClaimConnection;
+  /** The handed attempts (job id and run lease) this instance took, the last HANDED_SEEN of them. */
+  private readonly handedSeen = new RecentKeys(HANDED_SEEN);
 
   constructor(
     private readonly db: AwaDatabase,
@@ -68,9 +74,13 @@ export class WorkerService {
     }
   }
 
-  /** A job an enqueue handed to this instance, unless it is running here already (notified and found). */
+  /**
+   * A job an enqueue handed to this instance, once: its notification and the read after a reconnect
+   * may both bring it, in either order, and the first may have run it to its end before the second
+   * comes (its lease no longer registered), so the handed attempts seen are remembered.
+   */
   private accept(row: ClaimedJobRow): void {
-    if (this.leases.byJobId(row.id).length === 0) this.workers.get(row.queue)?.accept(row);
+    if (this.handedSeen.add(`${row.id}:${row.run_lease}`)) this.workers.get(row.queue)?.accept(row);
   }
 
   /** Runs the jobs handed to this instance that it does not know (see handoffSql.handedOffJobsOf). */

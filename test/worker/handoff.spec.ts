@@ -10,6 +10,7 @@ import {
   type Job,
   type JobRecord,
 } from 'nestjs-awa';
+import { AWA_HANDOFF_CHANNEL } from '../../lib/awa.constants.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
@@ -19,6 +20,7 @@ import { waitFor } from '../support/wait-for.js';
 const RESCUE_QUEUE = 'handoff-rescue';
 /** One slot: a worker that runs one job is full. */
 const ONE_SLOT_QUEUE = 'handoff-one';
+const runsOf = new Map<string, number>();
 /** Holds the one-slot queue's handler until the test lets it go. */
 let releaseBlocked: () => void = () => undefined;
 let blocked = new Promise<void>((resolve) => (releaseBlocked = resolve));
@@ -30,6 +32,11 @@ class HandoffHandlers {
 
   @JobHandler('handoff.block', { queue: ONE_SLOT_QUEUE }) block() {
     return blocked;
+  }
+
+  /** Counts its runs per job. */
+  @JobHandler('handoff.counted') counted(job: Job) {
+    runsOf.set(job.id, (runsOf.get(job.id) ?? 0) + 1);
   }
 
   /** Its write commits with its completion (job.transaction), fenced on the handed lease. */
@@ -218,22 +225,48 @@ describe('handoff: a notification sent while the session was down', () => {
     await db?.drop();
   });
 
-  it('the job handed meanwhile runs on the instance once its session is back, in its handed attempt', async () => {
-    const instanceId = app.get(InstanceSession, { strict: false }).id;
-    // What insertHandedOff leaves, without its notification: running, leased here, attempted at its insert.
+  /** What insertHandedOff leaves, without its notification: running, leased here, attempted at its insert. */
+  const seedHanded = async (instanceId: string, kind: string) => {
     const [seeded] = await queryOnce<{ id: string }>(
       db.url,
       `WITH j AS (
          INSERT INTO awa.jobs (kind, queue, args, state, attempt, run_lease, attempted_at)
-         VALUES ('handoff.ping', 'default', '{}', 'running', 1, 42, now()) RETURNING id, run_lease)
+         VALUES ($2, 'default', '{}', 'running', 1, 42, now()) RETURNING id, run_lease)
        INSERT INTO awa.active_leases (job_id, run_lease, instance_id)
        SELECT id, run_lease, $1 FROM j RETURNING job_id::text AS id`,
-      [instanceId],
+      [instanceId, kind],
     );
-    await queryOnce(db.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+    return seeded!.id;
+  };
+  /** The handoff notification of a job seeded by seedHanded. */
+  const notifyHanded = (instanceId: string, id: string, kind: string) =>
+    queryOnce(db.url, `SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', $1)`, [
+      JSON.stringify({ i: instanceId, q: 'default', r: [id, kind, {}, 1, 25, 0, '42', Date.now(), Date.now(), null] }),
+    ]);
+  const reconnect = (instanceId: string) =>
+    queryOnce(db.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
       `awa:${instanceId}`,
     ]);
-    const job = await finishedJob(app.get(QueueProducer), seeded!.id);
+
+  it('the job handed meanwhile runs on the instance once its session is back, in its handed attempt', async () => {
+    const instanceId = app.get(InstanceSession, { strict: false }).id;
+    const id = await seedHanded(instanceId, 'handoff.ping');
+    await reconnect(instanceId);
+    const job = await finishedJob(app.get(QueueProducer), id);
     expect(job).toMatchObject({ state: 'completed', attempt: 1, errors: [] });
+  });
+
+  it('a handed job found after the reconnect and also notified runs once, whichever comes first', async () => {
+    const instanceId = app.get(InstanceSession, { strict: false }).id;
+    const producer = app.get(QueueProducer);
+    const id = await seedHanded(instanceId, 'handoff.counted');
+    await reconnect(instanceId);
+    await finishedJob(producer, id); // found by the read after the reconnect, run, its lease gone
+    await notifyHanded(instanceId, id, 'handoff.counted'); // its notification, late
+    // Notifications come in order: once a later handed job has run, the late one was handled.
+    const later = await seedHanded(instanceId, 'handoff.counted');
+    await notifyHanded(instanceId, later, 'handoff.counted');
+    await finishedJob(producer, later);
+    expect([runsOf.get(id), runsOf.get(later)]).toEqual([1, 1]);
   });
 });
