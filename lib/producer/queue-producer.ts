@@ -194,6 +194,7 @@ export class QueueProducer {
     const jobs = this.events.observed ? encoded.map((e, i) => ({ kind: items[i]!.kind, queue: e.queue })) : [];
     // One job that runs now, not in the caller's transaction: to an idle worker, if one offers (docs/handoff.md).
     const handoff = single && !manager && handsOff(encoded[0]!, this.options);
+    let handed = false;
     const outcomes: UniqueOutcome[] = await this.events.send(jobs, async (traceparent) => {
       if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
       if (handoff) {
@@ -208,6 +209,7 @@ export class QueueProducer {
           traceparent ?? null,
         ];
         const [row] = await run(handoffSql.insertHandedOff, params as SqlParams<typeof handoffSql.insertHandedOff>);
+        handed = row!.handed;
         return [{ id: row!.id, duplicate: false, replaced: false }];
       }
       const rows = large
@@ -217,7 +219,8 @@ export class QueueProducer {
     });
     if (this.events.listening)
       this.events.emit({ type: 'enqueued', jobs: jobs.filter((_, i) => !outcomes[i]!.duplicate) });
-    if (!manager) {
+    // A handed job is its worker's already: a local worker woken for it would claim nothing.
+    if (!manager && !handed) {
       // Committed already: wake local workers now instead of waiting for our own NOTIFY.
       for (const queue of new Set(encoded.map((e) => e.queue))) this.workers.wake(queue);
     }

@@ -84,7 +84,7 @@ export const insertHandedOff = statement<
       SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', json_build_object(
         'i', o.instance_id, 'q', j.queue,
         'r', json_build_array(j.id::text, j.kind, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease::text,
-                              ${epochMs('j.created_at')}, ${epochMs('j.run_at')}, j.traceparent))::text)
+                              ${epochMs('j.created_at')}, ${epochMs('j.run_at')}, j.traceparent, NULL))::text)
        WHERE o.instance_id IS NOT NULL
     ) AS sent ON true`,
 );

@@ -51,7 +51,7 @@ export type PlainClaimedRow = Omit<ClaimedJobRow, 'queue'>;
  * A plain claim's row from its columns, in the order of claimJobs' SELECT. Its queue is left empty
  * for claimBatch to set, so every claimed row has one shape from the start.
  */
-const plainClaimedRow = (c: unknown[]): PlainClaimedRow => {
+export const plainClaimedRow = (c: unknown[]): PlainClaimedRow => {
   const row: ClaimedJobRow = {
     id: c[0] as string,
     kind: c[1] as string,

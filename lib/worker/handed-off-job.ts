@@ -1,21 +1,13 @@
-import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import { plainClaimedRow, type ClaimedJobRow } from '../sql/worker.sql.js';
 
-/** The handoff notification's payload (handoffSql.insertHandedOff): instance, queue, the row's columns. */
+/**
+ * The handoff notification's payload (handoffSql.insertHandedOff): the instance it is for, the
+ * queue, and the job's columns in the order of claimJobs' rows (a handed job has no workflow).
+ */
 interface HandoffPayload {
   i: string;
   q: string;
-  r: [
-    id: string,
-    kind: string,
-    args: unknown,
-    attempt: number,
-    maxAttempts: number,
-    priority: number,
-    runLease: string,
-    createdMs: number,
-    runAtMs: number,
-    traceparent: string | null,
-  ];
+  r: unknown[];
 }
 
 /**
@@ -30,19 +22,7 @@ export function handedOffJob(payload: string, instanceId: string): ClaimedJobRow
     return undefined;
   }
   if (parsed?.i !== instanceId || !Array.isArray(parsed.r)) return undefined;
-  const [id, kind, args, attempt, maxAttempts, priority, runLease, createdMs, runAtMs, traceparent] = parsed.r;
-  return {
-    id,
-    kind,
-    queue: parsed.q,
-    args,
-    attempt,
-    max_attempts: maxAttempts,
-    priority,
-    run_lease: runLease,
-    created_ms: createdMs,
-    run_at_ms: runAtMs,
-    traceparent,
-    workflow_id: null,
-  };
+  const row = plainClaimedRow(parsed.r) as ClaimedJobRow;
+  row.queue = parsed.q;
+  return row;
 }

@@ -50,7 +50,7 @@ export class WorkerOffer {
 
   /** Withdraws the offer for good (shutdown): no enqueue hands this worker a job after it returns. */
   async withdraw(): Promise<void> {
-    if (!this.options.handoff || this.withdrawn) return;
+    if (!this.enabled) return;
     this.withdrawn = true;
     this.offered = false;
     try {

@@ -83,49 +83,49 @@ async function untilAnswered<T>(read: () => Promise<T>, what: string): Promise<T
 }
 
 /**
- * Enqueues one batch exactly once. An insert that fails may still have committed (the reply was
- * lost with the connection), so before retrying it asks whether the batch landed.
+ * Sends `count` jobs exactly once. A send that fails may still have committed (the reply was lost
+ * with the connection), so before retrying it asks (`landed`, a count query on the producer's pool)
+ * whether they are there; some but not all of them is a violation.
  */
-async function enqueueOnce(producer: QueueProducer, sql: Sql, batch: string, items: EnqueueManyItem<ChaosArgs>[]) {
+async function exactlyOnce(
+  send: () => Promise<unknown>,
+  sql: Sql,
+  landed: [text: string, values: unknown[]],
+  count: number,
+  what: string,
+) {
   for (;;) {
     try {
-      await producer.enqueueMany(items);
+      await send();
       return;
     } catch {
-      const [{ n }] = await untilAnswered(
-        () => sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1`, [batch]),
-        'checking a batch',
-      );
-      if (n === items.length) return;
-      if (n !== 0) throw new Error(`chaos producer: batch ${batch} landed partly (${n} of ${items.length})`);
+      const [{ n }] = await untilAnswered(() => sql(...landed), `checking ${what}`);
+      if (n === count) return;
+      if (n !== 0) throw new Error(`chaos producer: ${what} landed partly (${n} of ${count})`);
       await sleep(200);
     }
   }
 }
 
+const IN_BATCH = `SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1`;
+
+/** Enqueues one batch exactly once (exactlyOnce). */
+const enqueueOnce = (producer: QueueProducer, sql: Sql, batch: string, items: EnqueueManyItem<ChaosArgs>[]) =>
+  exactlyOnce(() => producer.enqueueMany(items), sql, [IN_BATCH, [batch]], items.length, `batch ${batch}`);
+
 /**
- * Enqueues a batch's jobs one enqueue() each, every one exactly once (as enqueueOnce, by its seq):
- * single jobs of a queue with `handoff` may be handed to an idle worker (docs/handoff.md).
+ * Enqueues a batch's jobs one enqueue() each, every one exactly once (by its seq): single jobs of a
+ * queue with `handoff` may be handed to an idle worker (docs/handoff.md).
  */
 async function enqueueEachOnce(producer: QueueProducer, sql: Sql, batch: string, items: EnqueueManyItem<ChaosArgs>[]) {
   for (const { kind, args, ...options } of items) {
-    for (;;) {
-      try {
-        await producer.enqueue(kind, args, options);
-        break;
-      } catch {
-        const [{ n }] = await untilAnswered(
-          () =>
-            sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1 AND args->>'seq' = $2`, [
-              batch,
-              String(args.seq),
-            ]),
-          'checking a job',
-        );
-        if (n === 1) break;
-        await sleep(200);
-      }
-    }
+    await exactlyOnce(
+      () => producer.enqueue(kind, args, options),
+      sql,
+      [`${IN_BATCH} AND args->>'seq' = $2`, [batch, String(args.seq)]],
+      1,
+      `job ${batch}/${args.seq}`,
+    );
   }
 }
 
@@ -152,23 +152,10 @@ export function chaosGraph(g: number): GraphJob<ChaosStepArgs>[] {
   ];
 }
 
-/** Enqueues graph `g` exactly once (see enqueueOnce: an ambiguous failure asks whether it landed). */
+/** Enqueues graph `g` exactly once (exactlyOnce). */
 async function enqueueGraphOnce(producer: QueueProducer, sql: Sql, g: number) {
   const jobs = chaosGraph(g);
-  for (;;) {
-    try {
-      await producer.enqueueGraph(jobs);
-      return;
-    } catch {
-      const [{ n }] = await untilAnswered(
-        () => sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE args->>'batch' = $1`, [`g${g}`]),
-        'checking a graph',
-      );
-      if (n === jobs.length) return;
-      if (n !== 0) throw new Error(`chaos producer: graph ${g} landed partly (${n} of ${jobs.length})`);
-      await sleep(200);
-    }
-  }
+  await exactlyOnce(() => producer.enqueueGraph(jobs), sql, [IN_BATCH, [`g${g}`]], jobs.length, `graph ${g}`);
 }
 
 /** One paced load: `total` jobs at `rate` jobs/s, batch `b` named prefix + b, its jobs made by `job`. */

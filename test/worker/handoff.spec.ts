@@ -241,7 +241,11 @@ describe('handoff: a notification sent while the session was down', () => {
   /** The handoff notification of a job seeded by seedHanded. */
   const notifyHanded = (instanceId: string, id: string, kind: string) =>
     queryOnce(db.url, `SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', $1)`, [
-      JSON.stringify({ i: instanceId, q: 'default', r: [id, kind, {}, 1, 25, 0, '42', Date.now(), Date.now(), null] }),
+      JSON.stringify({
+        i: instanceId,
+        q: 'default',
+        r: [id, kind, {}, 1, 25, 0, '42', Date.now(), Date.now(), null, null],
+      }),
     ]);
   const reconnect = (instanceId: string) =>
     queryOnce(db.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
