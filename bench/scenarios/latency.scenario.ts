@@ -11,18 +11,25 @@ import type { Scenario } from './scenario.js';
 const SAMPLE_TIMEOUT_MS = 5_000;
 
 /** The worker's stages of a NOTIFY pickup, each timed on its own (their p50s need not add up to the whole's). */
-type PickupStage = 'notified' | 'toClaim' | 'claim' | 'dispatch';
+type PickupStage = 'inserting' | 'notified' | 'toClaim' | 'claim' | 'dispatch';
 const STAGE_METRIC: Record<PickupStage, string> = {
+  inserting: 'enqueue_path',
   notified: 'notified',
   toClaim: 'to_claim',
   claim: 'claim',
   dispatch: 'dispatch',
 };
 const STAGE_TEXT: Record<PickupStage, string> = {
+  inserting: "from the enqueue() call to its insert's send (the producer's Node path)",
   notified: "from the enqueue() call to the notification's arrival at the worker's session",
   toClaim: "from the notification to the claim's send (the worker's synchronous wake-up path)",
   claim: 'the claim, from its send to its rows',
-  dispatch: "from the claim's rows to the handler's start",
+  dispatch: "to the handler's start, from the claim's rows (or, handed off, from the notification)",
+};
+/** The stages of each path that has them: a handed job has no claim. */
+const PATH_STAGES: Partial<Record<keyof typeof LABELS, PickupStage[]>> = {
+  notify: ['inserting', 'notified', 'toClaim', 'claim', 'dispatch'],
+  handoff: ['inserting', 'notified', 'dispatch'],
 };
 
 /**
@@ -59,9 +66,12 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
       const samples: number[] = [];
       // The producer's share of each sample: until enqueue() returned (its insert, committed).
       const enqueues: number[] = [];
-      // NOTIFY path: the worker's stages of each sample (PickupStageProbe), in ms.
-      const stages: Record<PickupStage, number[]> = { notified: [], toClaim: [], claim: [], dispatch: [] };
-      const probe = path === 'notify' ? new PickupStageProbe().attach() : undefined;
+      // From another instance: the stages of each sample (PickupStageProbe), in ms.
+      const stageNames = PATH_STAGES[path] ?? [];
+      const stages = Object.fromEntries(stageNames.map((stage) => [stage, [] as number[]])) as Partial<
+        Record<PickupStage, number[]>
+      >;
+      const probe = stageNames.length ? new PickupStageProbe(path === 'handoff').attach() : undefined;
       if (probe) ctx.defer(() => probe.detach());
       let timeouts = 0;
       const total = config.latencyWarmup + config.latencySamples;
@@ -81,12 +91,18 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
           samples.push(t1 - t0);
           enqueues.push(returned - t0);
           const marks = probe?.read();
-          // A sample whose job another path woke (a poll) has no notification mark: no stages.
-          if (marks && [marks.notified, marks.claimSent, marks.claimed].every(Number.isFinite)) {
-            stages.notified.push(marks.notified - t0);
-            stages.toClaim.push(marks.claimSent - marks.notified);
-            stages.claim.push(marks.claimed - marks.claimSent);
-            stages.dispatch.push(t1 - marks.claimed);
+          if (marks) {
+            const handed = path === 'handoff';
+            const at: Record<PickupStage, number> = {
+              inserting: marks.inserting - t0,
+              notified: marks.notified - t0,
+              toClaim: marks.claimSent - marks.notified,
+              claim: marks.claimed - marks.claimSent,
+              dispatch: t1 - (handed ? marks.notified : marks.claimed),
+            };
+            // A sample whose job another path brought (a poll, a claim) lacks a mark: no stages.
+            if (stageNames.every((stage) => Number.isFinite(at[stage])))
+              for (const stage of stageNames) stages[stage]!.push(at[stage]);
           }
         }
         if ((i + 1) % 100 === 0) ctx.log(`  ${i + 1}/${total} samples`);
@@ -124,6 +140,7 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
         config: base,
       });
       if (probe) {
+        const p50 = (stage: PickupStage) => r2(percentile(stages[stage] ?? [], 50));
         for (const [stage, xs] of Object.entries(stages) as Array<[PickupStage, number[]]>) {
           xs.sort((a, b) => a - b);
           ctx.figure({
@@ -134,10 +151,10 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
             config: { ...base, stage: STAGE_TEXT[stage] },
           });
         }
+        const claim = path === 'handoff' ? '' : `claim sent ${p50('toClaim')} ms later, answered in ${p50('claim')}; `;
         ctx.log(
-          `  stages at p50: notified ${r2(percentile(stages.notified, 50))} ms after enqueue() was called; ` +
-            `claim sent ${r2(percentile(stages.toClaim, 50))} ms later, answered in ${r2(percentile(stages.claim, 50))}; ` +
-            `handler started ${r2(percentile(stages.dispatch, 50))} ms after that`,
+          `  stages at p50: insert sent ${p50('inserting')} ms after enqueue() was called, ` +
+            `notified ${p50('notified')} ms after the call; ${claim}handler started ${p50('dispatch')} ms after that`,
         );
       }
       ctx.log(

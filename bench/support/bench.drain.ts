@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { QueueProducer, type EnqueueManyItem } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
+import { DrainCpuProfile } from './bench.cpu-profile.js';
 import { BenchKinds } from './bench.handlers.js';
 import type { DbObserver } from './bench.observer.js';
 import { now, waitFor } from './bench.progress.js';
@@ -58,6 +59,7 @@ export async function gatedDrain(options: {
   let last = '';
   let cpu0 = process.cpuUsage();
   let wal0 = 0n;
+  const profile = new DrainCpuProfile();
   const enqueueStarted = now();
   await producer.get(DataSource).transaction(async (manager) => {
     for (let i = 0; i < n; i += chunk) {
@@ -68,6 +70,7 @@ export async function gatedDrain(options: {
     first = String(sorted[0]);
     last = String(sorted[sorted.length - 1]);
     wal0 = await observer.walInsertPosition();
+    await profile.start();
     t0 = now(); // the callback returns, TypeORM sends COMMIT
     cpu0 = process.cpuUsage();
   });
@@ -90,6 +93,8 @@ export async function gatedDrain(options: {
   }
   const ms = now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const profilePath = await profile.stop();
+  if (profilePath) options.log(`  CPU profile of the drain: ${profilePath}`);
   const walBytes = Number((await observer.walInsertPosition()) - wal0);
   const completedInDb = n - (await observer.notCompleted(first, last));
   return {

@@ -1,11 +1,15 @@
 import pg from 'pg';
-import { AWA_JOBS_CHANNEL } from '../../lib/awa.constants.js';
+import { AWA_HANDOFF_CHANNEL, AWA_JOBS_CHANNEL } from '../../lib/awa.constants.js';
+import { insertHandedOff } from '../../lib/sql/handoff.sql.js';
+import { insertJobs } from '../../lib/sql/jobs.sql.js';
 import { claimJobs } from '../../lib/sql/worker.sql.js';
 import { now } from './bench.progress.js';
 
 /** When, in one pickup sample, the worker's side of it happened (performance.now(); NaN: not seen). */
 export interface PickupStageMarks {
-  /** The worker's session emitted the `awa_jobs` notification. */
+  /** The producer's insert was handed to pg (the enqueue's Node path done). */
+  inserting: number;
+  /** The worker's session emitted the notification (`awa_jobs`, or `awa_handoff` with the job). */
   notified: number;
   /** The claim that followed it was handed to pg (its parameters serialized, the socket written). */
   claimSent: number;
@@ -17,11 +21,18 @@ export interface PickupStageMarks {
  * Splits a pickup into its stages by watching pg on every connection of the process: the first
  * `awa_jobs` notification a client emits after arm(), the first plain claim sent after it, and that
  * claim's answer. It wraps pg's `Client.prototype` `emit` and `query` while attached (the bench's
- * instrument, as StatementCounter). Only for the NOTIFY path, where the producer-only instance
- * LISTENs on nothing: the one client to emit that notification is the worker's session.
+ * instrument, as StatementCounter). Only for the paths where the job comes from another instance,
+ * whose producer-only app LISTENs on nothing: the one client to emit that notification is the
+ * worker's session. With a handoff there is no claim: claimSent and claimed stay NaN.
  */
 export class PickupStageProbe {
-  private marks: PickupStageMarks = { notified: NaN, claimSent: NaN, claimed: NaN };
+  private marks: PickupStageMarks = { inserting: NaN, notified: NaN, claimSent: NaN, claimed: NaN };
+  private readonly channel: string;
+
+  /** `handoff`: the job comes in the notification (docs/handoff.md), no claim follows. */
+  constructor(handoff = false) {
+    this.channel = handoff ? AWA_HANDOFF_CHANNEL : AWA_JOBS_CHANNEL;
+  }
   private restore: (() => void) | undefined;
 
   attach(): this {
@@ -30,17 +41,21 @@ export class PickupStageProbe {
     const { emit, query } = proto;
     // The wrappers run with pg's client as `this`: they reach the marks through a getter instead.
     const current = (): PickupStageMarks => this.marks;
+    const channel = this.channel;
+    const inserts = new Set([insertJobs.name, insertHandedOff.name]);
     proto.emit = function (this: pg.Client, ...args: unknown[]) {
       const [event, message] = args as [string, { channel?: string } | undefined];
-      if (event === 'notification' && message?.channel === AWA_JOBS_CHANNEL && Number.isNaN(current().notified))
+      if (event === 'notification' && message?.channel === channel && Number.isNaN(current().notified))
         current().notified = now();
       return emit.apply(this, args);
     };
     proto.query = function (this: pg.Client, ...args: unknown[]) {
       const first = args[0] as { name?: string } | undefined;
       const marks = current();
+      const inserting = first?.name !== undefined && inserts.has(first.name) && Number.isNaN(marks.inserting);
       const watched = first?.name === claimJobs.name && !Number.isNaN(marks.notified) && Number.isNaN(marks.claimSent);
       const result = query.apply(this, args);
+      if (inserting) marks.inserting = now();
       if (watched) {
         marks.claimSent = now(); // after query(): pg serializes and writes the message synchronously
         if (result instanceof Promise)
@@ -60,7 +75,7 @@ export class PickupStageProbe {
 
   /** Starts a sample: forgets the last one's marks. */
   arm(): void {
-    this.marks = { notified: NaN, claimSent: NaN, claimed: NaN };
+    this.marks = { inserting: NaN, notified: NaN, claimSent: NaN, claimed: NaN };
   }
 
   /** The current sample's marks. */
