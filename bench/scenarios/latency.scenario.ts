@@ -10,7 +10,7 @@ import type { Scenario } from './scenario.js';
 
 const SAMPLE_TIMEOUT_MS = 5_000;
 
-/** The worker's stages of a NOTIFY pickup, each timed on its own (their p50s need not add up to the whole's). */
+/** The stages of a pickup from another instance, each timed on its own (their p50s need not add up to the whole's). */
 type PickupStage = 'inserting' | 'notified' | 'toClaim' | 'claim' | 'dispatch';
 const STAGE_METRIC: Record<PickupStage, string> = {
   inserting: 'enqueue_path',
