@@ -22,7 +22,7 @@ import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { handoffSql, jobsSql } from '../sql/index.js';
 import { insertGraph } from '../sql/workflow.sql.js';
-import type { SqlParams, SqlValues } from '../sql/sql-statement.js';
+import type { SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import {
   ENQUEUE_MANY_OPTION_KEYS,
@@ -199,16 +199,15 @@ export class QueueProducer {
       if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
       if (handoff) {
         const e = encoded[0]!;
-        const params = [
-          items[0]!.kind,
+        const [row] = await run(handoffSql.insertHandedOff, [
+          items[0]!.kind, // e.kind is its JSON text
           e.queue,
           e.args,
           e.priority,
           e.maxAttempts,
           e.tags || null,
           traceparent ?? null,
-        ];
-        const [row] = await run(handoffSql.insertHandedOff, params as SqlParams<typeof handoffSql.insertHandedOff>);
+        ]);
         handed = row!.handed;
         return [{ id: row!.id, duplicate: false, replaced: false }];
       }

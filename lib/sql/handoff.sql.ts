@@ -1,6 +1,6 @@
 import { AWA_HANDOFF_CHANNEL } from '../awa.constants.js';
 import { millis, statement } from './sql-statement.js';
-import { CLOCK_RUN_LEASE, epochMs, type ClaimedJobRow } from './worker.sql.js';
+import { CLOCK_RUN_LEASE, claimedSelectList, claimedValueList, type ClaimedJobRow } from './worker.sql.js';
 
 /**
  * Offers this idle worker ($2) of queue $1 for a handoff of one job of kinds $3, leased with
@@ -71,7 +71,8 @@ export const insertHandedOff = statement<
                 ELSE '{}' END,
            $7
       FROM (SELECT) AS one LEFT JOIN offer o ON true
-    RETURNING id, kind, queue, args, attempt, max_attempts, priority, run_lease, created_at, run_at, traceparent
+    RETURNING id, kind, queue, args, attempt, max_attempts, priority, run_lease, created_at, run_at, traceparent,
+              workflow_id
   ), leased AS (
     INSERT INTO awa.active_leases (job_id, run_lease, instance_id, heartbeat_at, deadline_at, claimed_at)
     SELECT j.id, j.run_lease, o.instance_id, now(), CASE WHEN o.deadline_ms > 0 THEN now() + ${millis('o.deadline_ms')} END,
@@ -83,8 +84,7 @@ export const insertHandedOff = statement<
     LEFT JOIN LATERAL (
       SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', json_build_object(
         'i', o.instance_id, 'q', j.queue,
-        'r', json_build_array(j.id::text, j.kind, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease::text,
-                              ${epochMs('j.created_at')}, ${epochMs('j.run_at')}, j.traceparent, NULL))::text)
+        'r', json_build_array(${claimedValueList('j.')}))::text)
        WHERE o.instance_id IS NOT NULL
     ) AS sent ON true`,
 );
@@ -98,9 +98,7 @@ export const insertHandedOff = statement<
 export const handedOffJobsOf = statement<[instanceId: string], ClaimedJobRow>(
   'handed_off_jobs_of',
   `
-  SELECT j.id::text, j.kind, j.queue, j.args, j.attempt, j.max_attempts, j.priority, j.run_lease::text,
-         ${epochMs('j.created_at')} AS created_ms, ${epochMs('j.run_at')} AS run_at_ms, j.traceparent,
-         j.workflow_id::text
+  SELECT ${claimedSelectList('j.')}, j.queue
     FROM awa.active_leases l JOIN awa.jobs j ON j.id = l.job_id AND j.run_lease = l.run_lease
    WHERE l.instance_id = $1 AND j.state = 'running' AND j.attempted_at = j.created_at`,
 );

@@ -48,7 +48,7 @@ export interface ClaimedJobRow {
 export type PlainClaimedRow = Omit<ClaimedJobRow, 'queue'>;
 
 /**
- * A plain claim's row from its columns, in the order of claimJobs' SELECT. Its queue is left empty
+ * A plain claim's row from its columns, in the order of claimJobs' SELECT (claimedColumns). Its queue is left empty
  * for claimBatch to set, so every claimed row has one shape from the start.
  */
 export const plainClaimedRow = (c: unknown[]): PlainClaimedRow => {
@@ -101,6 +101,37 @@ const NEXT_RUN_LEASE = `greatest(j.run_lease + 1, ${CLOCK_RUN_LEASE})`;
  * 0.25 µs, so round() gets the exact microsecond back (for timestamps before the year 2255).
  */
 export const epochMs = (column: string) => `round(date_part('epoch', ${column}) * 1000000) / 1000`;
+
+/**
+ * A claimed row's columns of the job row prefixed `j` ('j.', or '' unqualified), as (expression,
+ * name) in plainClaimedRow's order. The claim's rows and a handoff's notification are read by
+ * position, the handed jobs read after a reconnect by name: each lists them from here.
+ */
+const claimedColumns = (j: string): Array<[expression: string, name: string]> => [
+  [`${j}id::text`, 'id'],
+  [`${j}kind`, 'kind'],
+  [`${j}args`, 'args'],
+  [`${j}attempt`, 'attempt'],
+  [`${j}max_attempts`, 'max_attempts'],
+  [`${j}priority`, 'priority'],
+  [`${j}run_lease::text`, 'run_lease'],
+  [epochMs(`${j}created_at`), 'created_ms'],
+  [epochMs(`${j}run_at`), 'run_at_ms'],
+  [`${j}traceparent`, 'traceparent'],
+  [`${j}workflow_id::text`, 'workflow_id'],
+];
+
+/** The select list of a claimed row (see claimedColumns). */
+export const claimedSelectList = (j = '') =>
+  claimedColumns(j)
+    .map(([e, name]) => `${e} AS ${name}`)
+    .join(', ');
+
+/** A claimed row's values in order, for json_build_array (see claimedColumns). */
+export const claimedValueList = (j: string) =>
+  claimedColumns(j)
+    .map(([e]) => e)
+    .join(', ');
 
 /**
  * Where each kind's claim reads from in the claim index: the available jobs after (priority,
@@ -179,10 +210,7 @@ export const claimJobs = statement<
     SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
       FROM claimed
   )
-  SELECT id::text, kind, args, attempt, max_attempts, priority, run_lease::text,
-         ${epochMs('created_at')} AS created_ms, ${epochMs('run_at')} AS run_at_ms, traceparent,
-         workflow_id::text
-    FROM claimed`,
+  SELECT ${claimedSelectList()} FROM claimed`,
   plainClaimedRow,
 );
 

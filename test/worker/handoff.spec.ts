@@ -15,6 +15,7 @@ import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/block-app.js';
 import { waitFor } from '../support/wait-for.js';
 
 const RESCUE_QUEUE = 'handoff-rescue';
@@ -208,27 +209,16 @@ describe('handoff to an idle worker', () => {
 
 /** The one way a handoff's notification is lost: the worker's session is down when it is sent. */
 describe('handoff: a notification sent while the session was down', () => {
-  let db: TestDatabase;
-  let app: TestingModule;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
+  const block = useTestApp({
+    providers: [HandoffHandlers],
     // Heartbeats as shipped: no stale-heartbeat rescue can take the job first in this test.
-    app = await startTestApp({
-      url: db.url,
-      providers: [HandoffHandlers],
-      awa: { ...options(false), heartbeatInterval: 30_000, heartbeatStaleAfter: 90_000 },
-    });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+    awa: { ...options(false), heartbeatInterval: 30_000, heartbeatStaleAfter: 90_000 },
   });
 
   /** What insertHandedOff leaves, without its notification: running, leased here, attempted at its insert. */
   const seedHanded = async (instanceId: string, kind: string) => {
     const [seeded] = await queryOnce<{ id: string }>(
-      db.url,
+      block.db.url,
       `WITH j AS (
          INSERT INTO awa.jobs (kind, queue, args, state, attempt, run_lease, attempted_at)
          VALUES ($2, 'default', '{}', 'running', 1, 42, now()) RETURNING id, run_lease)
@@ -240,7 +230,7 @@ describe('handoff: a notification sent while the session was down', () => {
   };
   /** The handoff notification of a job seeded by seedHanded. */
   const notifyHanded = (instanceId: string, id: string, kind: string) =>
-    queryOnce(db.url, `SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', $1)`, [
+    queryOnce(block.db.url, `SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', $1)`, [
       JSON.stringify({
         i: instanceId,
         q: 'default',
@@ -248,21 +238,21 @@ describe('handoff: a notification sent while the session was down', () => {
       }),
     ]);
   const reconnect = (instanceId: string) =>
-    queryOnce(db.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+    queryOnce(block.db.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
       `awa:${instanceId}`,
     ]);
 
   it('the job handed meanwhile runs on the instance once its session is back, in its handed attempt', async () => {
-    const instanceId = app.get(InstanceSession, { strict: false }).id;
+    const instanceId = block.app.get(InstanceSession, { strict: false }).id;
     const id = await seedHanded(instanceId, 'handoff.ping');
     await reconnect(instanceId);
-    const job = await finishedJob(app.get(QueueProducer), id);
+    const job = await finishedJob(block.app.get(QueueProducer), id);
     expect(job).toMatchObject({ state: 'completed', attempt: 1, errors: [] });
   });
 
   it('a handed job found after the reconnect and also notified runs once, whichever comes first', async () => {
-    const instanceId = app.get(InstanceSession, { strict: false }).id;
-    const producer = app.get(QueueProducer);
+    const instanceId = block.app.get(InstanceSession, { strict: false }).id;
+    const producer = block.app.get(QueueProducer);
     const id = await seedHanded(instanceId, 'handoff.counted');
     await reconnect(instanceId);
     await finishedJob(producer, id); // found by the read after the reconnect, run, its lease gone
