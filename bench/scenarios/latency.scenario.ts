@@ -71,7 +71,8 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
       const stages = Object.fromEntries(stageNames.map((stage) => [stage, [] as number[]])) as Partial<
         Record<PickupStage, number[]>
       >;
-      const probe = stageNames.length ? new PickupStageProbe(path === 'handoff').attach() : undefined;
+      const handed = path === 'handoff';
+      const probe = stageNames.length ? new PickupStageProbe(handed).attach() : undefined;
       if (probe) ctx.defer(() => probe.detach());
       let timeouts = 0;
       const total = config.latencyWarmup + config.latencySamples;
@@ -92,7 +93,6 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
           enqueues.push(returned - t0);
           const marks = probe?.read();
           if (marks) {
-            const handed = path === 'handoff';
             const at: Record<PickupStage, number> = {
               inserting: marks.inserting - t0,
               notified: marks.notified - t0,
@@ -151,7 +151,7 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
             config: { ...base, stage: STAGE_TEXT[stage] },
           });
         }
-        const claim = path === 'handoff' ? '' : `claim sent ${p50('toClaim')} ms later, answered in ${p50('claim')}; `;
+        const claim = handed ? '' : `claim sent ${p50('toClaim')} ms later, answered in ${p50('claim')}; `;
         ctx.log(
           `  stages at p50: insert sent ${p50('inserting')} ms after enqueue() was called, ` +
             `notified ${p50('notified')} ms after the call; ${claim}handler started ${p50('dispatch')} ms after that`,

@@ -5,7 +5,7 @@ import { insertJobs } from '../../lib/sql/jobs.sql.js';
 import { claimJobs } from '../../lib/sql/worker.sql.js';
 import { now } from './bench.progress.js';
 
-/** When, in one pickup sample, the worker's side of it happened (performance.now(); NaN: not seen). */
+/** When, in one pickup sample, each step of it happened (performance.now(); NaN: not seen). */
 export interface PickupStageMarks {
   /** The producer's insert was handed to pg (the enqueue's Node path done). */
   inserting: number;
@@ -19,21 +19,21 @@ export interface PickupStageMarks {
 
 /**
  * Splits a pickup into its stages by watching pg on every connection of the process: the first
- * `awa_jobs` notification a client emits after arm(), the first plain claim sent after it, and that
- * claim's answer. It wraps pg's `Client.prototype` `emit` and `query` while attached (the bench's
+ * producer's insert sent after arm(), the first notification a client emits on the path's channel
+ * (`awa_jobs`, or `awa_handoff`), the first plain claim sent after it, and that claim's answer. It wraps pg's `Client.prototype` `emit` and `query` while attached (the bench's
  * instrument, as StatementCounter). Only for the paths where the job comes from another instance,
  * whose producer-only app LISTENs on nothing: the one client to emit that notification is the
  * worker's session. With a handoff there is no claim: claimSent and claimed stay NaN.
  */
 export class PickupStageProbe {
-  private marks: PickupStageMarks = { inserting: NaN, notified: NaN, claimSent: NaN, claimed: NaN };
+  private marks = unmarked();
   private readonly channel: string;
+  private restore: (() => void) | undefined;
 
   /** `handoff`: the job comes in the notification (docs/handoff.md), no claim follows. */
   constructor(handoff = false) {
     this.channel = handoff ? AWA_HANDOFF_CHANNEL : AWA_JOBS_CHANNEL;
   }
-  private restore: (() => void) | undefined;
 
   attach(): this {
     type Proto = { emit: (...args: unknown[]) => boolean; query: (...args: unknown[]) => unknown };
@@ -75,7 +75,7 @@ export class PickupStageProbe {
 
   /** Starts a sample: forgets the last one's marks. */
   arm(): void {
-    this.marks = { inserting: NaN, notified: NaN, claimSent: NaN, claimed: NaN };
+    this.marks = unmarked();
   }
 
   /** The current sample's marks. */
@@ -88,3 +88,5 @@ export class PickupStageProbe {
     this.restore = undefined;
   }
 }
+
+const unmarked = (): PickupStageMarks => ({ inserting: NaN, notified: NaN, claimSent: NaN, claimed: NaN });
