@@ -54,6 +54,11 @@ export class JobEventConsumer {
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private holding = false;
+  /**
+   * When the last claim, acknowledgement or renewal that held the lease was sent (performance.now()):
+   * the lease lasts leaseDuration from the server's clock at that statement, so from no earlier than this.
+   */
+  private heldSince = 0;
 
   constructor(
     private readonly db: AwaDatabase,
@@ -103,12 +108,14 @@ export class JobEventConsumer {
   /** One claim and read; returns how long to wait before the next (0: more are waiting). */
   private async pass(): Promise<number> {
     const { group } = this.group;
+    const sentAt = performance.now();
     const [claimed] = await this.db.query(jobEventsSql.claimGroup, [group, this.holder, this.options.leaseDuration]);
     this.holding = claimed !== undefined;
     if (!claimed) return this.options.pollInterval;
+    this.heldSince = sentAt;
     if (claimed.failed_ms_ago !== null) {
       // The next event's last delivery failed (here or on a previous holder): wait out its backoff, then
-      // claim again. The handler runs only right after a claim, so the lease is fresh while it runs.
+      // claim again.
       const wait = this.backoff(claimed.failures) - claimed.failed_ms_ago;
       if (wait > 0) return wait;
     }
@@ -134,14 +141,18 @@ export class JobEventConsumer {
     return rows.length < this.options.batchSize ? this.options.pollInterval : 0;
   }
 
-  /** Hands one event to the handler (renewing the lease meanwhile) and acknowledges it. */
+  /**
+   * Hands one event to the handler (renewing the lease meanwhile) and acknowledges it. Only while the
+   * lease is surely held: a read or an acknowledgement that outlasted a third of it (a slow database)
+   * renews it first, else another instance may have taken the group over and delivered this event.
+   */
   private async deliver(row: JobEventRow): Promise<'acked' | 'failed' | 'lost'> {
+    const renewEvery = Math.max(1, Math.floor(this.options.leaseDuration / 3));
+    if (performance.now() - this.heldSince >= renewEvery && !(await this.renew())) return this.lost();
     const renew = setInterval(
-      () =>
-        void this.db
-          .query(jobEventsSql.claimGroup, [this.group.group, this.holder, this.options.leaseDuration])
-          .catch(() => undefined), // the next one tries again; a lost lease shows at the acknowledgement
-      Math.max(1, Math.floor(this.options.leaseDuration / 3)),
+      // The next one tries again; a lost lease shows at the acknowledgement.
+      () => void this.renew().catch(() => undefined),
+      renewEvery,
     );
     try {
       await this.group.invoke(toEvent(this.group.group, row));
@@ -169,7 +180,20 @@ export class JobEventConsumer {
     return (await this.ack(row)) ? 'acked' : this.lost();
   }
 
+  /** Renews the lease if this instance still holds it (never takes it back from a replay or a new holder). */
+  private async renew(): Promise<boolean> {
+    const sentAt = performance.now();
+    const [renewed] = await this.db.query(jobEventsSql.renewGroup, [
+      this.group.group,
+      this.holder,
+      this.options.leaseDuration,
+    ]);
+    if (renewed) this.heldSince = Math.max(this.heldSince, sentAt);
+    return renewed !== undefined;
+  }
+
   private async ack(position: Position): Promise<boolean> {
+    const sentAt = performance.now();
     const [acked] = await this.db.query(jobEventsSql.ackGroup, [
       this.group.group,
       this.holder,
@@ -177,6 +201,7 @@ export class JobEventConsumer {
       position.id,
       this.options.leaseDuration,
     ]);
+    if (acked) this.heldSince = sentAt;
     return acked !== undefined;
   }
 

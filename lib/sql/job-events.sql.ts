@@ -103,6 +103,18 @@ export const claimGroup = statement<[group: string, holder: string, leaseMs: num
             (extract(epoch FROM now() - failed_at) * 1000)::float8 AS failed_ms_ago`,
 );
 
+/**
+ * Renews group $1's lease for $3 ms, only if holder $2 still holds it: unlike claimGroup, it never
+ * takes a group that a replay cleared or another instance took over. Returns a row when it did.
+ */
+export const renewGroup = statement<[group: string, holder: string, leaseMs: number], { renewed: boolean }>(
+  'events_renew_group',
+  `
+  UPDATE awa.event_group_positions SET lease_until = now() + ${millis('$3')}, updated_at = now()
+   WHERE "group" = $1 AND holder = $2
+  RETURNING true AS renewed`,
+);
+
 /** A stored event, as read by a group. */
 export interface JobEventRow {
   id: string;

@@ -1,18 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
-import {
-  JobEventGroups,
-  JobHandler,
-  OnJobEvent,
-  QueueProducer,
-  type AwaModuleOptions,
-  type JobEvent,
-} from 'nestjs-awa';
+import { JobEventGroups, OnJobEvent, QueueProducer, type AwaModuleOptions, type JobEvent } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
-import { startTestApp, waitFor } from '../support/test-app.js';
+import { queryOnce } from '../support/test-database.js';
+import { waitFor } from '../support/test-app.js';
 import { finishedJob } from '../support/job-waits.js';
+import { OrderHandler, useEventApps } from './event-apps.fixture.js';
 
 /** What the billing groups of every app saw, in order: the test reads and resets it. */
 const seen: Array<{ app: string; jobId: string; event: string; state: string }> = [];
@@ -20,11 +14,6 @@ const seen: Array<{ app: string; jobId: string; event: string; state: string }> 
 const failuresLeft = new Map<string, number>();
 let inFlight = 0;
 let maxInFlight = 0;
-
-@Injectable()
-class OrderHandler {
-  @JobHandler('order.place') place() {}
-}
 
 @Injectable()
 class Billing {
@@ -54,38 +43,14 @@ const EVENTS_OPTIONS: AwaModuleOptions = {
 
 /** @OnJobEvent groups on running apps: delivery, acknowledgement, retry, takeover, catch-up and replay. */
 describe('durable job events', () => {
-  let db: TestDatabase;
-  const apps = new Set<TestingModule>();
+  const db = useEventApps(EVENTS_OPTIONS, [OrderHandler, Billing]);
+  const { boot, close } = db;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db.drop();
-  });
   beforeEach(() => {
     seen.length = 0;
     failuresLeft.clear();
     inFlight = maxInFlight = 0;
   });
-  afterEach(async () => {
-    for (const app of apps) await app.close();
-    apps.clear();
-    await queryOnce(
-      db.url,
-      'TRUNCATE awa.jobs, awa.job_history, awa.job_events, awa.event_subscriptions, awa.event_group_positions',
-    );
-  });
-
-  const boot = async (providers: Array<new (...args: never[]) => unknown> = [OrderHandler, Billing]) => {
-    const app = await startTestApp({ url: db.url, awa: EVENTS_OPTIONS, providers });
-    apps.add(app);
-    return app;
-  };
-  const close = async (app: TestingModule) => {
-    apps.delete(app);
-    await app.close();
-  };
   const enqueue = async (app: TestingModule, n = 1) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) ids.push((await app.get(QueueProducer).enqueue('order.place', { i })).id);

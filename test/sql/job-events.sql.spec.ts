@@ -249,6 +249,28 @@ describe('job-events.sql', () => {
       expect(await f.run(jobEventsSql.ackGroup, ['g', 'b', '1', '1', 1000])).toEqual([]);
     });
 
+    it('is renewed by its holder only: never once a replay cleared it or another holder took it over', async () => {
+      await subscribe('g', ['completed']);
+      const renew = (holder: string) => f.run(jobEventsSql.renewGroup, ['g', holder, 60_000]);
+      const lease = async () =>
+        (
+          await f.sql(
+            `SELECT holder, lease_until > now() + interval '30 seconds' AS long FROM awa.event_group_positions`,
+          )
+        )[0];
+      expect(await renew('a')).toEqual([]); // nobody holds it: a renewal does not claim it
+      expect(await claim('a', 1_000)).toHaveLength(1);
+      expect(await renew('a')).toEqual([{ renewed: true }]);
+      expect(await lease()).toEqual({ holder: 'a', long: true });
+      expect(await renew('b')).toEqual([]);
+      await f.run(jobEventsSql.replayGroup, ['g', new Date(0)]);
+      expect(await renew('a')).toEqual([]);
+      expect(await lease()).toMatchObject({ holder: null });
+      expect(await claim('b', -1)).toHaveLength(1);
+      expect(await renew('a')).toEqual([]);
+      expect(await lease()).toEqual({ holder: 'b', long: false });
+    });
+
     it('reads settled events after its position, marks its own, and moves on by acknowledgement', async () => {
       await subscribe('g', ['completed'], 'mine');
       await subscribe('other', ['completed'], 'theirs');

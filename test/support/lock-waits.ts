@@ -3,9 +3,14 @@ import { waitFor } from './wait-for.js';
 
 /**
  * Waits until a backend waits for a lock (a row or transaction lock another one holds): backend
- * `pid`, or one whose running statement contains `statement`. A forced interleaving goes on from there.
+ * `pid`, or `count` (default 1) whose running statement contains `statement`. A forced interleaving
+ * goes on from there.
  */
-export function waitForLockWait(exec: Exec, who: { pid: number } | { statement: string }, what: string) {
+export function waitForLockWait(
+  exec: Exec,
+  who: { pid: number } | { statement: string; count?: number },
+  what: string,
+) {
   const [condition, value] = 'pid' in who ? ['pid = $1', who.pid] : [`strpos(query, $1) > 0`, who.statement];
   return waitFor(
     async () =>
@@ -15,7 +20,7 @@ export function waitForLockWait(exec: Exec, who: { pid: number } | { statement: 
             WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND ${condition}`,
           [value],
         )
-      )[0].n > 0,
+      )[0].n >= ('count' in who ? (who.count ?? 1) : 1),
     10_000,
     what,
   );
