@@ -20,8 +20,9 @@ export interface PickupStageMarks {
 /**
  * Splits a pickup into its stages by watching pg on every connection of the process: the first
  * producer's insert sent after arm(), the first notification a client emits on the path's channel
- * (`awa_jobs`, or `awa_handoff`), the first plain claim sent after it, and that claim's answer. It wraps pg's `Client.prototype` `emit` and `query` while attached (the bench's
- * instrument, as StatementCounter). Only for the paths where the job comes from another instance,
+ * (`awa_jobs`, or `awa_handoff`), the first plain claim sent after it, and that claim's answer. It
+ * wraps pg's `Client.prototype` `emit` and `query` while attached (the bench's instrument, as
+ * StatementCounter). Only for the paths where the job comes from another instance,
  * whose producer-only app LISTENs on nothing: the one client to emit that notification is the
  * worker's session. With a handoff there is no claim: claimSent and claimed stay NaN.
  */
