@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
+import pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
   JobHandler,
@@ -12,6 +13,7 @@ import {
 } from 'nestjs-awa';
 import { AWA_HANDOFF_CHANNEL } from '../../lib/awa.constants.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
+import { LIVENESS_LOCK_NAMESPACE } from '../../lib/sql/instances.sql.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp } from '../support/test-app.js';
@@ -148,25 +150,30 @@ describe('handoff to an idle worker', () => {
   });
 
   it('a job handed to an instance that died is not lost: maintenance rescues it and a live worker runs it', async () => {
-    // A dead instance's row (no session holds its lock key, its heartbeat is old) and its offer.
-    await queryOnce(
-      db.url,
-      `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at)
-       VALUES ('handoff-dead', 'gone', 1, 987654, now() - interval '1 hour')`,
-    );
-    await queryOnce(
-      db.url,
-      `INSERT INTO awa.worker_offers (queue, instance_id, kinds, deadline_ms) VALUES ($1, 'handoff-dead', $2, 0)`,
-      [RESCUE_QUEUE, ['handoff.rescued']],
-    );
-    const { id } = await producer.enqueue('handoff.rescued', {}, { queue: RESCUE_QUEUE });
-    const leased = await queryOnce<{ instance_id: string }>(
-      db.url,
-      'SELECT instance_id FROM awa.active_leases WHERE job_id = $1',
-      [id],
-    );
-    // Taken by the dead instance's offer, unless maintenance already rescued it.
-    if (leased.length > 0) expect(leased).toEqual([{ instance_id: 'handoff-dead' }]);
+    // An instance that is live while it takes the job: this session holds its liveness lock (as the
+    // instance's own would), so maintenance cannot forget it, and its offer, before the enqueue.
+    const session = new pg.Client({ connectionString: db.url });
+    await session.connect();
+    let id: string;
+    try {
+      await session.query('SELECT pg_advisory_lock($1, $2)', [LIVENESS_LOCK_NAMESPACE, 987654]);
+      await queryOnce(
+        db.url,
+        `INSERT INTO awa.instances (id, hostname, pid, lock_key, heartbeat_at)
+         VALUES ('handoff-dead', 'gone', 1, 987654, now())`,
+      );
+      await queryOnce(
+        db.url,
+        `INSERT INTO awa.worker_offers (queue, instance_id, kinds, deadline_ms) VALUES ($1, 'handoff-dead', $2, 0)`,
+        [RESCUE_QUEUE, ['handoff.rescued']],
+      );
+      ({ id } = await producer.enqueue('handoff.rescued', {}, { queue: RESCUE_QUEUE }));
+      expect(await queryOnce(db.url, 'SELECT instance_id FROM awa.active_leases WHERE job_id = $1', [id])).toEqual([
+        { instance_id: 'handoff-dead' },
+      ]);
+    } finally {
+      await session.end(); // the instance dies: its lock goes with its session
+    }
     const job = await finishedJob(producer, id);
     expect(job.state).toBe('completed');
     expect(job.attempt).toBe(2); // the handed attempt never ran; its rescue left it for the next
