@@ -76,6 +76,9 @@ export async function runChaos(overrides: Partial<ChaosConfig> = {}): Promise<Ch
   }
 }
 
+/** The first SIGKILL comes once this fraction of the jobs was enqueued (before the other faults). */
+const FIRST_KILL_AT = 0.1;
+
 class ChaosRun {
   private readonly pool: pg.Pool;
   private readonly query: Query;
@@ -171,6 +174,20 @@ class ChaosRun {
         this.violations.push(`the jobs were not all finished within ${Math.round(timeoutMs / 1000)} s`);
         break;
       }
+      // The first kill comes early, before the other faults: each of them puts the next kill off by
+      // killEveryMs, so a short run on a slow machine could finish its jobs without one (CI's small
+      // two-server run did). Retried every poll until a second worker is ready to take the jobs.
+      if (
+        this.kills.length === 0 &&
+        status &&
+        status.finished < config.jobs &&
+        (this.producer?.produced ?? 0) >= FIRST_KILL_AT * config.jobs
+      ) {
+        if (await this.killOne()) {
+          nextKillAt = Date.now() + between(config.killEveryMs);
+          continue;
+        }
+      }
       if (
         this.second &&
         this.second.fault === null &&
@@ -251,14 +268,8 @@ class ChaosRun {
         continue;
       }
       // Not while nothing is leased: a kill then recovers nothing, and would only shorten the stranding
-      // check's idle window. Except the first: a short, fast run may hold no lease at any poll between
-      // its other faults, and would end with no kill at all (CI's small two-server run did, once).
-      if (
-        Date.now() >= nextKillAt &&
-        status &&
-        status.finished < config.jobs &&
-        (status.leases > 0 || this.kills.length === 0)
-      ) {
+      // check's idle window.
+      if (Date.now() >= nextKillAt && status && status.finished < config.jobs && status.leases > 0) {
         nextKillAt = Date.now() + ((await this.killOne()) ? between(config.killEveryMs) : 500);
       }
     }
