@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { claimJobs, completeJobs, fromIndexStart } from '../../lib/sql/worker.sql.js';
+import { claimJobs, fromIndexStart } from '../../lib/sql/claim.sql.js';
+import { completeJobs } from '../../lib/sql/worker.sql.js';
 import { createBenchApp } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { now } from '../support/bench.progress.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { AWA_HANDOFF_CHANNEL, AWA_JOBS_CHANNEL } from '../../lib/awa.constants.js';
 import { insertHandedOff } from '../../lib/sql/handoff.sql.js';
 import { insertJobs } from '../../lib/sql/jobs.sql.js';
-import { claimJobs } from '../../lib/sql/worker.sql.js';
+import { claimJobs } from '../../lib/sql/claim.sql.js';
 import { now } from './bench.progress.js';
 
 /** When, in one pickup sample, each step of it happened (performance.now(); NaN: not seen). */

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { claimJobs, completeJobs } from '../../lib/sql/worker.sql.js';
+import { claimJobs } from '../../lib/sql/claim.sql.js';
+import { completeJobs } from '../../lib/sql/worker.sql.js';
 import { now } from './bench.progress.js';
 
 /** How the drain's two statements overlapped: shares of its window, in percent (see StatementCounter.pipeline). */

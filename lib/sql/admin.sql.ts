@@ -61,7 +61,7 @@ export const RETRYABLE_STATES = `('completed', 'failed', 'cancelled')`;
 
 /**
  * Pauses queue $1 (a row in awa.queues; an earlier pause keeps its time) and NOTIFYs `awa_control`.
- * Claims read the pause themselves (see workerSql.claimJobs), so it holds from this commit on.
+ * Claims read the pause themselves (see claimSql.claimJobs), so it holds from this commit on.
  */
 export const pauseQueue = statement<[name: string], { notified: number }>(
   'admin_pause_queue',

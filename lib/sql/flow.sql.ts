@@ -1,7 +1,7 @@
 import { changeJobs } from './job-history.sql.js';
 import { RELEASE_EVENTS } from './job-events.sql.js';
 import { millis, statement } from './sql-statement.js';
-import type { ClaimedJobRow } from './worker.sql.js';
+import type { ClaimedJobRow } from './claim.sql.js';
 
 /** A row of the flow claim: a claimed job, or (id null) the wait until the next attempt may start. */
 export type FlowClaimRow = (ClaimedJobRow & { wait_ms: null }) | { id: null; wait_ms: number };

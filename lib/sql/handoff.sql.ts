@@ -1,6 +1,6 @@
 import { AWA_HANDOFF_CHANNEL } from '../awa.constants.js';
 import { millis, statement } from './sql-statement.js';
-import { CLOCK_RUN_LEASE, claimedSelectList, claimedValueList, type ClaimedJobRow } from './worker.sql.js';
+import { CLOCK_RUN_LEASE, claimedSelectList, claimedValueList, type ClaimedJobRow } from './claim.sql.js';
 
 /**
  * Offers this idle worker ($2) of queue $1 for a handoff of one job of kinds $3, leased with

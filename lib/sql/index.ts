@@ -1,5 +1,6 @@
 export * from './sql-statement.js';
 export * as jobsSql from './jobs.sql.js';
+export * as claimSql from './claim.sql.js';
 export * as workerSql from './worker.sql.js';
 export * as handoffSql from './handoff.sql.js';
 export * as maintenanceSql from './maintenance.sql.js';

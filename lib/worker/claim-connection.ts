@@ -1,11 +1,11 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
-import { sessionSql, workerSql, type SqlParams } from '../sql/index.js';
-import type { PlainClaimedRow } from '../sql/worker.sql.js';
+import { claimSql, sessionSql, type SqlParams } from '../sql/index.js';
+import type { PlainClaimedRow } from '../sql/claim.sql.js';
 import { DedicatedConnection } from './dedicated-connection.js';
 
-/** The parameters of a plain claim (workerSql.claimJobs). */
-type ClaimParams = SqlParams<typeof workerSql.claimJobs>;
+/** The parameters of a plain claim (claimSql.claimJobs). */
+type ClaimParams = SqlParams<typeof claimSql.claimJobs>;
 
 /**
  * This instance's own connection for plain claims (no rate limit, no key concurrency), in direct
@@ -25,6 +25,6 @@ export class ClaimConnection extends DedicatedConnection {
 
   /** Claims on the dedicated connection, or returns undefined when it cannot now (use the pool). */
   claim(params: ClaimParams): Promise<PlainClaimedRow[]> | undefined {
-    return this.query(workerSql.claimJobs, params);
+    return this.query(claimSql.claimJobs, params);
   }
 }

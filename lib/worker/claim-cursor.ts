@@ -1,4 +1,4 @@
-import { fromIndexStart, INDEX_START, type ClaimAfter, type PlainClaimedRow } from '../sql/worker.sql.js';
+import { fromIndexStart, INDEX_START, type ClaimAfter, type PlainClaimedRow } from '../sql/claim.sql.js';
 
 /** A kind's position in the claim index: the (priority, run_at, id) of the last job this worker claimed. */
 interface IndexKey {

@@ -1,4 +1,4 @@
-import { plainClaimedRow, type ClaimedJobRow } from '../sql/worker.sql.js';
+import { plainClaimedRow, type ClaimedJobRow } from '../sql/claim.sql.js';
 
 /**
  * The handoff notification's payload (handoffSql.insertHandedOff): the instance it is for, the

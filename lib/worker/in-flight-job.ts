@@ -11,7 +11,7 @@ import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import { EnqueueValidationError } from '../errors/enqueue-validation.error.js';
 import type { Job, JobTransactionBody, RateLimited } from '../interfaces/job.interface.js';
 import { JobTransactionError } from '../errors/job-transaction.error.js';
-import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import type { ClaimedJobRow } from '../sql/claim.sql.js';
 import { encodeJson } from '../util/json-value.js';
 import { JobSnooze } from '../interfaces/job-snooze.js';
 

@@ -1,7 +1,7 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
-import { flowSql, workerSql } from '../sql/index.js';
-import { fromIndexStart, type ClaimedJobRow, type PlainClaimedRow } from '../sql/worker.sql.js';
+import { claimSql, flowSql } from '../sql/index.js';
+import { fromIndexStart, type ClaimedJobRow, type PlainClaimedRow } from '../sql/claim.sql.js';
 import type { ClaimConnection } from './claim-connection.js';
 import type { ClaimCursor } from './claim-cursor.js';
 import { rateEntryWait, rateLogExtension } from './prefetch-limits.js';
@@ -43,7 +43,7 @@ export async function claimBatch(
       ...(cursor?.next(kinds) ?? fromIndexStart(kinds)),
     ] as const;
     const sentAt = performance.now();
-    const plain = await (claims?.claim([...params]) ?? db.query(workerSql.claimJobs, [...params]));
+    const plain = await (claims?.claim([...params]) ?? db.query(claimSql.claimJobs, [...params]));
     const rows = withQueue(plain, options.name);
     cursor?.claimed(rows, performance.now() - sentAt);
     return { rows, waitMs: null };

@@ -18,7 +18,7 @@ import { cancelUnstarted, giveBackUnstarted } from './unstarted-writes.js';
 import { WakeTimer } from './wake-timer.js';
 import { DeadlineSweep } from './deadline-sweep.js';
 import { WorkerOffer } from './worker-offer.js';
-import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import type { ClaimedJobRow } from '../sql/claim.sql.js';
 
 export interface QueueWorkerDeps {
   db: AwaDatabase;

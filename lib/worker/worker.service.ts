@@ -20,7 +20,7 @@ import { QueueWorker } from './queue-worker.js';
 import { handedOffJob } from './handed-off-job.js';
 import { RecentKeys } from '../util/recent-keys.js';
 import { handoffSql } from '../sql/index.js';
-import type { ClaimedJobRow } from '../sql/worker.sql.js';
+import type { ClaimedJobRow } from '../sql/claim.sql.js';
 
 /** Handed attempts remembered: far more than can be handed between a reconnect and its read. */
 const HANDED_SEEN = 10_000;

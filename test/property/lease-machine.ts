@@ -1,5 +1,5 @@
 import { RescueErrors } from 'nestjs-awa';
-import { jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
+import { claimSql, jobsSql, maintenanceSql, workerSql } from '../../lib/sql/index.js';
 import type { RescueParams, RescuedRow } from '../../lib/sql/maintenance.sql.js';
 import { INSTANCES, type Command } from './lease-commands.js';
 import { STALE_AFTER_MS, type JobRow, type LeaseRow, type PropertyDb, type Snapshot } from './property-db.js';
@@ -156,13 +156,13 @@ export class LeaseMachine {
     const claimable = [...this.before.jobs.values()].filter(
       (j) => j.state === 'available' || (j.state === 'retryable' && j.due),
     );
-    const rows = await this.db.run(workerSql.claimJobs, [
+    const rows = await this.db.run(claimSql.claimJobs, [
       QUEUE,
       [KIND],
       max,
       this.id(inst),
       deadline ? 600_000 : 0,
-      ...workerSql.fromIndexStart([KIND]),
+      ...claimSql.fromIndexStart([KIND]),
     ]);
     this.expect(
       rows.length === Math.min(max, claimable.length),

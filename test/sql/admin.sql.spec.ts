@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { compileFilter, type JobFilter } from '../../lib/admin/job-filter.js';
-import { adminBatchSql, adminFilterSql, adminSql, queueCountsSql, workerSql } from '../../lib/sql/index.js';
+import { adminBatchSql, adminFilterSql, adminSql, claimSql, queueCountsSql } from '../../lib/sql/index.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
 import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
@@ -16,7 +16,7 @@ describe('admin.sql', () => {
   /** A filter's statement and values as QueueAdmin builds them. */
   const filtered = (filter: JobFilter) => compileFilter(filter);
   const claim = (queue: string) =>
-    f.run(workerSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0, ...workerSql.fromIndexStart(['k'])]);
+    f.run(claimSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0, ...claimSql.fromIndexStart(['k'])]);
 
   describe('pauseQueue and resumeQueue', () => {
     it('a paused queue is not claimed from, a resumed one is, and each NOTIFYs awa_control', async () => {

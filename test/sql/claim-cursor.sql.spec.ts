@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { workerSql } from '../../lib/sql/index.js';
-import type { ClaimAfter } from '../../lib/sql/worker.sql.js';
+import { claimSql } from '../../lib/sql/index.js';
+import type { ClaimAfter } from '../../lib/sql/claim.sql.js';
 import { ClaimCursor } from '../../lib/worker/claim-cursor.js';
 import { planNodes, explainedPlan } from '../support/query-plan.js';
 import { useSqlFixture } from './sql-fixture.js';
@@ -39,7 +39,7 @@ describe('the claim from a cursor while an old snapshot is held', () => {
       await client.query('BEGIN');
       const values = ['default', [KIND], 10, 'instance-x', 0, ...after];
       const { rows } = await client.query({
-        text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${workerSql.claimJobs.text}`,
+        text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claimSql.claimJobs.text}`,
         values,
       });
       const plan = explainedPlan(rows);
@@ -47,7 +47,7 @@ describe('the claim from a cursor while an old snapshot is held', () => {
       const buffers = Number(scan['Shared Hit Blocks']) + Number(scan['Shared Read Blocks']);
       await client.query('ROLLBACK');
       await client.query('BEGIN');
-      const claimed = await client.query({ text: workerSql.claimJobs.text, values });
+      const claimed = await client.query({ text: claimSql.claimJobs.text, values });
       await client.query('ROLLBACK');
       return { ids: claimed.rows.map((r: { id: string }) => r.id).sort(), buffers };
     } finally {
@@ -58,11 +58,11 @@ describe('the claim from a cursor while an old snapshot is held', () => {
   it('reads past none of the entries of the jobs claimed since, and takes the same jobs', async () => {
     const cursor = new ClaimCursor(() => 0); // the clock stands still: no whole read is due after the first
     for (let claimed = 0; claimed < 2_500;) {
-      const rows = await f.run(workerSql.claimJobs, ['default', [KIND], 500, 'instance-a', 0, ...cursor.next([KIND])]);
+      const rows = await f.run(claimSql.claimJobs, ['default', [KIND], 500, 'instance-a', 0, ...cursor.next([KIND])]);
       cursor.claimed(rows, 1);
       claimed += rows.length;
     }
-    const whole = await analyzeClaim(workerSql.fromIndexStart([KIND]));
+    const whole = await analyzeClaim(claimSql.fromIndexStart([KIND]));
     const fromCursor = await analyzeClaim(cursor.next([KIND]));
     expect(fromCursor.ids).toHaveLength(10);
     expect(fromCursor.ids).toEqual(whole.ids);

@@ -3,13 +3,14 @@ import { RescueErrors } from '../../lib/awa.messages.js';
 import { rescueParams } from '../../lib/maintenance/tasks/maintenance-task.js';
 import { resolveAwaOptions } from '../../lib/options/awa-options.resolver.js';
 import {
+  claimSql,
   instancesSql,
   jobsSql,
   jobTransactionSql,
   maintenanceSql,
-  workerSql,
   type SqlParams,
   type SqlStatement,
+  workerSql,
 } from '../../lib/sql/index.js';
 import { queueDepths } from '../../lib/telemetry/telemetry.sql.js';
 import { useSqlFixture } from './sql-fixture.js';
@@ -116,8 +117,8 @@ describe('query plans', () => {
   const cases = [
     planCase(
       'claimJobs',
-      workerSql.claimJobs,
-      ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000, ...workerSql.fromIndexStart(['k1', 'k2'])],
+      claimSql.claimJobs,
+      ['q1', ['k1', 'k2'], 10, 'instance-0', 300_000, ...claimSql.fromIndexStart(['k1', 'k2'])],
       ['jobs_claim_kind_idx', 'jobs_due_kind_idx'],
     ),
     planCase('promoteDueJobs', maintenanceSql.promoteDueJobs, [500], ['jobs_pending_idx']),
@@ -220,8 +221,8 @@ describe('query plans', () => {
     'the claim (%s plan) takes available jobs from jobs_claim_kind_idx and due ones from jobs_due_kind_idx',
     async (mode) => {
       const plan = await explain(
-        workerSql.claimJobs,
-        ['q1', ['k1'], 10, 'instance-0', 0, ...workerSql.fromIndexStart(['k1'])],
+        claimSql.claimJobs,
+        ['q1', ['k1'], 10, 'instance-0', 0, ...claimSql.fromIndexStart(['k1'])],
         mode,
       );
       const ctes = planNodes(plan).filter(
@@ -286,7 +287,7 @@ describe('query plans', () => {
 describe('the claim beside a backlog it cannot take', () => {
   const f = useSqlFixture({ reset: false });
   const BACKLOG = 200_000;
-  const CLAIM = ['q1', ['k1', 'k2'], 10, 'instance-0', 0, ...workerSql.fromIndexStart(['k1', 'k2'])];
+  const CLAIM = ['q1', ['k1', 'k2'], 10, 'instance-0', 0, ...claimSql.fromIndexStart(['k1', 'k2'])];
   let client: pg.Client;
   beforeAll(async () => {
     client = await f.client();
@@ -309,10 +310,10 @@ describe('the claim beside a backlog it cannot take', () => {
   async function analyze(mode: 'custom' | 'generic'): Promise<{ plan: PlanNode; claimed: number }> {
     await client.query('BEGIN');
     try {
-      let text = `EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) ${workerSql.claimJobs.text}`;
+      let text = `EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) ${claimSql.claimJobs.text}`;
       if (mode === 'generic') {
         await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
-        await client.query(`PREPARE awa_backlog_claim AS ${workerSql.claimJobs.text}`);
+        await client.query(`PREPARE awa_backlog_claim AS ${claimSql.claimJobs.text}`);
         text = `EXPLAIN (ANALYZE, FORMAT JSON, VERBOSE) EXECUTE awa_backlog_claim(${CLAIM.map(literal).join(', ')})`;
       }
       const { rows } = await client.query({ text, values: mode === 'generic' ? [] : CLAIM });
@@ -353,22 +354,22 @@ describe('the prepared claim on a fresh database', () => {
 
   it('settles on its generic plan (planned once, not on every call)', async () => {
     const client = await f.client();
-    const values: SqlParams<typeof workerSql.claimJobs> = [
+    const values: SqlParams<typeof claimSql.claimJobs> = [
       'default',
       ['k1', 'k2', 'k3'],
       24,
       'instance-0',
       300_000,
-      ...workerSql.fromIndexStart(['k1', 'k2', 'k3']),
+      ...claimSql.fromIndexStart(['k1', 'k2', 'k3']),
     ];
     for (let i = 0; i < 10; i++) {
       await client.query('BEGIN');
-      await f.run(workerSql.claimJobs, values, client);
+      await f.run(claimSql.claimJobs, values, client);
       await client.query('ROLLBACK');
     }
     const { rows } = await client.query(
       `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1`,
-      [workerSql.claimJobs.name],
+      [claimSql.claimJobs.name],
     );
     expect(rows).toEqual([{ generic: 5, custom: 5 }]);
   });

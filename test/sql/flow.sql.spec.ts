@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AwaClaimWorkflowId1765000000000 } from '../../migrations/index.js';
-import { flowSql, workerSql } from '../../lib/sql/index.js';
+import { claimSql, flowSql, workerSql } from '../../lib/sql/index.js';
 import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { maxInWindow, resetFlow, seedKeyed } from '../flow/flow-fixture.js';
 import { readJob, useSqlFixture } from './sql-fixture.js';
@@ -218,13 +218,13 @@ describe('flow.sql', () => {
 
     it('schedules the job for the end of the hold in a queue without flow control', async () => {
       const [id] = await seedKeyed(f.sql, null, 1);
-      const [row] = await f.run(workerSql.claimJobs, [
+      const [row] = await f.run(claimSql.claimJobs, [
         'q',
         ['k'],
         1,
         'instance-a',
         0,
-        ...workerSql.fromIndexStart(['k']),
+        ...claimSql.fromIndexStart(['k']),
       ]);
       await f.run(flowSql.rateLimitJob, [row!.id, row!.run_lease, 60_000, false, false]);
       const job = await readJob(f.sql, id!);

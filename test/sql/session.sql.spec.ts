@@ -1,4 +1,4 @@
-import { sessionSql, workerSql } from '../../lib/sql/index.js';
+import { claimSql, sessionSql } from '../../lib/sql/index.js';
 import { scanLabel, explainedPlan, readsOf } from '../support/query-plan.js';
 import { statementsOf, useSqlFixture } from './sql-fixture.js';
 import { waitFor } from '../support/wait-for.js';
@@ -115,8 +115,8 @@ describe('session.sql', () => {
       const client = await dearIndexReads();
       if (claimSession) await f.run(sessionSql.setClaimSession, ['0'], client);
       const { rows } = await client.query({
-        text: `EXPLAIN (FORMAT JSON) ${workerSql.claimJobs.text}`,
-        values: ['default', ['k'], 375, 'instance-a', 0, ...workerSql.fromIndexStart(['k'])],
+        text: `EXPLAIN (FORMAT JSON) ${claimSql.claimJobs.text}`,
+        values: ['default', ['k'], 375, 'instance-a', 0, ...claimSql.fromIndexStart(['k'])],
       });
       return jobsScans(rows);
     };
@@ -136,16 +136,16 @@ describe('session.sql', () => {
 
   describe('setClaimSession: the claim is planned once per connection', () => {
     const claimParams = (kinds: string[]) =>
-      ['default', kinds, 1, 'instance-a', 0, ...workerSql.fromIndexStart(kinds)] as const;
+      ['default', kinds, 1, 'instance-a', 0, ...claimSql.fromIndexStart(kinds)] as const;
     /** Runs the prepared claim `times` times; returns how often the server planned it afresh and how often it reused its plan. */
     const planCounts = async (claimSession: boolean, times: number) => {
       const client = await f.client();
       if (claimSession) await f.run(sessionSql.setClaimSession, ['0'], client);
-      for (let i = 0; i < times; i++) await f.run(workerSql.claimJobs, [...claimParams(['k', 'k2', 'k3'])], client);
+      for (let i = 0; i < times; i++) await f.run(claimSql.claimJobs, [...claimParams(['k', 'k2', 'k3'])], client);
       const [counts] = (
         await client.query<{ generic: string; custom: string }>(
           `SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE name = $1`,
-          [workerSql.claimJobs.name],
+          [claimSql.claimJobs.name],
         )
       ).rows;
       return { generic: Number(counts!.generic), custom: Number(counts!.custom) };
@@ -169,7 +169,7 @@ describe('session.sql', () => {
       const client = await dearIndexReads();
       await f.run(sessionSql.setClaimSession, ['0'], client);
       // EXPLAIN of a bound statement plans it for its values; a prepared one EXECUTEd gets the kept plan.
-      await client.query(`PREPARE generic_claim AS ${workerSql.claimJobs.text}`);
+      await client.query(`PREPARE generic_claim AS ${claimSql.claimJobs.text}`);
       const literal = (v: unknown) =>
         Array.isArray(v) ? `'{${v.join(',')}}'` : typeof v === 'number' ? String(v) : `'${String(v)}'`;
       const { rows } = await client.query(

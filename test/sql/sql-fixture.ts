@@ -3,7 +3,7 @@ import { AwaMigrations } from 'nestjs-awa';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AwaDatabase } from '../../lib/database/awa-database.js';
-import type { SqlStatement } from '../../lib/sql/index.js';
+import { claimSql, type SqlStatement } from '../../lib/sql/index.js';
 import type { SqlValues } from '../../lib/sql/sql-statement.js';
 import type { Exec } from '../support/job-factory.js';
 import { createTestDatabase, endPool } from '../support/test-database.js';
@@ -242,3 +242,19 @@ export async function asRoleOwningNothing(f: SqlFixture, body: (client: pg.Clien
     await f.sql(`DROP ROLE ${role}`);
   }
 }
+
+/**
+ * claimJobs on `f` for `queue` and `kinds`, reading each kind's whole claim index (as a worker's
+ * first claim does): up to `limit` jobs for `instance`, with a deadline of `deadlineMs` (0: none).
+ */
+export const claimer =
+  (f: SqlFixture) =>
+  (queue: string, kinds: string[], limit: number, instance = 'instance-a', deadlineMs = 0, on?: pg.ClientBase) =>
+    f.run(claimSql.claimJobs, [queue, kinds, limit, instance, deadlineMs, ...claimSql.fromIndexStart(kinds)], on);
+
+/** The ids of `rows`, sorted. */
+export const sortedIds = (rows: Array<{ id: string }>): string[] => rows.map((r) => r.id).sort();
+
+/** How many lease rows there are. */
+export const leaseCount = async (f: SqlFixture): Promise<number> =>
+  Number((await f.sql('SELECT count(*) AS n FROM awa.active_leases'))[0].n);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { jobsSql, workerSql } from '../../lib/sql/index.js';
+import { claimSql, jobsSql } from '../../lib/sql/index.js';
 import { endedWorkflows, queueDepths, workflowCountCutoff } from '../../lib/telemetry/telemetry.sql.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 import { planNodes } from '../support/query-plan.js';
@@ -63,13 +63,13 @@ describe('telemetry.sql', () => {
     it('comes back from the claim with run_at in epoch ms', async () => {
       await f.run(jobsSql.insertJobs, [insertJobsRows([job('traced', { traceparent: TRACEPARENT })])]);
       const [due] = await f.sql(`SELECT (extract(epoch FROM run_at) * 1000)::float8 AS ms FROM awa.all_jobs`);
-      const [claimed] = await f.run(workerSql.claimJobs, [
+      const [claimed] = await f.run(claimSql.claimJobs, [
         'default',
         ['traced'],
         1,
         'instance-t',
         0,
-        ...workerSql.fromIndexStart(['traced']),
+        ...claimSql.fromIndexStart(['traced']),
       ]);
       expect(claimed).toMatchObject({ traceparent: TRACEPARENT, run_at_ms: due.ms });
     });

@@ -1,5 +1,5 @@
 import { ClaimCursor, MAX_WHOLE_READ_INTERVAL_MS } from '../../lib/worker/claim-cursor.js';
-import { INDEX_START, type ClaimedJobRow } from '../../lib/sql/worker.sql.js';
+import { INDEX_START, type ClaimedJobRow } from '../../lib/sql/claim.sql.js';
 
 /** A claimed row with the fields the cursor reads. */
 const row = (kind: string, priority: number, runAtMs: number, id: string): ClaimedJobRow => ({
