@@ -7,8 +7,6 @@ import { seedJob } from '../support/job-factory.js';
 describe('claim.sql', () => {
   const f = useSqlFixture();
   const claim = claimer(f);
-  const ids = sortedIds;
-  const countLeases = () => leaseCount(f);
 
   describe('claimJobs', () => {
     it('makes its rows with its row factory, column for column as pg reads them (the queue left for claimBatch)', async () => {
@@ -79,7 +77,7 @@ describe('claim.sql', () => {
         [(t.getTime() + 1_000) * 1_000, claimSql.INDEX_START.runAtUs],
         [key, claimSql.INDEX_START.id],
       ]);
-      expect(ids(rows)).toEqual([sameTimeLaterId, laterTime, otherKind].sort());
+      expect(sortedIds(rows)).toEqual([sameTimeLaterId, laterTime, otherKind].sort());
       const left = await f.sql(`SELECT id::text FROM awa.jobs WHERE state = 'available' ORDER BY id`);
       expect(left.map((r: { id: string }) => r.id)).toEqual([before, key, earlierTime]);
     });
@@ -90,7 +88,7 @@ describe('claim.sql', () => {
         seeded.push({ id: await seedJob(f.sql, { priority }), priority });
       const rows = await claim('default', ['k'], 3);
       const expected = [...seeded].sort((x, y) => x.priority - y.priority || Number(x.id) - Number(y.id)).slice(0, 3);
-      expect(ids(rows)).toEqual(ids(expected));
+      expect(sortedIds(rows)).toEqual(sortedIds(expected));
       const left = await f.sql(`SELECT count(*)::int AS n FROM awa.all_jobs WHERE state = 'available'`);
       expect(left).toEqual([{ n: 5 }]);
     });
@@ -114,13 +112,13 @@ describe('claim.sql', () => {
         )),
       ];
       const rows = await claim('q', ['k1', 'k2'], 100);
-      expect(ids(rows)).toEqual([...mine].sort());
+      expect(sortedIds(rows)).toEqual([...mine].sort());
       const untouched = await f.sql(
         `SELECT count(*)::int AS n FROM awa.all_jobs WHERE id = ANY($1::bigint[]) AND attempted_at IS NULL`,
         [others],
       );
       expect(untouched).toEqual([{ n: others.length }]);
-      expect(await countLeases()).toBe(mine.length);
+      expect(await leaseCount(f)).toBe(mine.length);
       expect(await claim('q', ['k1', 'k2'], 100)).toEqual([]);
     });
 
@@ -265,7 +263,7 @@ describe('claim.sql', () => {
       await a.query('COMMIT');
       expect(first).toHaveLength(3);
       expect(second).toHaveLength(7);
-      expect(new Set([...ids(first), ...ids(second)]).size).toBe(10);
+      expect(new Set([...sortedIds(first), ...sortedIds(second)]).size).toBe(10);
       expect(
         await f.sql(`SELECT instance_id, count(*)::int AS n FROM awa.active_leases GROUP BY 1 ORDER BY 1`),
       ).toEqual([
@@ -296,7 +294,7 @@ describe('claim.sql', () => {
       const claimed = (await Promise.all(['c1', 'c2', 'c3', 'c4'].map(claimer))).flat();
       expect(claimed).toHaveLength(total);
       expect(new Set(claimed).size).toBe(total);
-      expect(await countLeases()).toBe(total);
+      expect(await leaseCount(f)).toBe(total);
       expect(await f.sql(`SELECT state, count(*)::int AS n FROM awa.all_jobs GROUP BY state`)).toEqual([
         { state: 'running', n: total },
       ]);

@@ -21,8 +21,6 @@ describe('worker.sql', () => {
   const f = useSqlFixture();
 
   const claim = claimer(f);
-  const ids = sortedIds;
-  const countLeases = () => leaseCount(f);
 
   describe('completeJobs', () => {
     it('completes running attempts, deletes their leases and returns none (it returns those it missed)', async () => {
@@ -110,7 +108,7 @@ describe('worker.sql', () => {
         expect(three).toMatchObject({ state: 'retryable', errors: [{ attempt: 3, error: 'boom 3' }] });
         expect(three!.retry_delay_ms).toBeGreaterThanOrEqual(8_000);
         expect(three!.retry_delay_ms).toBeLessThanOrEqual(10_000);
-        expect(await countLeases()).toBe(0);
+        expect(await leaseCount(f)).toBe(0);
       },
     );
 
@@ -189,7 +187,7 @@ describe('worker.sql', () => {
           'released on shutdown',
           ...release(3),
         ]);
-        expect(ids(rows)).toEqual([a.id, b.id, c.id].sort());
+        expect(sortedIds(rows)).toEqual([a.id, b.id, c.id].sort());
         expect((await notes.take(f.sql)).sort()).toEqual(['alpha', 'beta']);
         const job = await readJob(f.sql, a.id);
         expect(job).toMatchObject({
@@ -201,7 +199,7 @@ describe('worker.sql', () => {
         });
         expect(job!.retry_delay_ms).toBe(0); // run_at = now() of the release
         expect(await readJob(f.sql, b.id)).toMatchObject({ state: 'available', attempt: 0 });
-        expect(await countLeases()).toBe(0);
+        expect(await leaseCount(f)).toBe(0);
       },
     );
 
@@ -254,7 +252,7 @@ describe('worker.sql', () => {
         expect((await f.sql('SELECT shutdown_releases FROM awa.all_jobs WHERE id = $1', [id]))[0]).toEqual({
           shutdown_releases: 0,
         });
-        expect(await countLeases()).toBe(0);
+        expect(await leaseCount(f)).toBe(0);
       },
     );
 
@@ -509,7 +507,7 @@ describe('worker.sql', () => {
         ['{"total": 3, "text": "it\'s \\"done\\""}', null, null, '{"x": 1}'],
         [null, null, 'output not stored: too big', null],
       ]);
-      expect(ids(rows)).toEqual(jobs.map((j) => j.id).sort());
+      expect(sortedIds(rows)).toEqual(jobs.map((j) => j.id).sort());
       const read = async (id: string) =>
         (await f.sql(`SELECT state, output, errors FROM awa.all_jobs WHERE id = $1`, [id]))[0];
       expect(await read(withOutput.id)).toEqual({
@@ -528,7 +526,7 @@ describe('worker.sql', () => {
         output: null,
         errors: [{ attempt: 1, error: RescueErrors.cancelled }],
       });
-      expect(await countLeases()).toBe(0);
+      expect(await leaseCount(f)).toBe(0);
     });
 
     it('is fenced: a wrong run_lease or a lease already gone stores no output and is not returned', async () => {
