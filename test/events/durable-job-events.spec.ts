@@ -172,10 +172,11 @@ describe('durable job events', () => {
 
   it('a group is replayed from a point in time', async () => {
     const app = await boot();
-    const old = await enqueue(app, 2);
+    // In order: the events come in the order of their jobs' completions.
+    const old = await enqueueInOrder(app, 2);
     await waitSeen(old, 'the first two');
     await queryOnce(db.url, `UPDATE awa.job_events SET at = now() - interval '1 hour'`);
-    const recent = await enqueue(app, 2);
+    const recent = await enqueueInOrder(app, 2);
     await waitSeen(recent, 'the last two');
 
     const replay = await app.get(JobEventGroups).replay('billing', new Date(Date.now() - 60_000));
