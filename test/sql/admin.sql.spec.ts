@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { compileFilter, type JobFilter } from '../../lib/admin/job-filter.js';
-import { adminBatchSql, adminFilterSql, adminSql, claimSql, queueCountsSql } from '../../lib/sql/index.js';
+import { adminBatchSql, adminFilterSql, adminSql, queueCountsSql } from '../../lib/sql/index.js';
 import { FIRST_CURSOR } from '../../lib/sql/admin.sql.js';
 import { seedJob, seedRunning } from '../support/job-factory.js';
-import { listen, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { claimer, listen, statementsOf, useSqlFixture } from './sql-fixture.js';
 import { planNodes, type PlanNode, explainedPlan, readsOf } from '../support/query-plan.js';
 
 /** QueueAdmin's statements: queue pause, states, one job, listings and the bulk batches. */
@@ -15,8 +15,7 @@ describe('admin.sql', () => {
   const stateOf = async (id: string) => (await f.sql('SELECT state FROM awa.all_jobs WHERE id = $1', [id]))[0]?.state;
   /** A filter's statement and values as QueueAdmin builds them. */
   const filtered = (filter: JobFilter) => compileFilter(filter);
-  const claim = (queue: string) =>
-    f.run(claimSql.claimJobs, [queue, ['k'], 10, 'instance-a', 0, ...claimSql.fromIndexStart(['k'])]);
+  const claim = (queue: string) => claimer(f)(queue, ['k'], 10);
 
   describe('pauseQueue and resumeQueue', () => {
     it('a paused queue is not claimed from, a resumed one is, and each NOTIFYs awa_control', async () => {

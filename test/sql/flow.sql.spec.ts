@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { AwaClaimWorkflowId1765000000000 } from '../../migrations/index.js';
-import { claimSql, flowSql, workerSql } from '../../lib/sql/index.js';
+import { flowSql, workerSql } from '../../lib/sql/index.js';
 import type { FlowClaimRow } from '../../lib/sql/flow.sql.js';
 import { maxInWindow, resetFlow, seedKeyed } from '../flow/flow-fixture.js';
-import { readJob, useSqlFixture } from './sql-fixture.js';
+import { claimer, readJob, useSqlFixture } from './sql-fixture.js';
 
 /** The flow-control statements: the claim within rate limit, holds and key limits, and the back-off. */
 describe('flow.sql', () => {
@@ -218,14 +218,7 @@ describe('flow.sql', () => {
 
     it('schedules the job for the end of the hold in a queue without flow control', async () => {
       const [id] = await seedKeyed(f.sql, null, 1);
-      const [row] = await f.run(claimSql.claimJobs, [
-        'q',
-        ['k'],
-        1,
-        'instance-a',
-        0,
-        ...claimSql.fromIndexStart(['k']),
-      ]);
+      const [row] = await claimer(f)('q', ['k'], 1);
       await f.run(flowSql.rateLimitJob, [row!.id, row!.run_lease, 60_000, false, false]);
       const job = await readJob(f.sql, id!);
       expect(job).toMatchObject({ state: 'scheduled', attempt: 0 });

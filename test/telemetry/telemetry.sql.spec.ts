@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { claimSql, jobsSql } from '../../lib/sql/index.js';
+import { jobsSql } from '../../lib/sql/index.js';
 import { endedWorkflows, queueDepths, workflowCountCutoff } from '../../lib/telemetry/telemetry.sql.js';
 import { JOB_TABLE_COLUMNS } from '../../lib/sql/job-row.sql.js';
 import { planNodes } from '../support/query-plan.js';
 import { insertJobsRows, seedJob, seedRunning } from '../support/job-factory.js';
-import { useSqlFixture } from '../sql/sql-fixture.js';
+import { claimer, useSqlFixture } from '../sql/sql-fixture.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -63,14 +63,7 @@ describe('telemetry.sql', () => {
     it('comes back from the claim with run_at in epoch ms', async () => {
       await f.run(jobsSql.insertJobs, [insertJobsRows([job('traced', { traceparent: TRACEPARENT })])]);
       const [due] = await f.sql(`SELECT (extract(epoch FROM run_at) * 1000)::float8 AS ms FROM awa.all_jobs`);
-      const [claimed] = await f.run(claimSql.claimJobs, [
-        'default',
-        ['traced'],
-        1,
-        'instance-t',
-        0,
-        ...claimSql.fromIndexStart(['traced']),
-      ]);
+      const [claimed] = await claimer(f)('default', ['traced'], 1, 'instance-t');
       expect(claimed).toMatchObject({ traceparent: TRACEPARENT, run_at_ms: due.ms });
     });
   });

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import {
   JobHandler,
@@ -15,7 +14,7 @@ import { AWA_HANDOFF_CHANNEL } from '../../lib/awa.constants.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { LIVENESS_LOCK_NAMESPACE } from '../../lib/sql/instances.sql.js';
 import { finishedJob } from '../support/job-waits.js';
-import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
+import { createTestDatabase, queryOnce, withConnection, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp } from '../support/test-app.js';
 import { useTestApp } from '../support/block-app.js';
 import { waitFor } from '../support/wait-for.js';
@@ -152,10 +151,8 @@ describe('handoff to an idle worker', () => {
   it('a job handed to an instance that died is not lost: maintenance rescues it and a live worker runs it', async () => {
     // An instance that is live while it takes the job: this session holds its liveness lock (as the
     // instance's own would), so maintenance cannot forget it, and its offer, before the enqueue.
-    const session = new pg.Client({ connectionString: db.url });
-    await session.connect();
-    let id: string;
-    try {
+    // Its session ends after the body: the instance dies, its lock with it.
+    const id = await withConnection(db.url, async (session) => {
       await session.query('SELECT pg_advisory_lock($1, $2)', [LIVENESS_LOCK_NAMESPACE, 987654]);
       await queryOnce(
         db.url,
@@ -167,13 +164,12 @@ describe('handoff to an idle worker', () => {
         `INSERT INTO awa.worker_offers (queue, instance_id, kinds, deadline_ms) VALUES ($1, 'handoff-dead', $2, 0)`,
         [RESCUE_QUEUE, ['handoff.rescued']],
       );
-      ({ id } = await producer.enqueue('handoff.rescued', {}, { queue: RESCUE_QUEUE }));
-      expect(await queryOnce(db.url, 'SELECT instance_id FROM awa.active_leases WHERE job_id = $1', [id])).toEqual([
+      const { id: handed } = await producer.enqueue('handoff.rescued', {}, { queue: RESCUE_QUEUE });
+      expect(await queryOnce(db.url, 'SELECT instance_id FROM awa.active_leases WHERE job_id = $1', [handed])).toEqual([
         { instance_id: 'handoff-dead' },
       ]);
-    } finally {
-      await session.end(); // the instance dies: its lock goes with its session
-    }
+      return handed;
+    });
     const job = await finishedJob(producer, id);
     expect(job.state).toBe('completed');
     expect(job.attempt).toBe(2); // the handed attempt never ran; its rescue left it for the next
