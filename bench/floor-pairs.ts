@@ -1,0 +1,156 @@
+// `npm run bench:floor`: issue 18's first goal in one command. The long drain (`process-long`) and
+// the peers bench's SQL floor (`SYSTEMS=floor`, 2 connections, the same N) in alternating pairs,
+// ABBA order (floor first, then ours first, ...), a CHECKPOINT before each run, on one server.
+// On a shared 2-core machine one pair's ratio moves by ±10 points within minutes; the sum over
+// the pairs is the figure to quote. Progress goes to stderr; stdout gets the table, then one JSON
+// line per figure in the peers bench's shape.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { adminQuery, startBenchServer } from './support/bench.database.js';
+import { progress } from './support/bench.progress.js';
+import { r2 } from './support/bench.report.js';
+
+interface Options {
+  pairs: number;
+  n: number;
+  peers: string;
+}
+
+interface Pair {
+  floor: number;
+  ours: number;
+  cpuUsPerJob: number;
+}
+
+/** `--pairs N` (4), `--peers DIR` (../shared/peers-bench); N from BENCH_LONG_N (200,000). */
+function readOptions(argv: string[]): Options {
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const pairs = Number(value('--pairs') ?? 4);
+  const n = Number(process.env.BENCH_LONG_N ?? 200_000);
+  const peers = resolve(value('--peers') ?? '../shared/peers-bench');
+  if (!Number.isInteger(pairs) || pairs < 1)
+    throw new Error(`--pairs must be a positive integer, got ${value('--pairs')}`);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_LONG_N must be a positive integer, got ${n}`);
+  if (!existsSync(resolve(peers, 'bench-floor.mjs')))
+    throw new Error(`--peers: no bench-floor.mjs in ${peers} (the peers bench, ../shared/peers-bench)`);
+  return { pairs, n, peers };
+}
+
+/** Runs a child to its end; resolves with its stdout's JSON lines (stderr is kept for a failure). */
+function runChild(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Array<Record<string, any>>> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => {
+      if (code !== 0) return fail(new Error(`${command} ${args.join(' ')} exited ${code}:\n${err.slice(-2000)}`));
+      done(
+        out
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, any>),
+      );
+    });
+  });
+}
+
+function figure(lines: Array<Record<string, any>>, system: string, metric: string): number {
+  const line = lines.find((l) => l.system === system && l.metric === metric);
+  if (typeof line?.value !== 'number') throw new Error(`no ${system} ${metric} in the run's output`);
+  return line.value;
+}
+
+async function main(): Promise<void> {
+  const options = readOptions(process.argv.slice(2));
+  const server = await startBenchServer(progress);
+  const admin = new URL(server.adminUrl);
+  const floorEnv = {
+    ...process.env,
+    PGHOST: admin.hostname,
+    PGPORT: admin.port || '5432',
+    PGUSER: decodeURIComponent(admin.username),
+    PGPASSWORD: decodeURIComponent(admin.password),
+    PGADMINDB: admin.pathname.slice(1) || 'postgres',
+    N: String(options.n),
+    FLOOR_C: '2',
+    SYSTEMS: 'floor',
+  };
+  const oursEnv = { ...process.env, DATABASE_URL: server.adminUrl, BENCH_ONLY: 'process-long', BENCH_REPEAT: '1' };
+  const floor = async () => {
+    await adminQuery(server.adminUrl, 'CHECKPOINT');
+    // bench-floor.mjs alone where the peers bench is installed; else run.sh (which installs a copy each time).
+    const installed = existsSync(resolve(options.peers, 'node_modules/pg'));
+    const [command, args] = installed ? [process.execPath, ['bench-floor.mjs']] : ['bash', ['run.sh']];
+    const lines = await runChild(command, args, options.peers, floorEnv);
+    return figure(lines, 'sql-floor', 'process_jobs_per_s');
+  };
+  const ours = async () => {
+    await adminQuery(server.adminUrl, 'CHECKPOINT');
+    const lines = await runChild(process.execPath, [resolve('build/bench/run.js')], process.cwd(), oursEnv);
+    return {
+      jobsPerS: figure(lines, 'nestjs-awa', 'process_jobs_per_s'),
+      cpu: figure(lines, 'nestjs-awa', 'process_cpu_us_per_job'),
+    };
+  };
+  const pairs: Pair[] = [];
+  try {
+    for (let i = 0; i < options.pairs; i++) {
+      // ABBA: the floor first in pairs 1 and 4, ours first in 2 and 3, and so on.
+      const floorFirst = i % 4 === 0 || i % 4 === 3;
+      let f = 0;
+      let o = { jobsPerS: 0, cpu: 0 };
+      if (floorFirst) {
+        f = await floor();
+        o = await ours();
+      } else {
+        o = await ours();
+        f = await floor();
+      }
+      pairs.push({ floor: f, ours: o.jobsPerS, cpuUsPerJob: o.cpu });
+      progress(
+        `pair ${i + 1}/${options.pairs}: floor ${f} jobs/s, ours ${o.jobsPerS} jobs/s (${o.cpu} µs CPU per job)`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+  printReport(pairs, options, server.label);
+}
+
+function printReport(pairs: Pair[], options: Options, serverLabel: string): void {
+  const sum = (f: (p: Pair) => number) => pairs.reduce((s, p) => s + f(p), 0);
+  const ratio = sum((p) => p.ours) / sum((p) => p.floor);
+  const lines = [
+    `nestjs-awa long drain beside the SQL floor: ${serverLabel}, node ${process.version}, N=${options.n}, ABBA order`,
+    '',
+    '| pair | SQL floor, 2 connections (jobs/s) | nestjs-awa process-long (jobs/s) | µs CPU per job | ours / floor |',
+    '|---|---|---|---|---|',
+    ...pairs.map(
+      (p, i) => `| ${i + 1} | ${p.floor} | ${p.ours} | ${p.cpuUsPerJob} | ${(100 * (p.ours / p.floor)).toFixed(1)}% |`,
+    ),
+    `| all | ${sum((p) => p.floor)} | ${sum((p) => p.ours)} | | ${(100 * ratio).toFixed(1)}% |`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const ts = new Date().toISOString();
+  const config = { label: `${pairs.length} pair(s), ABBA order`, node: process.version, server: serverLabel, pairs };
+  process.stdout.write(
+    `${JSON.stringify({ system: 'nestjs-awa', metric: 'floor_ratio', value: r2(ratio), n: options.n, config, ts })}\n`,
+  );
+}
+
+main().catch((error: unknown) => {
+  progress(`bench:floor failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exitCode = 1;
+});
