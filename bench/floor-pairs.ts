@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { adminQuery, startBenchServer } from './support/bench.database.js';
 import { progress } from './support/bench.progress.js';
 import { r2 } from './support/bench.report.js';
@@ -23,7 +24,10 @@ interface Pair {
   cpuUsPerJob: number;
 }
 
-/** `--pairs N` (4), `--peers DIR` (../shared/peers-bench); N from BENCH_LONG_N (200,000). */
+/** This file's folder once built (build/bench): the bench's entry point beside it, the repository two levels up. */
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+
+/** `--pairs N` (4), `--peers DIR` (the repository's ../shared/peers-bench); N from BENCH_LONG_N (200,000). */
 function readOptions(argv: string[]): Options {
   const value = (flag: string): string | undefined => {
     const i = argv.indexOf(flag);
@@ -31,7 +35,7 @@ function readOptions(argv: string[]): Options {
   };
   const pairs = Number(value('--pairs') ?? 4);
   const n = Number(process.env.BENCH_LONG_N ?? 200_000);
-  const peers = resolve(value('--peers') ?? '../shared/peers-bench');
+  const peers = resolve(value('--peers') ?? resolve(HERE, '../../../shared/peers-bench'));
   if (!Number.isInteger(pairs) || pairs < 1)
     throw new Error(`--pairs must be a positive integer, got ${value('--pairs')}`);
   if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_LONG_N must be a positive integer, got ${n}`);
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
   };
   const ours = async () => {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
-    const lines = await runChild(process.execPath, [resolve('build/bench/run.js')], process.cwd(), oursEnv);
+    const lines = await runChild(process.execPath, [resolve(HERE, 'run.js')], resolve(HERE, '../..'), oursEnv);
     return {
       jobsPerS: figure(lines, 'nestjs-awa', 'process_jobs_per_s'),
       cpu: figure(lines, 'nestjs-awa', 'process_cpu_us_per_job'),
