@@ -85,18 +85,18 @@ async function main(): Promise<void> {
     PGHOST: admin.hostname,
     PGPORT: admin.port || '5432',
     PGUSER: decodeURIComponent(admin.username),
-    PGPASSWORD: decodeURIComponent(admin.password),
+    ...(admin.password ? { PGPASSWORD: decodeURIComponent(admin.password) } : {}),
     PGADMINDB: admin.pathname.slice(1) || 'postgres',
     N: String(options.n),
     FLOOR_C: '2',
     SYSTEMS: 'floor',
   };
   const oursEnv = { ...process.env, DATABASE_URL: server.adminUrl, BENCH_ONLY: 'process-long', BENCH_REPEAT: '1' };
+  // bench-floor.mjs alone where the peers bench is installed; else run.sh (which installs a copy each time).
+  const installed = existsSync(resolve(options.peers, 'node_modules/pg'));
+  const [command, args] = installed ? [process.execPath, ['bench-floor.mjs']] : ['bash', ['run.sh']];
   const floor = async () => {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
-    // bench-floor.mjs alone where the peers bench is installed; else run.sh (which installs a copy each time).
-    const installed = existsSync(resolve(options.peers, 'node_modules/pg'));
-    const [command, args] = installed ? [process.execPath, ['bench-floor.mjs']] : ['bash', ['run.sh']];
     const lines = await runChild(command, args, options.peers, floorEnv);
     return figure(lines, 'sql-floor', 'process_jobs_per_s');
   };
@@ -113,15 +113,9 @@ async function main(): Promise<void> {
     for (let i = 0; i < options.pairs; i++) {
       // ABBA: the floor first in pairs 1 and 4, ours first in 2 and 3, and so on.
       const floorFirst = i % 4 === 0 || i % 4 === 3;
-      let f = 0;
-      let o = { jobsPerS: 0, cpu: 0 };
-      if (floorFirst) {
-        f = await floor();
-        o = await ours();
-      } else {
-        o = await ours();
-        f = await floor();
-      }
+      const floorBefore = floorFirst ? await floor() : undefined;
+      const o = await ours();
+      const f = floorBefore ?? (await floor());
       pairs.push({ floor: f, ours: o.jobsPerS, cpuUsPerJob: o.cpu });
       progress(
         `pair ${i + 1}/${options.pairs}: floor ${f} jobs/s, ours ${o.jobsPerS} jobs/s (${o.cpu} µs CPU per job)`,
