@@ -3,33 +3,55 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 
 /** BENCH_CPU_PROFILE: a directory to write each drain's CPU profile to (unset: none is taken). */
-const DIRECTORY = process.env.BENCH_CPU_PROFILE ?? '';
+const CPU_DIRECTORY = process.env.BENCH_CPU_PROFILE ?? '';
+/** BENCH_HEAP_PROFILE: a directory to write each drain's allocation profile to (unset: none is taken). */
+const HEAP_DIRECTORY = process.env.BENCH_HEAP_PROFILE ?? '';
 
 /**
- * A CPU profile of this process over one drain only (BENCH_CPU_PROFILE), for Chrome DevTools or
- * speedscope: `node --cpu-prof` covers the whole run, where the seeding of 200,000 jobs and the
- * boot outweigh the drain. Started when the drain's clock starts, written when it stops.
+ * A CPU profile (BENCH_CPU_PROFILE) and an allocation profile (BENCH_HEAP_PROFILE) of this process
+ * over one drain only, for Chrome DevTools or speedscope: `node --cpu-prof` covers the whole run,
+ * where the seeding of 200,000 jobs and the boot outweigh the drain. Started when the drain's
+ * clock starts, written when it stops. The allocation profile samples every allocation, also those
+ * the young generation's collections free at once: where the drain's garbage comes from, not only
+ * what outlives it.
  */
 export class DrainCpuProfile {
   private session: Session | undefined;
 
   async start(): Promise<void> {
-    if (!DIRECTORY) return;
+    if (!CPU_DIRECTORY && !HEAP_DIRECTORY) return;
     this.session = new Session();
     this.session.connect();
-    await this.session.post('Profiler.enable');
-    await this.session.post('Profiler.start');
+    if (CPU_DIRECTORY) {
+      await this.session.post('Profiler.enable');
+      await this.session.post('Profiler.start');
+    }
+    if (HEAP_DIRECTORY)
+      await this.session.post('HeapProfiler.startSampling', {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
   }
 
-  /** Writes the profile (`drain-<time>.cpuprofile`) and returns its path, if one was taken. */
+  /** Writes the profiles (`drain-<time>.cpuprofile`, `.heapprofile`) and returns their paths, if any were taken. */
   async stop(): Promise<string | undefined> {
     const session = this.session;
     if (!session) return undefined;
     this.session = undefined;
-    const { profile } = await session.post('Profiler.stop');
+    const at = Date.now();
+    const paths: string[] = [];
+    if (CPU_DIRECTORY) {
+      const { profile } = await session.post('Profiler.stop');
+      paths.push(join(CPU_DIRECTORY, `drain-${at}.cpuprofile`));
+      await writeFile(paths[paths.length - 1]!, JSON.stringify(profile));
+    }
+    if (HEAP_DIRECTORY) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      paths.push(join(HEAP_DIRECTORY, `drain-${at}.heapprofile`));
+      await writeFile(paths[paths.length - 1]!, JSON.stringify(profile));
+    }
     session.disconnect();
-    const path = join(DIRECTORY, `drain-${Date.now()}.cpuprofile`);
-    await writeFile(path, JSON.stringify(profile));
-    return path;
+    return paths.join(', ');
   }
 }

@@ -94,7 +94,7 @@ export async function gatedDrain(options: {
   const ms = now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const profilePath = await profile.stop();
-  if (profilePath) options.log(`  CPU profile of the drain: ${profilePath}`);
+  if (profilePath) options.log(`  profile of the drain: ${profilePath}`);
   const walBytes = Number((await observer.walInsertPosition()) - wal0);
   const completedInDb = n - (await observer.notCompleted(first, last));
   return {
