@@ -60,8 +60,13 @@ export class ClaimCursor {
     for (const row of rows) {
       const key = this.after.get(row.kind);
       const runAtUs = Math.round(row.run_at_ms * 1_000);
-      if (!key || before(key, row.priority, runAtUs, row.id))
-        this.after.set(row.kind, { priority: row.priority, runAtUs, id: row.id });
+      if (!key) this.after.set(row.kind, { priority: row.priority, runAtUs, id: row.id });
+      else if (before(key, row.priority, runAtUs, row.id)) {
+        // Moved in place: in a drain nearly every row is past the one before, and a new key per row is garbage.
+        key.priority = row.priority;
+        key.runAtUs = runAtUs;
+        key.id = row.id;
+      }
     }
   }
 }

@@ -14,8 +14,13 @@ export interface BufferedJob {
   readonly claimedAt: number;
   /** How long after claimedAt it may start: the wait its claim was sent with (set by add). */
   enterWithin: number;
-  /** Set while it waits in the buffer: takes it out when it is cancelled or its lease is lost there. */
-  whileBuffered: (() => void) | undefined;
+  /** The buffer it waits in, while it does: takes it out when it is cancelled or its lease is lost there. */
+  bufferedIn: BufferHome<never> | undefined;
+}
+
+/** Where a buffered job goes when it is cancelled or loses its lease while it waits (a PrefetchBuffer). */
+export interface BufferHome<J> {
+  leave(job: J): void;
 }
 
 /** The queue options that size the buffer. */
@@ -170,7 +175,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
    */
   add(job: J, entryWait = this.nextEntryWait): void {
     job.enterWithin = entryWait;
-    job.whileBuffered = () => this.leave(job);
+    job.bufferedIn = this; // a reference, not a closure per job
     this.jobs.push(job);
     this.lateSinceClaim = false;
   }
@@ -197,7 +202,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
     while (late < this.jobs.length && this.tooLate(this.jobs[late]!, now)) late++;
     if (late === 0) return;
     const jobs = this.jobs.splice(0, late);
-    for (const job of jobs) job.whileBuffered = undefined;
+    for (const job of jobs) job.bufferedIn = undefined;
     this.gaveBackLate(jobs);
   }
 
@@ -216,7 +221,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
     }
     const job = this.jobs.shift();
     if (job) {
-      job.whileBuffered = undefined;
+      job.bufferedIn = undefined;
       this.entryWait?.entered(this.now - job.claimedAt);
     }
     return job;
@@ -276,7 +281,7 @@ export class PrefetchBuffer<J extends BufferedJob> {
   drain(): J[] {
     this.clock.cancel(this.expiryTimer);
     const jobs = this.jobs.splice(0);
-    for (const job of jobs) job.whileBuffered = undefined;
+    for (const job of jobs) job.bufferedIn = undefined;
     return jobs;
   }
 
@@ -290,11 +295,11 @@ export class PrefetchBuffer<J extends BufferedJob> {
   }
 
   /** A buffered job was cancelled or lost its lease. */
-  private leave(job: J): void {
+  leave(job: J): void {
     const at = this.jobs.indexOf(job);
     if (at < 0) return;
     this.jobs.splice(at, 1);
-    job.whileBuffered = undefined;
+    job.bufferedIn = undefined;
     this.owner.dropped(job);
   }
 }

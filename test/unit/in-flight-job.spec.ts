@@ -179,9 +179,10 @@ describe('InFlightJob', () => {
   it('takes a buffered job out of the buffer when it is cancelled or lost there', () => {
     const taken: string[] = [];
     const cancelled = new InFlightJob(row('1'));
-    cancelled.whileBuffered = () => taken.push(cancelled.key);
+    const buffer = { leave: (job: InFlightJob) => taken.push(job.key) };
+    cancelled.bufferedIn = buffer;
     const lost = new InFlightJob(row('2'));
-    lost.whileBuffered = () => taken.push(lost.key);
+    lost.bufferedIn = buffer;
     cancelled.cancel('cancelled by producer.cancel()');
     lost.markLost('lease lost: test');
     expect(taken).toEqual(['1:7', '2:7']);

@@ -1,10 +1,10 @@
-import { type BufferLimits, PrefetchBuffer } from '../../lib/worker/prefetch-buffer.js';
+import { type BufferHome, type BufferLimits, PrefetchBuffer } from '../../lib/worker/prefetch-buffer.js';
 import { FakeClock } from './fake-clock.js';
 import { bufferWaitLimit, rateEntryWait } from '../../lib/worker/prefetch-limits.js';
 
 /** A claimed job as the buffer sees it. */
 class FakeJob {
-  whileBuffered: (() => void) | undefined;
+  bufferedIn: BufferHome<FakeJob> | undefined;
   enterWithin = 0;
   constructor(
     readonly name: string,
@@ -54,13 +54,13 @@ function setUp(limits: BufferLimits) {
 }
 
 describe('PrefetchBuffer', () => {
-  it('hands out claimed jobs oldest first, each without its buffered hook once taken', () => {
+  it('hands out claimed jobs oldest first, each no longer pointing at it once taken', () => {
     const { buffer, claim, pump } = setUp(PLAIN);
     const jobs = claim('a', 'b', 'c');
-    expect(jobs.every((j) => j.whileBuffered !== undefined)).toBe(true);
+    expect(jobs.every((j) => j.bufferedIn === buffer)).toBe(true);
     expect(pump(2)).toEqual(['a', 'b']);
-    expect([jobs[0]!.whileBuffered, jobs[1]!.whileBuffered]).toEqual([undefined, undefined]);
-    expect(jobs[2]!.whileBuffered).toBeDefined();
+    expect([jobs[0]!.bufferedIn, jobs[1]!.bufferedIn]).toEqual([undefined, undefined]);
+    expect(jobs[2]!.bufferedIn).toBe(buffer);
     expect(buffer.size).toBe(1);
   });
 
@@ -110,7 +110,7 @@ describe('PrefetchBuffer', () => {
     clock.advance(bufferWaitLimit(PLAIN.deadlineDuration) - 999);
     expect(pump(1)).toEqual(['c']);
     expect(givenBack).toEqual([['a', 'b']]);
-    expect([a!.whileBuffered, b!.whileBuffered]).toEqual([undefined, undefined]);
+    expect([a!.bufferedIn, b!.bufferedIn]).toEqual([undefined, undefined]);
     expect(buffer.claimSize(1, 0)).toBe(1);
     buffer.slotFreed();
     expect(buffer.claimSize(1, 0)).toBe(5);
@@ -135,26 +135,26 @@ describe('PrefetchBuffer', () => {
     expect(buffer.movesDeadline(buffer.take()!)).toBe(false);
   });
 
-  it('lets a buffered job that was cancelled or lost out to its owner, and ignores the hook once it left', () => {
+  it('lets a buffered job that was cancelled or lost out to its owner, and ignores a second leave once it left', () => {
     const { dropped, claim, pump } = setUp(PLAIN);
     const [a, b] = claim('a', 'b', 'c');
-    const hookOfB = b!.whileBuffered!;
-    hookOfB();
-    hookOfB();
+    const homeOfB = b!.bufferedIn!;
+    homeOfB.leave(b!);
+    homeOfB.leave(b!);
     expect(dropped).toEqual(['b']);
     expect(pump(1)).toEqual(['a']);
-    a!.whileBuffered?.();
+    a!.bufferedIn?.leave(a!);
     expect(dropped).toEqual(['b']);
     expect(pump(5)).toEqual(['c']);
   });
 
-  it('drains every unstarted job on stop, its hook cleared, and stops the give-back timer', () => {
+  it('drains every unstarted job on stop, each no longer pointing at it, and stops the give-back timer', () => {
     const { clock, buffer, owner, claim, pump } = setUp(RATED);
     const jobs = claim('a', 'b', 'c');
     expect(pump(1)).toEqual(['a']);
     expect(clock.pending).toBe(1);
     expect(buffer.drain().map((j) => j.name)).toEqual(['b', 'c']);
-    expect(jobs.map((j) => j.whileBuffered)).toEqual([undefined, undefined, undefined]);
+    expect(jobs.map((j) => j.bufferedIn)).toEqual([undefined, undefined, undefined]);
     expect([buffer.size, clock.pending]).toEqual([0, 0]);
     clock.advance(60_000);
     expect(owner.pumps).toBe(0);
