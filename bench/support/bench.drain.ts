@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { QueueProducer, type EnqueueManyItem } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
-import { DrainCpuProfile } from './bench.cpu-profile.js';
+import { DrainProfile } from './bench.drain-profile.js';
 import { BenchKinds } from './bench.handlers.js';
 import type { DbObserver } from './bench.observer.js';
 import { now, waitFor } from './bench.progress.js';
@@ -59,7 +59,7 @@ export async function gatedDrain(options: {
   let last = '';
   let cpu0 = process.cpuUsage();
   let wal0 = 0n;
-  const profile = new DrainCpuProfile();
+  const profile = new DrainProfile();
   const enqueueStarted = now();
   await producer.get(DataSource).transaction(async (manager) => {
     for (let i = 0; i < n; i += chunk) {

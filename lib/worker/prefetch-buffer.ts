@@ -15,7 +15,7 @@ export interface BufferedJob {
   /** How long after claimedAt it may start: the wait its claim was sent with (set by add). */
   enterWithin: number;
   /** The buffer it waits in, while it does: takes it out when it is cancelled or its lease is lost there. */
-  bufferedIn: BufferHome<never> | undefined;
+  bufferedIn: BufferHome<this> | undefined;
 }
 
 /** Where a buffered job goes when it is cancelled or loses its lease while it waits (a PrefetchBuffer). */

@@ -15,7 +15,7 @@ const HEAP_DIRECTORY = process.env.BENCH_HEAP_PROFILE ?? '';
  * the young generation's collections free at once: where the drain's garbage comes from, not only
  * what outlives it.
  */
-export class DrainCpuProfile {
+export class DrainProfile {
   private session: Session | undefined;
 
   async start(): Promise<void> {
@@ -41,16 +41,14 @@ export class DrainCpuProfile {
     this.session = undefined;
     const at = Date.now();
     const paths: string[] = [];
-    if (CPU_DIRECTORY) {
-      const { profile } = await session.post('Profiler.stop');
-      paths.push(join(CPU_DIRECTORY, `drain-${at}.cpuprofile`));
-      await writeFile(paths[paths.length - 1]!, JSON.stringify(profile));
-    }
-    if (HEAP_DIRECTORY) {
-      const { profile } = await session.post('HeapProfiler.stopSampling');
-      paths.push(join(HEAP_DIRECTORY, `drain-${at}.heapprofile`));
-      await writeFile(paths[paths.length - 1]!, JSON.stringify(profile));
-    }
+    const save = async (directory: string, extension: string, profile: object) => {
+      const path = join(directory, `drain-${at}.${extension}`);
+      await writeFile(path, JSON.stringify(profile));
+      paths.push(path);
+    };
+    if (CPU_DIRECTORY) await save(CPU_DIRECTORY, 'cpuprofile', (await session.post('Profiler.stop')).profile);
+    if (HEAP_DIRECTORY)
+      await save(HEAP_DIRECTORY, 'heapprofile', (await session.post('HeapProfiler.stopSampling')).profile);
     session.disconnect();
     return paths.join(', ');
   }
