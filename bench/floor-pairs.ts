@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adminQuery, startBenchServer } from './support/bench.database.js';
+import { MachineCpuSampler } from './support/bench.machine-cpu.js';
 import { progress } from './support/bench.progress.js';
 import { r2 } from './support/bench.report.js';
 
@@ -20,8 +21,12 @@ interface Options {
 
 interface Pair {
   floor: number;
+  /** The whole machine's CPU per job over the floor's drain (Linux). */
+  floorMachineUsPerJob: number | undefined;
   ours: number;
   cpuUsPerJob: number;
+  /** The whole machine's CPU per job over our drain (Linux): ours, the server's, the kernel's. */
+  machineUsPerJob: number | undefined;
 }
 
 /** This file's folder once built (build/bench): the bench's entry point beside it, the repository two levels up. */
@@ -71,9 +76,14 @@ function runChild(
 }
 
 function figure(lines: Array<Record<string, any>>, system: string, metric: string): number {
+  const value = optionalFigure(lines, system, metric);
+  if (value === undefined) throw new Error(`no ${system} ${metric} in the run's output`);
+  return value;
+}
+
+function optionalFigure(lines: Array<Record<string, any>>, system: string, metric: string): number | undefined {
   const line = lines.find((l) => l.system === system && l.metric === metric);
-  if (typeof line?.value !== 'number') throw new Error(`no ${system} ${metric} in the run's output`);
-  return line.value;
+  return typeof line?.value === 'number' ? line.value : undefined;
 }
 
 async function main(): Promise<void> {
@@ -97,8 +107,15 @@ async function main(): Promise<void> {
   const [command, args] = installed ? [process.execPath, ['bench-floor.mjs']] : ['bash', ['run.sh']];
   const floor = async () => {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
-    const lines = await runChild(command, args, options.peers, floorEnv);
-    return figure(lines, 'sql-floor', 'process_jobs_per_s');
+    const sampler = new MachineCpuSampler();
+    const lines = await runChild(command, args, options.peers, floorEnv).finally(() => sampler.stop());
+    const jobsPerS = figure(lines, 'sql-floor', 'process_jobs_per_s');
+    // Its line is written as its drain ends (`ts`), with the jobs done and the rate: the drain's window.
+    const line = lines.find((l) => l.system === 'sql-floor' && l.metric === 'process_jobs_per_s')!;
+    const done = Number(line.config?.done ?? options.n);
+    const end = Date.parse(String(line.ts));
+    const busyUs = sampler.busyUsBetween(end - (done / jobsPerS) * 1000, end);
+    return { jobsPerS, machine: busyUs === undefined ? undefined : r2(busyUs / done) };
   };
   const ours = async () => {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
@@ -106,6 +123,7 @@ async function main(): Promise<void> {
     return {
       jobsPerS: figure(lines, 'nestjs-awa', 'process_jobs_per_s'),
       cpu: figure(lines, 'nestjs-awa', 'process_cpu_us_per_job'),
+      machine: optionalFigure(lines, 'nestjs-awa', 'process_machine_cpu_us_per_job'),
     };
   };
   const pairs: Pair[] = [];
@@ -116,9 +134,18 @@ async function main(): Promise<void> {
       const floorBefore = floorFirst ? await floor() : undefined;
       const o = await ours();
       const f = floorBefore ?? (await floor());
-      pairs.push({ floor: f, ours: o.jobsPerS, cpuUsPerJob: o.cpu });
+      pairs.push({
+        floor: f.jobsPerS,
+        floorMachineUsPerJob: f.machine,
+        ours: o.jobsPerS,
+        cpuUsPerJob: o.cpu,
+        machineUsPerJob: o.machine,
+      });
       progress(
-        `pair ${i + 1}/${options.pairs}: floor ${f} jobs/s, ours ${o.jobsPerS} jobs/s (${o.cpu} µs CPU per job)`,
+        `pair ${i + 1}/${options.pairs}: floor ${f.jobsPerS} jobs/s` +
+          `${f.machine === undefined ? '' : ` (the machine's CPU per job ${f.machine} µs)`}, ` +
+          `ours ${o.jobsPerS} jobs/s (${o.cpu} µs CPU per job` +
+          `${o.machine === undefined ? '' : ` of the machine's ${o.machine}`})`,
       );
     }
   } finally {
@@ -127,18 +154,28 @@ async function main(): Promise<void> {
   printReport(pairs, options, server.label);
 }
 
+/** The mean of per-job figures over the pairs (each drain has the same N), blank if one is missing. */
+function mean(values: Array<number | undefined>): number | string {
+  const known = values.filter((v): v is number => v !== undefined);
+  return known.length === values.length && known.length > 0 ? r2(known.reduce((s, v) => s + v, 0) / known.length) : '';
+}
+
 function printReport(pairs: Pair[], options: Options, serverLabel: string): void {
   const sum = (f: (p: Pair) => number) => pairs.reduce((s, p) => s + f(p), 0);
   const ratio = sum((p) => p.ours) / sum((p) => p.floor);
   const lines = [
     `nestjs-awa long drain beside the SQL floor: ${serverLabel}, node ${process.version}, N=${options.n}, ABBA order`,
+    "(the machine's µs: all cores' busy CPU per job over the drain, the server's and the kernel's included; Linux)",
     '',
-    '| pair | SQL floor, 2 connections (jobs/s) | nestjs-awa process-long (jobs/s) | µs CPU per job | ours / floor |',
-    '|---|---|---|---|---|',
+    "| pair | SQL floor, 2 connections (jobs/s) | the machine's µs per job | nestjs-awa process-long (jobs/s) | our process's µs CPU per job | the machine's µs per job | ours / floor |",
+    '|---|---|---|---|---|---|---|',
     ...pairs.map(
-      (p, i) => `| ${i + 1} | ${p.floor} | ${p.ours} | ${p.cpuUsPerJob} | ${(100 * (p.ours / p.floor)).toFixed(1)}% |`,
+      (p, i) =>
+        `| ${i + 1} | ${p.floor} | ${p.floorMachineUsPerJob ?? ''} | ${p.ours} | ${p.cpuUsPerJob} | ` +
+        `${p.machineUsPerJob ?? ''} | ${(100 * (p.ours / p.floor)).toFixed(1)}% |`,
     ),
-    `| all | ${sum((p) => p.floor)} | ${sum((p) => p.ours)} | | ${(100 * ratio).toFixed(1)}% |`,
+    `| all | ${sum((p) => p.floor)} | ${mean(pairs.map((p) => p.floorMachineUsPerJob))} | ${sum((p) => p.ours)} | ` +
+      `${mean(pairs.map((p) => p.cpuUsPerJob))} | ${mean(pairs.map((p) => p.machineUsPerJob))} | ${(100 * ratio).toFixed(1)}% |`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   const ts = new Date().toISOString();

@@ -1,6 +1,13 @@
 import { DEFAULT_PROFILES, profileLabel, type QueueProfile } from '../support/bench.config.js';
 import type { DrainRun } from '../support/bench.repeat.js';
-import { drainInProcess, processLabel, recordCpu, recordDrains, recordWal } from './process.scenario.js';
+import {
+  drainInProcess,
+  processLabel,
+  recordCpu,
+  recordDrains,
+  recordMachineCpu,
+  recordWal,
+} from './process.scenario.js';
 import type { Scenario, ScenarioContext } from './scenario.js';
 
 /** The headline profile (c=24, prefetch 500), whatever BENCH_PROFILES says: the figure issue 18 follows. */
@@ -34,6 +41,7 @@ export const processLongScenario: Scenario = {
     const label = `${processLabel(PROFILE)}, long`;
     recordDrains(ctx, label, runs);
     recordCpu(ctx, label, runs);
+    recordMachineCpu(ctx, label, runs);
     recordWal(ctx, label, runs);
   },
 };

@@ -3,6 +3,7 @@ import { claimJobs, fromIndexStart } from '../../lib/sql/claim.sql.js';
 import { completeJobs } from '../../lib/sql/worker.sql.js';
 import { createBenchApp } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
+import { MachineCpuMeter } from '../support/bench.machine-cpu.js';
 import { now } from '../support/bench.progress.js';
 import { r2 } from '../support/bench.report.js';
 import type { Scenario } from './scenario.js';
@@ -42,6 +43,7 @@ export const processSqlScenario: Scenario = {
         );
         await admin.query('VACUUM ANALYZE awa.jobs');
         let done = 0;
+        const machine = new MachineCpuMeter();
         const t0 = now();
         await Promise.all(
           Array.from({ length: connections }, async () => {
@@ -67,7 +69,9 @@ export const processSqlScenario: Scenario = {
           }),
         );
         const ms = now() - t0;
+        const machineUs = machine.read()?.busyUs;
         const value = Math.round(done / (ms / 1000));
+        const machineCpuPerJob = machineUs === undefined ? undefined : r2(machineUs / n);
         ctx.figure({
           metric: 'process_sql_jobs_per_s',
           value,
@@ -80,9 +84,21 @@ export const processSqlScenario: Scenario = {
             done,
             ms: r2(ms),
             ok: done === n,
+            machine_cpu_us_per_job: machineCpuPerJob,
           },
         });
-        ctx.log(`  ${connections} connection(s): ${value} jobs/s (${done} of ${n})`);
+        if (machineCpuPerJob !== undefined)
+          ctx.figure({
+            metric: 'process_sql_machine_cpu_us_per_job',
+            value: machineCpuPerJob,
+            n,
+            unit: 'µs/job',
+            config: { label: `the machine's CPU per job of the loop above, ${connections} connection(s)`, connections },
+          });
+        ctx.log(
+          `  ${connections} connection(s): ${value} jobs/s (${done} of ${n})` +
+            (machineCpuPerJob === undefined ? '' : `, ${machineCpuPerJob} µs of the machine's CPU per job`),
+        );
       } finally {
         await admin.end();
         await app.close();

@@ -3,6 +3,7 @@ import { QueueProducer, type EnqueueManyItem } from 'nestjs-awa';
 import { DataSource } from 'typeorm';
 import { DrainProfile } from './bench.drain-profile.js';
 import { BenchKinds } from './bench.handlers.js';
+import { MachineCpuMeter } from './bench.machine-cpu.js';
 import type { DbObserver } from './bench.observer.js';
 import { now, waitFor } from './bench.progress.js';
 
@@ -20,6 +21,12 @@ export interface GatedDrain {
    * bench's own polling. Unlike `ms`, other work on a shared machine barely moves it.
    */
   cpuUs: number;
+  /**
+   * CPU time of the whole machine over `ms` (all cores, µs; undefined off Linux): this process's,
+   * the database server's and the kernel's. On a machine the server shares, the drain is bound by
+   * it when the cores are busy, and then `cpuUs` is the instance's share of every job's cost.
+   */
+  machineCpuUs: number | undefined;
   /**
    * WAL the server wrote over `ms` (bytes, from pg_current_wal_insert_lsn()): the drain's and the
    * instance's maintenance's. Unlike `ms`, it does not move with the machine's load.
@@ -58,6 +65,7 @@ export async function gatedDrain(options: {
   let first = '';
   let last = '';
   let cpu0 = process.cpuUsage();
+  let machine = new MachineCpuMeter();
   let wal0 = 0n;
   const profile = new DrainProfile();
   const enqueueStarted = now();
@@ -73,6 +81,7 @@ export async function gatedDrain(options: {
     await profile.start();
     t0 = now(); // the callback returns, TypeORM sends COMMIT
     cpu0 = process.cpuUsage();
+    machine = new MachineCpuMeter();
   });
   const enqueueMs = t0 - enqueueStarted;
   options.log(`  ${n} jobs committed (insert took ${Math.round(enqueueMs)} ms); draining`);
@@ -93,6 +102,7 @@ export async function gatedDrain(options: {
   }
   const ms = now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const machineCpu = machine.read();
   const profilePath = await profile.stop();
   if (profilePath) options.log(`  profile of the drain: ${profilePath}`);
   const walBytes = Number((await observer.walInsertPosition()) - wal0);
@@ -104,6 +114,7 @@ export async function gatedDrain(options: {
     ok: ok && completedInDb === n,
     enqueueMs,
     cpuUs: cpu.user + cpu.system,
+    machineCpuUs: machineCpu?.busyUs,
     walBytes,
   };
 }

@@ -5,7 +5,17 @@ export interface MachineCpu {
   idle: number;
   /** Time the hypervisor gave this machine's CPUs to others: a stall with steal is not ours. */
   steal: number;
+  /**
+   * The time all cores spent working (user, nice, system, irq, softirq), in µs: every process's,
+   * the database server's and the kernel's for them. Idle, iowait and steal are left out.
+   */
+  busyUs: number;
 }
+
+/** /proc/stat counts in USER_HZ, 100 per second on every Linux (the kernel's ABI, whatever its tick). */
+const US_PER_TICK = 10_000;
+/** The busy fields of a /proc/stat cpu line: user, nice, system, irq, softirq (guest time is inside user). */
+const BUSY_FIELDS = [0, 1, 2, 5, 6];
 
 /** The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal ... */
 function readTicks(): number[] | undefined {
@@ -33,6 +43,42 @@ export class MachineCpuMeter {
     const total = delta.reduce((sum, d) => sum + d, 0);
     if (total <= 0) return undefined;
     const pct = (i: number) => Math.round(((delta[i] ?? 0) / total) * 100);
-    return { idle: pct(3), steal: pct(7) };
+    const busyTicks = BUSY_FIELDS.reduce((sum, i) => sum + (delta[i] ?? 0), 0);
+    return { idle: pct(3), steal: pct(7), busyUs: busyTicks * US_PER_TICK };
+  }
+}
+
+/**
+ * The machine's busy time, sampled every `intervalMs` while it runs, for a window known only after
+ * the fact: the SQL floor (another program) reports its drain's end and rate, not its start.
+ */
+export class MachineCpuSampler {
+  private readonly samples: Array<[atMs: number, busyUs: number]> = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(intervalMs = 20) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.sample();
+  }
+
+  /**
+   * The busy µs between wall-clock times `fromMs` and `toMs` (Date.now()), from the last sample at or
+   * before the one and the first at or after the other (the window grows by up to two intervals);
+   * undefined off Linux or outside the samples.
+   */
+  busyUsBetween(fromMs: number, toMs: number): number | undefined {
+    const before = this.samples.filter(([at]) => at <= fromMs).at(-1);
+    const after = this.samples.find(([at]) => at >= toMs);
+    return before && after ? after[1] - before[1] : undefined;
+  }
+
+  private sample(): void {
+    const ticks = readTicks();
+    if (ticks) this.samples.push([Date.now(), BUSY_FIELDS.reduce((sum, i) => sum + (ticks[i] ?? 0), 0) * US_PER_TICK]);
   }
 }
