@@ -109,9 +109,10 @@ async function main(): Promise<void> {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
     const sampler = new MachineCpuSampler();
     const lines = await runChild(command, args, options.peers, floorEnv).finally(() => sampler.stop());
-    const jobsPerS = figure(lines, 'sql-floor', 'process_jobs_per_s');
+    const line = lines.find((l) => l.system === 'sql-floor' && l.metric === 'process_jobs_per_s');
+    if (typeof line?.value !== 'number') throw new Error("no sql-floor process_jobs_per_s in the run's output");
+    const jobsPerS = line.value;
     // Its line is written as its drain ends (`ts`), with the jobs done and the rate: the drain's window.
-    const line = lines.find((l) => l.system === 'sql-floor' && l.metric === 'process_jobs_per_s')!;
     const done = Number(line.config?.done ?? options.n);
     const end = Date.parse(String(line.ts));
     const busyUs = sampler.busyUsBetween(end - (done / jobsPerS) * 1000, end);

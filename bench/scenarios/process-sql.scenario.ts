@@ -71,7 +71,7 @@ export const processSqlScenario: Scenario = {
         const ms = now() - t0;
         const machineUs = machine.read()?.busyUs;
         const value = Math.round(done / (ms / 1000));
-        const machineCpuPerJob = machineUs === undefined ? undefined : r2(machineUs / n);
+        const machineCpuPerJob = machineUs === undefined ? undefined : r2(machineUs / done);
         ctx.figure({
           metric: 'process_sql_jobs_per_s',
           value,
