@@ -66,6 +66,10 @@ export class InFlightJob {
   lost = false;
   /** The prefetch buffer it waits in, while it does: takes it out when it is cancelled or lost there. */
   bufferedIn: BufferHome<InFlightJob> | undefined = undefined;
+  /** @internal Its place in the LeaseRegistry (-1: not there). */
+  leaseSlot = -1;
+  /** @internal Its place in its QueueWorker's running attempts (-1: not running). */
+  runningSlot = -1;
   /** Made on first use of `job.signal`: most handlers never look at it. */
   private controller: AbortController | undefined;
   private abortReason: string | undefined;

@@ -6,6 +6,7 @@ import type { AwaEvents } from '../events/awa-events.js';
 import type { JobState } from '../interfaces/job.interface.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { Waiters } from '../util/waiters.js';
+import { SlotSet } from '../util/slot-set.js';
 import { AttemptResults } from './attempt-results.js';
 import { InFlightJob, type AttemptOutcome } from './in-flight-job.js';
 import type { LeaseRegistry } from './lease-registry.js';
@@ -40,7 +41,7 @@ export interface QueueWorkerDeps {
  * freed slot after a full claim, and by a poll timer as the fallback.
  */
 export class QueueWorker {
-  private readonly running = new Set<InFlightJob>();
+  private readonly running = new SlotSet<InFlightJob>('runningSlot');
   /** Writes how attempts ended. */
   private readonly results: AttemptResults;
   /** The hard deadlines of this queue's running attempts, on one timer (none without a deadline). */
@@ -163,7 +164,7 @@ export class QueueWorker {
       await Promise.race([this.handlersDone.wait(), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
       clearTimeout(timer);
     }
-    return [...this.running.values()];
+    return this.running.toArray();
   }
 
   private async claimLoop(): Promise<void> {
