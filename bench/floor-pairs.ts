@@ -82,8 +82,17 @@ function figure(lines: Array<Record<string, any>>, system: string, metric: strin
 }
 
 function optionalFigure(lines: Array<Record<string, any>>, system: string, metric: string): number | undefined {
-  const line = lines.find((l) => l.system === system && l.metric === metric);
+  const line = figureLine(lines, system, metric);
   return typeof line?.value === 'number' ? line.value : undefined;
+}
+
+/** The output line of `system`'s `metric`, if the run printed one. */
+function figureLine(
+  lines: Array<Record<string, any>>,
+  system: string,
+  metric: string,
+): Record<string, any> | undefined {
+  return lines.find((l) => l.system === system && l.metric === metric);
 }
 
 async function main(): Promise<void> {
@@ -109,9 +118,8 @@ async function main(): Promise<void> {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
     const sampler = new MachineCpuSampler();
     const lines = await runChild(command, args, options.peers, floorEnv).finally(() => sampler.stop());
-    const line = lines.find((l) => l.system === 'sql-floor' && l.metric === 'process_jobs_per_s');
-    if (typeof line?.value !== 'number') throw new Error("no sql-floor process_jobs_per_s in the run's output");
-    const jobsPerS = line.value;
+    const jobsPerS = figure(lines, 'sql-floor', 'process_jobs_per_s');
+    const line = figureLine(lines, 'sql-floor', 'process_jobs_per_s')!;
     // Its line is written as its drain ends (`ts`), with the jobs done and the rate: the drain's window.
     const done = Number(line.config?.done ?? options.n);
     const end = Date.parse(String(line.ts));

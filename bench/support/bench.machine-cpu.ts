@@ -17,6 +17,9 @@ const US_PER_TICK = 10_000;
 /** The busy fields of a /proc/stat cpu line: user, nice, system, irq, softirq (guest time is inside user). */
 const BUSY_FIELDS = [0, 1, 2, 5, 6];
 
+/** The busy time in µs of a /proc/stat cpu line's ticks (or of a difference of two). */
+const busyUsOf = (ticks: number[]): number => BUSY_FIELDS.reduce((sum, i) => sum + (ticks[i] ?? 0), 0) * US_PER_TICK;
+
 /** The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal ... */
 function readTicks(): number[] | undefined {
   try {
@@ -43,8 +46,7 @@ export class MachineCpuMeter {
     const total = delta.reduce((sum, d) => sum + d, 0);
     if (total <= 0) return undefined;
     const pct = (i: number) => Math.round(((delta[i] ?? 0) / total) * 100);
-    const busyTicks = BUSY_FIELDS.reduce((sum, i) => sum + (delta[i] ?? 0), 0);
-    return { idle: pct(3), steal: pct(7), busyUs: busyTicks * US_PER_TICK };
+    return { idle: pct(3), steal: pct(7), busyUs: busyUsOf(delta) };
   }
 }
 
@@ -79,6 +81,6 @@ export class MachineCpuSampler {
 
   private sample(): void {
     const ticks = readTicks();
-    if (ticks) this.samples.push([Date.now(), BUSY_FIELDS.reduce((sum, i) => sum + (ticks[i] ?? 0), 0) * US_PER_TICK]);
+    if (ticks) this.samples.push([Date.now(), busyUsOf(ticks)]);
   }
 }
