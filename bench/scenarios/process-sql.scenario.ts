@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
 import { claimJobs, fromIndexStart } from '../../lib/sql/claim.sql.js';
 import { completeJobs } from '../../lib/sql/worker.sql.js';
 import { createBenchApp } from '../support/bench.app.js';
@@ -51,17 +52,22 @@ export const processSqlScenario: Scenario = {
             await client.connect();
             try {
               for (;;) {
-                const claimed = await client.query<{ id: string; run_lease: string }>({
-                  ...claimJobs,
-                  values: ['default', [BenchKinds.noop], BATCH, instance, 0, ...fromIndexStart([BenchKinds.noop])],
-                });
-                if (claimed.rowCount === 0) break;
+                // Read as the worker reads it (the claim's rows come packed into one value).
+                const claimed = await AwaDatabase.queryOn(client, claimJobs, [
+                  'default',
+                  [BenchKinds.noop],
+                  BATCH,
+                  instance,
+                  0,
+                  ...fromIndexStart([BenchKinds.noop]),
+                ]);
+                if (claimed.length === 0) break;
                 // completeJobs returns the attempts it missed (normally none).
                 const missed = await client.query({
                   ...completeJobs,
-                  values: [claimed.rows.map((r) => r.id), claimed.rows.map((r) => r.run_lease)],
+                  values: [claimed.map((r) => r.id), claimed.map((r) => r.run_lease)],
                 });
-                done += claimed.rows.length - (missed.rowCount ?? 0);
+                done += claimed.length - (missed.rowCount ?? 0);
               }
             } finally {
               await client.end();

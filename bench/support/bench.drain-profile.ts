@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 
@@ -43,6 +43,8 @@ export class DrainProfile {
     const paths: string[] = [];
     const save = async (directory: string, extension: string, profile: object) => {
       const path = join(directory, `drain-${at}.${extension}`);
+      // Made if missing: a drain of minutes should not fail at its end for want of a directory.
+      await mkdir(directory, { recursive: true });
       await writeFile(path, JSON.stringify(profile));
       paths.push(path);
     };

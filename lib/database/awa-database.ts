@@ -56,15 +56,15 @@ function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConf
   const query: QueryConfig = named
     ? { name: sql.name, text: sql.text, values: sent }
     : { text: sql.text, values: sent };
-  if (sql.row) (query as QueryConfig & { rowMode: 'array' }).rowMode = 'array';
+  if (sql.packed) (query as QueryConfig & { rowMode: 'array' }).rowMode = 'array';
   return query;
 }
 
-/** A statement's rows, each made by its row factory when it has one (read as arrays then, see config). */
-function rowsOf<R>(sql: SqlStatement<unknown[], R>, result: QueryResult<QueryResultRow>): R[] {
-  const rows = result.rows as unknown[];
-  if (sql.row) for (let i = 0; i < rows.length; i++) rows[i] = sql.row(rows[i] as unknown[]);
-  return rows as R[];
+/** A statement's rows; a packed statement's unpacked from its one value (read as an array, see config). */
+function rowsOf<R>(sql: SqlStatement<unknown[], R>, result: QueryResult<QueryResultRow>, values: unknown[]): R[] {
+  if (!sql.packed) return result.rows as R[];
+  const packed = (result.rows[0] as unknown[] | undefined)?.[0];
+  return typeof packed === 'string' ? sql.packed(packed, values) : [];
 }
 
 /**
@@ -118,7 +118,7 @@ export class AwaDatabase {
 
   /** Runs a statement and returns its rows. */
   async query<P extends unknown[], R>(sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>): Promise<R[]> {
-    return rowsOf(sql, await this.run(sql, values ?? []));
+    return rowsOf(sql, await this.run(sql, values ?? []), values ?? []);
   }
 
   /** Runs a statement and returns how many rows it touched. */
@@ -298,7 +298,7 @@ export class AwaDatabase {
     sql: SqlStatement<P, R>,
     ...[values]: SqlValues<NoInfer<P>>
   ): Promise<R[]> {
-    return rowsOf(sql, await client.query(config(sql, values ?? [], !UNNAMED_CLIENTS.has(client))));
+    return rowsOf(sql, await client.query(config(sql, values ?? [], !UNNAMED_CLIENTS.has(client))), values ?? []);
   }
 
   /**

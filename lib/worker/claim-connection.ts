@@ -1,7 +1,7 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { claimSql, sessionSql, type SqlParams } from '../sql/index.js';
-import type { PlainClaimedRow } from '../sql/claim.sql.js';
+import type { ClaimedJobRow } from '../sql/claim.sql.js';
 import { DedicatedConnection } from './dedicated-connection.js';
 
 /** The parameters of a plain claim (claimSql.claimJobs). */
@@ -24,7 +24,7 @@ export class ClaimConnection extends DedicatedConnection {
   }
 
   /** Claims on the dedicated connection, or returns undefined when it cannot now (use the pool). */
-  claim(params: ClaimParams): Promise<PlainClaimedRow[]> | undefined {
+  claim(params: ClaimParams): Promise<ClaimedJobRow[]> | undefined {
     return this.query(claimSql.claimJobs, params);
   }
 }

@@ -1,7 +1,7 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedQueueOptions } from '../options/awa-options.resolved.js';
 import { claimSql, flowSql } from '../sql/index.js';
-import { fromIndexStart, type ClaimedJobRow, type PlainClaimedRow } from '../sql/claim.sql.js';
+import { fromIndexStart, type ClaimedJobRow } from '../sql/claim.sql.js';
 import type { ClaimConnection } from './claim-connection.js';
 import type { ClaimCursor } from './claim-cursor.js';
 import { rateEntryWait, rateLogExtension } from './prefetch-limits.js';
@@ -43,8 +43,7 @@ export async function claimBatch(
       ...(cursor?.next(kinds) ?? fromIndexStart(kinds)),
     ] as const;
     const sentAt = performance.now();
-    const plain = await (claims?.claim([...params]) ?? db.query(claimSql.claimJobs, [...params]));
-    const rows = withQueue(plain, options.name);
+    const rows = await (claims?.claim([...params]) ?? db.query(claimSql.claimJobs, [...params]));
     cursor?.claimed(rows, performance.now() - sentAt);
     return { rows, waitMs: null };
   }
@@ -66,10 +65,4 @@ export async function claimBatch(
     else rows.push(row);
   }
   return { rows, waitMs };
-}
-
-/** The plain claim's rows with their queue set, in place: no new object per row. */
-function withQueue(rows: PlainClaimedRow[], queue: string): ClaimedJobRow[] {
-  for (const row of rows) (row as ClaimedJobRow).queue = queue;
-  return rows as ClaimedJobRow[];
 }

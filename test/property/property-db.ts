@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
 import type { SqlStatement } from '../../lib/sql/index.js';
 import type { SqlValues } from '../../lib/sql/sql-statement.js';
 import { applyMigrations } from '../sql/sql-fixture.js';
@@ -54,9 +55,9 @@ export async function createPropertyDb(): Promise<PropertyDb> {
   return {
     pool,
     sql,
-    // The types are checked at the call sites (PropertyDb); here a statement is its name and text.
+    // The types are checked at the call sites (PropertyDb). Sent and read as AwaDatabase does (a packed statement's rows).
     run: (async (statement: SqlStatement, values: unknown[] = []) =>
-      (await pool.query({ name: statement.name, text: statement.text, values })).rows) as PropertyDb['run'],
+      AwaDatabase.queryOn(pool as unknown as pg.Client, statement, values)) as PropertyDb['run'],
     async snapshot() {
       const jobs =
         await sql(`SELECT id::text, state, attempt, max_attempts, run_lease::float8 AS run_lease, jsonb_array_length(errors) AS errors,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { claimSql } from '../../lib/sql/index.js';
 import type { ClaimAfter } from '../../lib/sql/claim.sql.js';
+import type { SqlParams } from '../../lib/sql/sql-statement.js';
 import { ClaimCursor } from '../../lib/worker/claim-cursor.js';
 import { planNodes, explainedPlan } from '../support/query-plan.js';
 import { useSqlFixture } from './sql-fixture.js';
@@ -47,9 +48,9 @@ describe('the claim from a cursor while an old snapshot is held', () => {
       const buffers = Number(scan['Shared Hit Blocks']) + Number(scan['Shared Read Blocks']);
       await client.query('ROLLBACK');
       await client.query('BEGIN');
-      const claimed = await client.query({ text: claimSql.claimJobs.text, values });
+      const claimed = await f.run(claimSql.claimJobs, values as SqlParams<typeof claimSql.claimJobs>, client);
       await client.query('ROLLBACK');
-      return { ids: claimed.rows.map((r: { id: string }) => r.id).sort(), buffers };
+      return { ids: claimed.map((r) => r.id).sort(), buffers };
     } finally {
       await client.end();
     }

@@ -1,5 +1,4 @@
 import { claimSql, workerSql } from '../../lib/sql/index.js';
-import type { SqlParams } from '../../lib/sql/sql-statement.js';
 import { claimer, execOn, leaseCount, readJob, sortedIds, statementsOf, useSqlFixture } from './sql-fixture.js';
 import { seedJob } from '../support/job-factory.js';
 
@@ -9,32 +8,53 @@ describe('claim.sql', () => {
   const claim = claimer(f);
 
   describe('claimJobs', () => {
-    it('makes its rows with its row factory, column for column as pg reads them (the queue left for claimBatch)', async () => {
-      const id = await seedJob(f.sql, { args: { n: 1 } });
+    it('packs its rows into one text that unpacks to the values pg reads from the same columns, kind and queue from its own values', async () => {
+      // Separators inside the args and the kind (a kind may hold any character but NUL) must not split a row.
+      const kind = 'k\x1ekind\x1f';
+      const args = { n: 1, s: 'a\x1eb\x1fc', nested: [{ x: null }] };
+      const id = await seedJob(f.sql, { kind, args, priority: -3, maxAttempts: 7 });
+      const workflowId = '0b8f3c52-6f7e-4d7b-9d8e-1f2a3b4c5d6e';
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await f.sql(`UPDATE awa.jobs SET traceparent = $2, workflow_id = $3 WHERE id = $1`, [
+        id,
+        traceparent,
+        workflowId,
+      ]);
+      const other = await seedJob(f.sql, { kind: 'plain' });
       const client = await f.client();
-      const values: SqlParams<typeof claimSql.claimJobs> = [
-        'default',
-        ['k'],
-        1,
-        'instance-a',
-        0,
-        ...claimSql.fromIndexStart(['k']),
-      ];
-      // The same claim twice, rolled back: once read by pg as objects, once as AwaDatabase reads it.
-      const claimOnce = async (read: () => Promise<Record<string, unknown> | undefined>) => {
-        await client.query('BEGIN');
-        try {
-          return { ...(await read()), run_lease: 'a new one each time' };
-        } finally {
-          await client.query('ROLLBACK');
-        }
-      };
-      const byPg = await claimOnce(
-        async () => (await client.query({ text: claimSql.claimJobs.text, values })).rows[0] as Record<string, unknown>,
-      );
-      const byFactory = await claimOnce(async () => (await f.run(claimSql.claimJobs, values, client))[0]);
-      expect(byPg).toMatchObject({ id, args: { n: 1 }, attempt: 1 });
-      expect(byFactory).toEqual({ ...byPg, queue: '' });
+      await client.query('BEGIN');
+      try {
+        const kinds = ['plain', kind];
+        const rows = await f.run(
+          claimSql.claimJobs,
+          ['default', kinds, 10, 'instance-a', 0, ...claimSql.fromIndexStart(kinds)],
+          client,
+        );
+        const read = async (job: string) =>
+          (await client.query(`SELECT ${claimSql.claimedSelectList()} FROM awa.jobs WHERE id = $1`, [job])).rows[0];
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        expect(byId.get(id)).toEqual({ ...(await read(id)), queue: 'default' });
+        expect(byId.get(id)).toMatchObject({
+          kind,
+          args,
+          attempt: 1,
+          max_attempts: 7,
+          priority: -3,
+          traceparent,
+          workflow_id: workflowId,
+        });
+        expect(byId.get(other)).toEqual({ ...(await read(other)), queue: 'default' });
+        expect(byId.get(other)).toMatchObject({ kind: 'plain', traceparent: null, workflow_id: null });
+        // The kind is the claim's own string, not a copy per row.
+        expect(byId.get(id)!.kind).toBe(kinds[1]);
+        expect(rows).toHaveLength(2);
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    });
+
+    it('unpacks to no rows when it claims nothing', async () => {
+      expect(await claim('default', ['k'], 10)).toEqual([]);
     });
 
     it('takes jobs by priority, then run_at, then id, across available and due jobs', async () => {
@@ -124,8 +144,8 @@ describe('claim.sql', () => {
 
     it(
       'sets running, increments attempt, gives a new run lease (the clock in µs), and inserts one lease ' +
-        'with heartbeat now() and deadline now() + deadline; the rows do not read the queue (the ' +
-        "claim's own): their row factory leaves it empty for claimBatch",
+        'with heartbeat now() and deadline now() + deadline; the rows take their queue from the claim ' +
+        '(its $1)',
       async () => {
         const fresh = await seedJob(f.sql, { kind: 'k', args: { n: 1 }, priority: 2, maxAttempts: 4 });
         const retry = await seedJob(f.sql, { kind: 'k', state: 'retryable', runAtMs: -10, attempt: 2, runLease: 7 });
@@ -143,7 +163,7 @@ describe('claim.sql', () => {
           expect(byId.get(fresh)).toEqual({
             id: fresh,
             kind: 'k',
-            queue: '',
+            queue: 'default',
             args: { n: 1 },
             attempt: 1,
             max_attempts: 4,
