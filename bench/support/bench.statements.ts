@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { claimJobs, PACKED_ROW_SEPARATOR } from '../../lib/sql/claim.sql.js';
+import { claimJobs } from '../../lib/sql/claim.sql.js';
 import { completeJobs } from '../../lib/sql/worker.sql.js';
 import { now } from './bench.progress.js';
 
@@ -24,16 +24,6 @@ const PIPELINE = new Set([claimJobs.name, completeJobs.name]);
  * statements on checked-out clients.) Statements of other apps in the process are counted too;
  * a scenario attaches it around one app's drain.
  */
-/** The jobs a claim took: its rows come packed into one value, a job per record (claimSql.claimJobs). */
-function packedRowCount(result: pg.QueryResult): number {
-  const packed: unknown = (result?.rows?.[0] as unknown[] | undefined)?.[0];
-  if (typeof packed !== 'string') return 0;
-  let count = 1;
-  for (let at = packed.indexOf(PACKED_ROW_SEPARATOR); at !== -1; at = packed.indexOf(PACKED_ROW_SEPARATOR, at + 1))
-    count++;
-  return count;
-}
-
 export class StatementCounter {
   readonly calls = new Map<string, { calls: number; rows: number; ms: number }>();
   /** Each claim and completion: name, sent, answered (ms), rows. */
@@ -56,12 +46,11 @@ export class StatementCounter {
       const result = original.apply(this, args);
       if (result instanceof Promise) {
         result.then(
-          (r: pg.QueryResult) => {
+          (r: { rowCount?: number | null }) => {
             const answered = now();
-            const rows = name === claimJobs.name ? packedRowCount(r) : (r?.rowCount ?? 0);
-            entry.rows += rows;
+            entry.rows += r?.rowCount ?? 0;
             entry.ms += answered - t0;
-            if (PIPELINE.has(name)) spans.push([name, t0, answered, rows]);
+            if (PIPELINE.has(name)) spans.push([name, t0, answered, r?.rowCount ?? 0]);
           },
           () => undefined,
         );

@@ -56,15 +56,15 @@ function config(sql: SqlStatement, values: unknown[], named: boolean): QueryConf
   const query: QueryConfig = named
     ? { name: sql.name, text: sql.text, values: sent }
     : { text: sql.text, values: sent };
-  if (sql.packed) (query as QueryConfig & { rowMode: 'array' }).rowMode = 'array';
+  if (sql.row) (query as QueryConfig & { rowMode: 'array' }).rowMode = 'array';
   return query;
 }
 
-/** A statement's rows; a packed statement's unpacked from its one value (read as an array, see config). */
+/** A statement's rows, each made by its row factory when it has one (read as arrays then, see config). */
 function rowsOf<R>(sql: SqlStatement<unknown[], R>, result: QueryResult<QueryResultRow>, values: unknown[]): R[] {
-  if (!sql.packed) return result.rows as R[];
-  const packed = (result.rows[0] as unknown[] | undefined)?.[0];
-  return typeof packed === 'string' ? sql.packed(packed, values) : [];
+  const rows = result.rows as unknown[];
+  if (sql.row) for (let i = 0; i < rows.length; i++) rows[i] = sql.row(rows[i] as unknown[], values);
+  return rows as R[];
 }
 
 /**

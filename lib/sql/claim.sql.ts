@@ -74,7 +74,7 @@ export const epochMs = (column: string) => `round(date_part('epoch', ${column}) 
  * A claimed row's columns of the job row prefixed `j` ('j.', or '' unqualified), as (expression,
  * name) in plainClaimedRow's order. A handoff's notification is read by position, the handed jobs
  * read after a reconnect by name: each lists them from here. The claim packs the same values
- * (packedClaimedRows; test/sql/claim.sql.spec.ts reads them both ways).
+ * (packedClaimedColumns; test/sql/claim.sql.spec.ts reads them both ways).
  */
 const claimedColumns = (j: string): Array<[expression: string, name: string]> => [
   [`${j}id::text`, 'id'],
@@ -102,54 +102,48 @@ export const claimedValueList = (j: string) =>
     .map(([e]) => e)
     .join(', ');
 
-/** The separators of a packed claim (packedClaimedRows): between a job's values, and between jobs. */
+/** The separator of a claimed row's packed values (packedClaimedColumns). */
 const UNIT = '\x1f';
-export const PACKED_ROW_SEPARATOR = '\x1e';
 
 /**
- * The claimed rows (of alias `claimed`, unqualified) packed into one text, for unpackClaimedRows: per
- * job the values of claimedColumns, but its kind as its position in the claim's kinds (`kinds`, its
- * $2: the worker has those strings already) and its args last, as JSON text. pg made a string of each
- * column of each row, and the worker's CPU per job is the drain's ceiling on two cores. No value can
- * hold a separator: JSON text escapes control characters, the traceparent is cleared of them (a
- * valid one has none), and the rest are digits, floats and a uuid.
+ * A claimed row (of alias `claimed`, unqualified) as two columns, for claimedRowOf: its values other
+ * than the args in one text, joined by 0x1F in claimedColumns' order, the kind as its position in
+ * the claim's kinds (`kinds`, its $2: the worker has those strings already); then the args. pg makes
+ * a string of each column of each row, and eleven of them were the largest share of the worker's
+ * CPU per job. No value can hold the separator: the traceparent is cleared of it (a valid one has
+ * none), and the rest are digits, floats and a uuid. The args stay a column of their own: a claim of
+ * hundreds of jobs with large args in one text could pass the longest string V8 makes.
  */
-const packedClaimedRows = (kinds: string) =>
-  `string_agg(concat_ws(e'\\x1f', id, coalesce(array_position(${kinds}, kind), 0), attempt, max_attempts, priority,
-     run_lease, ${epochMs('created_at')}, ${epochMs('run_at')}, coalesce(translate(traceparent, e'\\x1e\\x1f', ''), ''),
-     coalesce(workflow_id::text, ''), args), e'\\x1e')`;
+const packedClaimedColumns = (kinds: string) =>
+  `concat_ws(e'\\x1f', id, coalesce(array_position(${kinds}, kind), 0), attempt, max_attempts, priority, run_lease,
+     ${epochMs('created_at')}, ${epochMs('run_at')}, coalesce(translate(traceparent, e'\\x1f', ''), ''),
+     coalesce(workflow_id::text, '')), args`;
 
 /**
- * The rows of a packed claim (packedClaimedRows), with their kind and queue from the claim's own
- * values ($2 and $1): every row shares those strings.
+ * A claimed row from the claim's two columns (packedClaimedColumns), with its kind and queue from the
+ * claim's own values ($2 and $1): every row shares those strings.
  */
-export function unpackClaimedRows(text: string, values: readonly unknown[]): ClaimedJobRow[] {
-  const queue = values[0] as string;
+export function claimedRowOf(columns: unknown[], values: readonly unknown[]): ClaimedJobRow {
   const kinds = values[1] as readonly string[];
-  const records = text.split(PACKED_ROW_SEPARATOR);
-  const rows = new Array<ClaimedJobRow>(records.length);
-  for (let i = 0; i < records.length; i++) {
-    const v = records[i]!.split(UNIT);
-    const kind = kinds[Number(v[1]) - 1];
-    if (v.length !== 11 || kind === undefined)
-      throw new Error(`unreachable: a claimed row of ${v.length} values, kind ${v[1]} of ${kinds.length}`);
-    const row: ClaimedJobRow = {
-      id: v[0]!,
-      kind,
-      queue,
-      args: JSON.parse(v[10]!),
-      attempt: Number(v[2]),
-      max_attempts: Number(v[3]),
-      priority: Number(v[4]),
-      run_lease: v[5]!,
-      created_ms: Number(v[6]),
-      run_at_ms: Number(v[7]),
-      traceparent: v[8] || null,
-      workflow_id: v[9] || null,
-    };
-    rows[i] = row;
-  }
-  return rows;
+  const v = (columns[0] as string).split(UNIT);
+  const kind = kinds[Number(v[1]) - 1];
+  if (v.length !== 10 || kind === undefined)
+    throw new Error(`unreachable: a claimed row of ${v.length} values, kind ${v[1]} of ${kinds.length}`);
+  const row: ClaimedJobRow = {
+    id: v[0]!,
+    kind,
+    queue: values[0] as string,
+    args: columns[1],
+    attempt: Number(v[2]),
+    max_attempts: Number(v[3]),
+    priority: Number(v[4]),
+    run_lease: v[5]!,
+    created_ms: Number(v[6]),
+    run_at_ms: Number(v[7]),
+    traceparent: v[8] || null,
+    workflow_id: v[9] || null,
+  };
+  return row;
 }
 
 /**
@@ -187,7 +181,7 @@ export const fromIndexStart = (kinds: readonly string[]): ClaimAfter => [
  * (priority, run_at, id)): the scan starts there, and the entries before it are never visited. Its
  * run_at comes as a float of whole microseconds (exact below 2^53) and is added to the epoch as an
  * interval, exactly: a division into seconds could round it.
- * The rows come packed into one text (packedClaimedRows), the queue left out: it is $1.
+ * Each row comes as two columns (packedClaimedColumns), the queue left out: it is $1.
  */
 export const claimJobs = statement<
   [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number, ...after: ClaimAfter],
@@ -229,6 +223,6 @@ export const claimJobs = statement<
     SELECT id, run_lease, $4, now(), CASE WHEN $5::float8 > 0 THEN now() + ${millis('$5')} END, now()
       FROM claimed
   )
-  SELECT ${packedClaimedRows('$2::text[]')} FROM claimed`,
-  unpackClaimedRows,
+  SELECT ${packedClaimedColumns('$2::text[]')} FROM claimed`,
+  claimedRowOf,
 );

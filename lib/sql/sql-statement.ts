@@ -11,12 +11,12 @@ export interface SqlStatement<P extends unknown[] = unknown[], R = unknown> {
   readonly name: string;
   readonly text: string;
   /**
-   * Unpacks the rows, when set: the statement returns them packed into one text value (one row of one
-   * column; null when there are none), which this splits, given the values the statement was run
-   * with. Only for the claim, which reads a row per job: pg would make a string of each column of
-   * each row (see claimSql.claimJobs).
+   * Makes each row from its columns in order and the values the statement was run with, when set:
+   * the rows are read as arrays (pg's rowMode 'array') and become objects of one fixed shape, where
+   * pg would build a dictionary-mode object per row. Only for the claim, which reads a row per job
+   * (see claimSql.claimedRowOf).
    */
-  readonly packed?: (text: string, values: readonly unknown[]) => R[];
+  readonly row?: (columns: unknown[], values: readonly unknown[]) => R;
   readonly [SQL_TYPES]?: { params: P; row: R };
 }
 
@@ -33,12 +33,12 @@ export type SqlParams<S> = S extends SqlStatement<infer P, unknown> ? P : never;
 export function statement<P extends unknown[] = never, R = never>(
   name: string,
   text: string,
-  packed?: (text: string, values: readonly unknown[]) => R[],
+  row?: (columns: unknown[], values: readonly unknown[]) => R,
 ): SqlStatement<P, R> {
   // Whitespace is folded into one line, so a `--` comment would swallow the rest of the statement.
   if (/--/.test(text)) throw new Error(`SQL statement ${name} contains a -- comment; put comments in TypeScript`);
   const folded = { name: `awa_${name}`, text: text.replace(/\s+/g, ' ').trim() };
-  return packed ? { ...folded, packed } : folded;
+  return row ? { ...folded, row } : folded;
 }
 
 /**

@@ -8,7 +8,7 @@ describe('claim.sql', () => {
   const claim = claimer(f);
 
   describe('claimJobs', () => {
-    it('packs its rows into one text that unpacks to the values pg reads from the same columns, kind and queue from its own values', async () => {
+    it('makes its rows with its row factory, value for value as pg reads the same columns, kind and queue from its own values', async () => {
       // Separators inside the args and the kind (a kind may hold any character but NUL) must not split a row.
       const kind = 'k\x1ekind\x1f';
       const args = { n: 1, s: 'a\x1eb\x1fc', nested: [{ x: null }] };

@@ -50,8 +50,8 @@ export async function createSqlFixture(): Promise<SqlFixture> {
     pool,
     executed,
     sql: async (text, values) => (await pool.query(text, values)).rows,
-    // The types are checked at the call sites (SqlFixture). As AwaDatabase sends it (its key arrays)
-    // and reads it (a packed statement's rows), on a client or the pool, which answers query() alike.
+    // The types are checked at the call sites (SqlFixture). As AwaDatabase sends it (its row
+    // factory, its key arrays), on a client or the pool, which answers query() alike.
     run: (async (statement: SqlStatement, values: unknown[] = [], on?: pg.ClientBase) => {
       executed.add(statement.name);
       return AwaDatabase.queryOn((on ?? pool) as pg.Client, statement, values);
