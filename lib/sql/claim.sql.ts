@@ -106,42 +106,45 @@ export const claimedValueList = (j: string) =>
 const UNIT = '\x1f';
 
 /**
- * A claimed row (of alias `claimed`, unqualified) as two columns, for claimedRowOf: its values other
- * than the args in one text, joined by 0x1F in claimedColumns' order, the kind as its position in
- * the claim's kinds (`kinds`, its $2: the worker has those strings already); then the args. pg makes
- * a string of each column of each row, and eleven of them were the largest share of the worker's
- * CPU per job. No value can hold the separator: the traceparent is cleared of it (a valid one has
- * none), and the rest are digits, floats and a uuid. The args stay a column of their own: a claim of
- * hundreds of jobs with large args in one text could pass the longest string V8 makes.
+ * A claimed row (of alias `claimed`, unqualified) as three columns, for claimedRowOf: its values other
+ * than the run lease and the args in one text, joined by 0x1F in claimedColumns' order, the kind as
+ * its position in the claim's kinds (`kinds`, its $2: the worker has those strings already); then the
+ * run lease and the args. pg makes a string of each column of each row, and eleven of them were the
+ * largest share of the worker's CPU per job. The run lease stays a column: V8 makes a substring of 13
+ * characters or more a slice of its text, so the attempt, which keeps its lease, would keep the whole
+ * text (a drain promoted half as much again). The args stay one too: a claim of hundreds of jobs with
+ * large args in one text could pass the longest string V8 makes. No value in the text can hold the
+ * separator: the traceparent is cleared of it (a valid one has none), the rest are digits, floats
+ * and a uuid.
  */
 const packedClaimedColumns = (kinds: string) =>
-  `concat_ws(e'\\x1f', id, coalesce(array_position(${kinds}, kind), 0), attempt, max_attempts, priority, run_lease,
+  `concat_ws(e'\\x1f', id, coalesce(array_position(${kinds}, kind), 0), attempt, max_attempts, priority,
      ${epochMs('created_at')}, ${epochMs('run_at')}, coalesce(translate(traceparent, e'\\x1f', ''), ''),
-     coalesce(workflow_id::text, '')), args`;
+     coalesce(workflow_id::text, '')), run_lease::text, args`;
 
 /**
- * A claimed row from the claim's two columns (packedClaimedColumns), with its kind and queue from the
+ * A claimed row from the claim's three columns (packedClaimedColumns), with its kind and queue from the
  * claim's own values ($2 and $1): every row shares those strings.
  */
 export function claimedRowOf(columns: unknown[], values: readonly unknown[]): ClaimedJobRow {
   const kinds = values[1] as readonly string[];
   const v = (columns[0] as string).split(UNIT);
   const kind = kinds[Number(v[1]) - 1];
-  if (v.length !== 10 || kind === undefined)
+  if (v.length !== 9 || kind === undefined)
     throw new Error(`unreachable: a claimed row of ${v.length} values, kind ${v[1]} of ${kinds.length}`);
   const row: ClaimedJobRow = {
     id: v[0]!,
     kind,
     queue: values[0] as string,
-    args: columns[1],
+    args: columns[2],
     attempt: Number(v[2]),
     max_attempts: Number(v[3]),
     priority: Number(v[4]),
-    run_lease: v[5]!,
-    created_ms: Number(v[6]),
-    run_at_ms: Number(v[7]),
-    traceparent: v[8] || null,
-    workflow_id: v[9] || null,
+    run_lease: columns[1] as string,
+    created_ms: Number(v[5]),
+    run_at_ms: Number(v[6]),
+    traceparent: v[7] || null,
+    workflow_id: v[8] || null,
   };
   return row;
 }
@@ -181,7 +184,7 @@ export const fromIndexStart = (kinds: readonly string[]): ClaimAfter => [
  * (priority, run_at, id)): the scan starts there, and the entries before it are never visited. Its
  * run_at comes as a float of whole microseconds (exact below 2^53) and is added to the epoch as an
  * interval, exactly: a division into seconds could round it.
- * Each row comes as two columns (packedClaimedColumns), the queue left out: it is $1.
+ * Each row comes as three columns (packedClaimedColumns), the queue left out: it is $1.
  */
 export const claimJobs = statement<
   [queue: string, kinds: string[], limit: number, instanceId: string, deadlineMs: number, ...after: ClaimAfter],

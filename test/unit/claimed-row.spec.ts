@@ -1,14 +1,21 @@
 import { claimedRowOf } from '../../lib/sql/claim.sql.js';
 
-/** A claimed row's two columns as claimJobs returns them: its values joined by 0x1F (the kind as its position in $2), and its args. */
-const columns = (values: string[], args: unknown = null): unknown[] => [values.join('\x1f'), args];
+/**
+ * A claimed row's three columns as claimJobs returns them: its other values joined by 0x1F (the kind
+ * as its position in $2), its run lease, its args.
+ */
+const columns = (values: string[], runLease = '1', args: unknown = null): unknown[] => [
+  values.join('\x1f'),
+  runLease,
+  args,
+];
 
 describe('claimedRowOf', () => {
   const values = ['q', ['first', 'second']] as const;
 
-  it('reads a job from its packed values: numbers parsed, empty texts as null, args as pg parsed them, kind and queue from the claim', () => {
+  it('reads a job from its packed values, run lease and args: numbers parsed, empty texts as null, kind and queue from the claim', () => {
     const plain = claimedRowOf(
-      columns(['7', '2', '1', '25', '-3', '1796585299256001', '1796585299256.5', '1796585299257.25', '', ''], { n: 1 }),
+      columns(['7', '2', '1', '25', '-3', '1796585299256.5', '1796585299257.25', '', ''], '1796585299256001', { n: 1 }),
       values,
     );
     expect(plain).toEqual({
@@ -33,7 +40,6 @@ describe('claimedRowOf', () => {
         '3',
         '4',
         '0',
-        '1796585299256002',
         '1.5',
         '2',
         '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
@@ -54,11 +60,11 @@ describe('claimedRowOf', () => {
     });
   });
 
-  it('refuses a row whose kind is not one of the claim’s, or whose values do not count ten', () => {
+  it('refuses a row whose kind is not one of the claim’s, or whose values do not count nine', () => {
     const row = (kind: string, extra: string[] = []) =>
-      columns(['7', kind, '1', '25', '0', '1', '1', '1', '', '', ...extra]);
-    expect(() => claimedRowOf(row('3'), values)).toThrow(/unreachable: a claimed row of 10 values, kind 3 of 2/);
+      columns(['7', kind, '1', '25', '0', '1', '1', '', '', ...extra]);
+    expect(() => claimedRowOf(row('3'), values)).toThrow(/unreachable: a claimed row of 9 values, kind 3 of 2/);
     expect(() => claimedRowOf(row('0'), values)).toThrow(/kind 0 of 2/);
-    expect(() => claimedRowOf(row('1', ['extra']), values)).toThrow(/of 11 values/);
+    expect(() => claimedRowOf(row('1', ['extra']), values)).toThrow(/of 10 values/);
   });
 });
