@@ -118,8 +118,9 @@ async function main(): Promise<void> {
     await adminQuery(server.adminUrl, 'CHECKPOINT');
     const sampler = new MachineCpuSampler();
     const lines = await runChild(command, args, options.peers, floorEnv).finally(() => sampler.stop());
-    const jobsPerS = figure(lines, 'sql-floor', 'process_jobs_per_s');
-    const line = figureLine(lines, 'sql-floor', 'process_jobs_per_s')!;
+    const line = figureLine(lines, 'sql-floor', 'process_jobs_per_s');
+    if (typeof line?.value !== 'number') throw new Error("no sql-floor process_jobs_per_s in the run's output");
+    const jobsPerS = line.value;
     // Its line is written as its drain ends (`ts`), with the jobs done and the rate: the drain's window.
     const done = Number(line.config?.done ?? options.n);
     const end = Date.parse(String(line.ts));

@@ -52,7 +52,7 @@ export const processSqlScenario: Scenario = {
             await client.connect();
             try {
               for (;;) {
-                // Read as the worker reads it (its row factory: a row's values packed into one column beside its args).
+                // Read as the worker reads it (the claim's row factory, claimedRowOf).
                 const claimed = await AwaDatabase.queryOn(client, claimJobs, [
                   'default',
                   [BenchKinds.noop],

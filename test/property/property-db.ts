@@ -55,7 +55,7 @@ export async function createPropertyDb(): Promise<PropertyDb> {
   return {
     pool,
     sql,
-    // The types are checked at the call sites (PropertyDb). Sent and read as AwaDatabase does (a packed statement's rows).
+    // The types are checked at the call sites (PropertyDb). Sent and read as AwaDatabase does (the claim's row factory).
     run: (async (statement: SqlStatement, values: unknown[] = []) =>
       AwaDatabase.queryOn(pool as unknown as pg.Client, statement, values)) as PropertyDb['run'],
     async snapshot() {

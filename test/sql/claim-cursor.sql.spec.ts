@@ -38,7 +38,7 @@ describe('the claim from a cursor while an old snapshot is held', () => {
     const client = await f.client();
     try {
       await client.query('BEGIN');
-      const values = ['default', [KIND], 10, 'instance-x', 0, ...after];
+      const values: SqlParams<typeof claimSql.claimJobs> = ['default', [KIND], 10, 'instance-x', 0, ...after];
       const { rows } = await client.query({
         text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claimSql.claimJobs.text}`,
         values,
@@ -48,7 +48,7 @@ describe('the claim from a cursor while an old snapshot is held', () => {
       const buffers = Number(scan['Shared Hit Blocks']) + Number(scan['Shared Read Blocks']);
       await client.query('ROLLBACK');
       await client.query('BEGIN');
-      const claimed = await f.run(claimSql.claimJobs, values as SqlParams<typeof claimSql.claimJobs>, client);
+      const claimed = await f.run(claimSql.claimJobs, values, client);
       await client.query('ROLLBACK');
       return { ids: claimed.map((r) => r.id).sort(), buffers };
     } finally {
