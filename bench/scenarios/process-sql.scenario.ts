@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { AwaDatabase } from '../../lib/database/awa-database.js';
 import { claimJobs, fromIndexStart } from '../../lib/sql/claim.sql.js';
-import { completeJobs } from '../../lib/sql/worker.sql.js';
+import { completeJobsOutsideWorkflows } from '../../lib/sql/worker.sql.js';
 import { createBenchApp } from '../support/bench.app.js';
 import { BenchKinds } from '../support/bench.handlers.js';
 import { MachineCpuMeter } from '../support/bench.machine-cpu.js';
@@ -17,7 +17,7 @@ const TIMEOUT_MS = 900_000;
 /**
  * Our claim and completion statements in the SQL floor's loop, with no framework around them:
  * BENCH_LONG_N jobs inserted by one statement, then each connection claims BATCH (claimJobs) and
- * completes them (completeJobs) until none is left, both committing synchronously like the floor's.
+ * completes them (completeJobsOutsideWorkflows, the worker's for jobs in no workflow) until none is left, both committing synchronously like the floor's.
  * Beside `process-long` (the whole instance) and the floor (the least SQL a lease queue must run), it
  * tells the two shares of the gap apart: what our statements cost the database over the floor's, and
  * what the instance adds to them. The instance's claim commits asynchronously (ClaimConnection); this
@@ -62,9 +62,9 @@ export const processSqlScenario: Scenario = {
                   ...fromIndexStart([BenchKinds.noop]),
                 ]);
                 if (claimed.length === 0) break;
-                // completeJobs returns the attempts it missed (normally none).
+                // The completion returns the attempts it missed (normally none).
                 const missed = await client.query({
-                  ...completeJobs,
+                  ...completeJobsOutsideWorkflows,
                   values: [claimed.map((r) => r.id), claimed.map((r) => r.run_lease)],
                 });
                 done += claimed.length - (missed.rowCount ?? 0);
@@ -84,7 +84,7 @@ export const processSqlScenario: Scenario = {
           n,
           unit: 'jobs/s',
           config: {
-            label: `claimJobs + completeJobs in the floor loop, batch ${BATCH}, ${connections} connection(s)`,
+            label: `claimJobs + completeJobsOutsideWorkflows in the floor loop, batch ${BATCH}, ${connections} connection(s)`,
             connections,
             batch: BATCH,
             done,

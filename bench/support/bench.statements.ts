@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { claimJobs } from '../../lib/sql/claim.sql.js';
-import { completeJobs } from '../../lib/sql/worker.sql.js';
+import { completeJobs, completeJobsOutsideWorkflows } from '../../lib/sql/worker.sql.js';
 import { now } from './bench.progress.js';
 
 /** How the drain's two statements overlapped: shares of its window, in percent (see StatementCounter.pipeline). */
@@ -12,8 +12,8 @@ export interface PipelineShares {
   neither_in_flight_pct: number;
 }
 
-/** The plain claim and the plain completion, whose overlap pipeline() measures. */
-const PIPELINE = new Set([claimJobs.name, completeJobs.name]);
+/** The plain claim and the plain completions (in workflows or not), whose overlap pipeline() measures. */
+const PIPELINE = new Set([claimJobs.name, completeJobs.name, completeJobsOutsideWorkflows.name]);
 
 /**
  * Counts the library's statements (prepared-statement names `awa_*`) that an in-process app sends,

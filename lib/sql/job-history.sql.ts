@@ -27,6 +27,12 @@ interface JobChangeHow {
   set: JobChanges;
   /** The durable events of each changed row `f` (a text[] expression); default: the one of its new state. */
   events?: string;
+  /**
+   * false: leave out the step that resolves the dependents of the workflow jobs it finishes (a
+   * statement's largest part, though it finds nothing outside workflows). Only for a change whose
+   * rows are known to be in no workflow: a job's workflow_id is set at its insert and never changes.
+   */
+  dependents?: false;
 }
 
 /** The rows to change, joined to FROM items that the change's expressions may read. */
@@ -78,7 +84,7 @@ export function changeJobs(change: JobChange): string {
     RETURNING ${JOB_TABLE_COLUMNS.map((c) => `j.${c}`).join(', ')}
   ), finished AS (
     SELECT * FROM stayed UNION ALL SELECT * FROM moved
-  ), ${resolveDependents('finished')}, ${jobEventsAfterChange(change.events)}`;
+  ), ${change.dependents === false ? '' : `${resolveDependents('finished')}, `}${jobEventsAfterChange(change.events)}`;
 }
 
 /** The USING/FROM and WHERE of each half, joined to `from`. */

@@ -261,9 +261,14 @@ export class LeaseWriter implements ProgressSink, OnApplicationShutdown {
   private async writeCompletions(jobs: InFlightJob[]): Promise<boolean[]> {
     const ids = jobs.map((j) => j.id);
     const leases = jobs.map((j) => j.runLease);
-    // The common batch, where no handler returned a value, keeps the plain statement.
-    if (!jobs.some((j) => j.returned !== undefined))
-      return heldBut(jobs, await this.lane.run(() => this.write(workerSql.completeJobs, [ids, leases])));
+    // The common batch, where no handler returned a value, keeps the plain statement; outside
+    // workflows, without their step.
+    if (!jobs.some((j) => j.returned !== undefined)) {
+      const plain = jobs.some((j) => j.row.workflow_id !== null)
+        ? workerSql.completeJobs
+        : workerSql.completeJobsOutsideWorkflows;
+      return heldBut(jobs, await this.lane.run(() => this.write(plain, [ids, leases])));
+    }
     const withOutput = () =>
       this.write(workerSql.completeJobsWithOutput, [
         ids,

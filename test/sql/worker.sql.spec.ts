@@ -2,6 +2,7 @@ import { RescueErrors } from '../../lib/awa.messages.js';
 import { jobsSql, workerSql } from '../../lib/sql/index.js';
 import { SHUTDOWN_RELEASE_LIMIT } from '../../lib/sql/worker.sql.js';
 import type pg from 'pg';
+import type { SqlStatement } from '../../lib/sql/sql-statement.js';
 import {
   claimer,
   execOn,
@@ -22,11 +23,15 @@ describe('worker.sql', () => {
 
   const claim = claimer(f);
 
-  describe('completeJobs', () => {
+  // Both completions do the same to jobs in no workflow (the second leaves out the workflow step).
+  describe.each([
+    ['completeJobs', workerSql.completeJobs],
+    ['completeJobsOutsideWorkflows', workerSql.completeJobsOutsideWorkflows],
+  ] as const)('%s', (_, completeJobs) => {
     it('completes running attempts, deletes their leases and returns none (it returns those it missed)', async () => {
       const a = await seedRunning(f.sql);
       const b = await seedRunning(f.sql, { attempt: 3 });
-      const rows = await f.run(workerSql.completeJobs, [
+      const rows = await f.run(completeJobs, [
         [a.id, b.id],
         [a.runLease, b.runLease],
       ]);
@@ -44,7 +49,7 @@ describe('worker.sql', () => {
       const gone = await seedRunning(f.sql);
       await f.sql('DELETE FROM awa.active_leases WHERE job_id = $1', [gone.id]); // rescued meanwhile
       const ok = await seedRunning(f.sql);
-      const rows = await f.run(workerSql.completeJobs, [
+      const rows = await f.run(completeJobs, [
         [wrong.id, gone.id, ok.id],
         ['1', gone.runLease, ok.runLease],
       ]);
@@ -64,7 +69,7 @@ describe('worker.sql', () => {
       await f.sql(`DELETE FROM awa.active_leases WHERE job_id = $1`, [id]);
       await f.sql(`UPDATE awa.jobs SET attempt = 2, run_lease = 2 WHERE id = $1`, [id]);
       await seedLease(f.sql, id, 2, { instanceId: 'instance-b' });
-      expect(await f.run(workerSql.completeJobs, [[id], ['1']])).toEqual([{ id, run_lease: '1' }]);
+      expect(await f.run(completeJobs, [[id], ['1']])).toEqual([{ id, run_lease: '1' }]);
       expect(await readJob(f.sql, id)).toMatchObject({ state: 'running', attempt: 2, run_lease: '2' });
       expect(await leasesOf(f.sql, id)).toEqual(['2@instance-b']);
     });
@@ -276,12 +281,15 @@ describe('worker.sql', () => {
   });
 
   describe('a stored cancel request', () => {
-    it('ends a completed or failed attempt cancelled', async () => {
+    it.each([
+      ['completeJobs', workerSql.completeJobs],
+      ['completeJobsOutsideWorkflows', workerSql.completeJobsOutsideWorkflows],
+    ] as const)('ends a completed (%s) or failed attempt cancelled', async (_, completeJobs) => {
       const done = await seedRunning(f.sql);
       const threw = await seedRunning(f.sql);
       await f.run(jobsSql.requestCancel, [done.id]);
       await f.run(jobsSql.requestCancel, [threw.id]);
-      expect(await f.run(workerSql.completeJobs, [[done.id], [done.runLease]])).toEqual([]); // none missed
+      expect(await f.run(completeJobs, [[done.id], [done.runLease]])).toEqual([]); // none missed
       expect(await f.run(workerSql.failJobs, [[threw.id], [threw.runLease], ['boom'], [1_000], [2_000]])).toEqual([
         { id: threw.id, run_lease: threw.runLease, state: 'cancelled' },
       ]);
@@ -397,18 +405,24 @@ describe('worker.sql', () => {
         ]);
     });
 
+    const COMPLETIONS = [workerSql.completeJobs, workerSql.completeJobsOutsideWorkflows];
+
     /** The nodes of a completion's plan for the attempts `ids` (run lease 1), planned per call or generic. */
-    const completionPlan = async (ids: string[], mode: 'custom' | 'generic'): Promise<PlanNode[]> => {
+    const completionPlan = async (
+      ids: string[],
+      mode: 'custom' | 'generic',
+      completion: SqlStatement = workerSql.completeJobs,
+    ): Promise<PlanNode[]> => {
       const literal = (xs: string[]) => `'{${xs.join(',')}}'`;
       const tx = await f.client();
       await tx.query('BEGIN');
       try {
-        let text = workerSql.completeJobs.text
+        let text = completion.text
           .replaceAll('$1::bigint[]', `${literal(ids)}::bigint[]`)
           .replaceAll('$2::bigint[]', `${literal(ids.map(() => '1'))}::bigint[]`);
         if (mode === 'generic') {
           await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
-          await tx.query(`PREPARE completion_plan(bigint[], bigint[]) AS ${workerSql.completeJobs.text}`);
+          await tx.query(`PREPARE completion_plan(bigint[], bigint[]) AS ${completion.text}`);
           text = `EXECUTE completion_plan(${literal(ids)}, ${literal(ids.map(() => '1'))})`;
         }
         const [{ 'QUERY PLAN': plan }] = (await tx.query(`EXPLAIN (FORMAT JSON) ${text}`)).rows;
@@ -431,15 +445,21 @@ describe('worker.sql', () => {
       await f.sql('DELETE FROM awa.active_leases WHERE job_id > 1000');
       await f.sql('VACUUM ANALYZE awa.active_leases');
       const ids = Array.from({ length: 512 }, (_, i) => String(i + 1));
-      const leaseScans = async (mode: 'custom' | 'generic') =>
-        (await completionPlan(ids, mode))
+      const leaseScans = async (mode: 'custom' | 'generic', completion: SqlStatement) =>
+        (await completionPlan(ids, mode, completion))
           .filter((n) => n['Relation Name'] === 'active_leases' || n['Index Name']?.startsWith('active_leases'))
           .map(scanLabel);
-      for (const mode of ['custom', 'generic'] as const) {
-        const scans = await leaseScans(mode);
-        expect({ mode, seqScans: scans.filter((scan) => scan === 'Seq Scan') }).toEqual({ mode, seqScans: [] });
-        expect(scans.filter((scan) => scan.endsWith(' active_leases_pkey'))).not.toEqual([]);
-      }
+      for (const completion of COMPLETIONS)
+        for (const mode of ['custom', 'generic'] as const) {
+          const scans = await leaseScans(mode, completion);
+          const seqScans = scans.filter((scan) => scan === 'Seq Scan');
+          expect({ completion: completion.name, mode, seqScans }).toEqual({
+            completion: completion.name,
+            mode,
+            seqScans: [],
+          });
+          expect(scans.filter((scan) => scan.endsWith(' active_leases_pkey'))).not.toEqual([]);
+        }
     });
     it('a completion of 512 jobs reads awa.jobs only by index condition when its statistics say it is empty (a burst after a quiet spell)', async () => {
       // Vacuumed while empty, its pages kept (vacuum_truncate is off): density 0, every row looks like
@@ -456,17 +476,29 @@ describe('worker.sql', () => {
         `INSERT INTO awa.active_leases (job_id, run_lease, instance_id) SELECT unnest($1::bigint[]), 1, 'i'`,
         [ids],
       );
-      const unbounded = async (mode: 'custom' | 'generic') => {
-        const scans = (await completionPlan(ids, mode)).filter((n) => n['Relation Name'] === 'jobs');
+      const unbounded = async (mode: 'custom' | 'generic', completion: SqlStatement) => {
+        const scans = (await completionPlan(ids, mode, completion)).filter((n) => n['Relation Name'] === 'jobs');
         expect(scans.length).toBeGreaterThan(0);
         return scans.filter((n) => !n['Index Cond'] && !n['Recheck Cond']).map(scanLabel);
       };
       // jobs_waiting_idx holds only the jobs that wait for a workflow dependency (none here).
-      for (const mode of ['custom', 'generic'] as const)
-        expect({ mode, unbounded: (await unbounded(mode)).filter((s) => !s.includes('jobs_waiting_idx')) }).toEqual({
-          mode,
-          unbounded: [],
-        });
+      for (const completion of COMPLETIONS)
+        for (const mode of ['custom', 'generic'] as const) {
+          const found = (await unbounded(mode, completion)).filter((s) => !s.includes('jobs_waiting_idx'));
+          expect({ completion: completion.name, mode, unbounded: found }).toEqual({
+            completion: completion.name,
+            mode,
+            unbounded: [],
+          });
+        }
+    });
+
+    it('completeJobsOutsideWorkflows is completeJobs without the workflow step: its plan reads no dependency', async () => {
+      const ids = ['1', '2'];
+      const dependencyScans = async (completion: SqlStatement) =>
+        (await completionPlan(ids, 'generic', completion)).filter((n) => n['Relation Name'] === 'job_dependencies');
+      expect(await dependencyScans(workerSql.completeJobs)).not.toEqual([]);
+      expect(await dependencyScans(workerSql.completeJobsOutsideWorkflows)).toEqual([]);
     });
   });
 

@@ -32,6 +32,12 @@ class Steps {
     return { deps: deps.map((d) => [d.ref, d.state, d.output?.page ?? null]) };
   }
 
+  /** Returns nothing: its attempt ends by the plain completion, not the one that stores output. */
+  @JobHandler('quiet')
+  async quiet(job: Job<{ step: number }>) {
+    ran.push(`quiet:${job.args.step}`);
+  }
+
   @JobHandler('keyed.step', { queue: 'keyed' })
   async keyed() {
     ran.push('keyed');
@@ -115,6 +121,21 @@ describe('workflows', () => {
     expect(await settled(Object.values(graph.ids))).toEqual(['completed', 'completed', 'completed', 'completed']);
     expect(ran[0]).toBe('render:0');
     expect(ran[3]).toBe('merge');
+  });
+
+  it('a dependency whose handler returns nothing unblocks its dependents, batched with jobs in no workflow', async () => {
+    // Jobs in no workflow complete by a statement without the workflow step (completeJobsOutsideWorkflows):
+    // a batch that holds a workflow job must not.
+    const plain = await producer.enqueueMany(
+      Array.from({ length: 20 }, (_, i) => ({ kind: 'quiet', args: { step: 100 + i } })),
+    );
+    const graph = await producer.enqueueGraph([
+      { ref: 'a', kind: 'quiet', args: { step: 1 } },
+      { ref: 'b', kind: 'quiet', args: { step: 2 }, dependsOn: ['a'] },
+      { ref: 'c', kind: 'quiet', args: { step: 3 }, dependsOn: ['b'] },
+    ]);
+    expect(await settled([...plain.map((j) => j.id), graph.ids.c!])).toEqual(Array(21).fill('completed'));
+    expect(ran.filter((r) => ['quiet:1', 'quiet:2', 'quiet:3'].includes(r))).toEqual(['quiet:1', 'quiet:2', 'quiet:3']);
   });
 
   it('a keyed job of a keyConcurrency queue is unblocked and runs like any other', async () => {
