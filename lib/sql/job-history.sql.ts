@@ -28,9 +28,9 @@ interface JobChangeHow {
   /** The durable events of each changed row `f` (a text[] expression); default: the one of its new state. */
   events?: string;
   /**
-   * false: leave out the step that resolves the dependents of the workflow jobs it finishes (a
-   * statement's largest part, though it finds nothing outside workflows). Only for a change whose
-   * rows are known to be in no workflow: a job's workflow_id is set at its insert and never changes.
+   * false: leave out the step that resolves the dependents of the workflow jobs it finishes (ten-odd
+   * plan nodes that run on every call, though they find nothing outside workflows). Only for a change
+   * whose rows are known to be in no workflow: a job's workflow_id is set at its insert and never changes.
    */
   dependents?: false;
 }

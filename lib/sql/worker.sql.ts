@@ -120,8 +120,8 @@ export const completeJobs = statement<Attempts, AttemptRow>('complete_jobs', com
 
 /**
  * completeJobs for attempts of jobs in no workflow (their claimed workflow_id null; it never
- * changes): the same, without the step that resolves dependents, which found nothing for them but
- * cost the server a tenth of the statement (a drain's common batch; docs/performance.md).
+ * changes): the same, without the step that resolves dependents, which finds nothing for them but
+ * cost the server 5–12% of the statement (a drain's common batch; docs/performance.md).
  */
 export const completeJobsOutsideWorkflows = statement<Attempts, AttemptRow>(
   'complete_jobs_outside_workflows',

@@ -64,6 +64,16 @@ describe('job-events.sql', () => {
       expect((await stored()).sort()).toEqual([`${a.id}:completed:completed`, `${b.id}:completed:completed`].sort());
     });
 
+    it('a completion batch of jobs in no workflow (its statement without the workflow step) writes completed', async () => {
+      const a = await seedRunning(f.sql);
+      const b = await seedRunning(f.sql);
+      await f.run(workerSql.completeJobsOutsideWorkflows, [
+        [a.id, b.id],
+        [a.runLease, b.runLease],
+      ]);
+      expect((await stored()).sort()).toEqual([`${a.id}:completed:completed`, `${b.id}:completed:completed`].sort());
+    });
+
     it('a completion with output writes completed', async () => {
       const a = await seedRunning(f.sql);
       await f.run(workerSql.completeJobsWithOutput, [[a.id], [a.runLease], ['{"x":1}'], [null]]);

@@ -28,50 +28,63 @@ describe('job-history.sql', () => {
   const makeUnique = (id: string, states: string[]) =>
     f.sql('UPDATE awa.jobs SET unique_key = $2, unique_states = $3 WHERE id = $1', [id, `key-${id}`, states]);
 
-  describe('finishing statements', () => {
-    it('a completion moves the job into the current completed segment, its columns kept', async () => {
-      const job = await seedRunning(f.sql, { args: { n: 1 } });
-      await f.sql(`UPDATE awa.history_rings SET segment = 3 WHERE class = 'completed'`);
-      expect(await f.run(workerSql.completeJobs, [[job.id], [job.runLease]])).toEqual([]); // none missed
-      expect(await whereIs(job.id)).toBe('history 3 completed');
-      const [row] = await f.sql(
-        'SELECT args, attempt, run_lease::text, finalized_at IS NOT NULL AS finalized FROM awa.job_history WHERE id = $1',
-        [job.id],
-      );
-      expect(row).toEqual({ args: { n: 1 }, attempt: 1, run_lease: job.runLease, finalized: true });
-    });
+  /** The plain completion, and the one for jobs in no workflow: both move jobs the same way. */
+  const COMPLETIONS = [
+    ['completeJobs', workerSql.completeJobs],
+    ['completeJobsOutsideWorkflows', workerSql.completeJobsOutsideWorkflows],
+  ] as const;
 
-    it('a batch that all finishes looks each job up once: the rows that stay are sought only among those that did not move', async () => {
-      const jobs = await Promise.all([1, 2, 3].map(() => seedRunning(f.sql)));
-      const literal = (values: string[]) => `'{${values.join(',')}}'`;
-      // Index scans only (as on a table of any size), each probe's rows counted, those filtered out too.
-      const client = await f.client();
-      await client.query('SET enable_seqscan = off');
-      const {
-        rows: [
-          {
-            'QUERY PLAN': [top],
-          },
-        ],
-      } = await client.query(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${workerSql.completeJobs.text
-          .replaceAll('$1::bigint[]', `${literal(jobs.map((j) => j.id))}::bigint[]`)
-          .replaceAll('$2::bigint[]', `${literal(jobs.map((j) => j.runLease))}::bigint[]`)}`,
-      );
-      await client.query('RESET enable_seqscan');
-      const probes = (cte: string) =>
-        readsOf(
-          planNodes(top.Plan).find((n) => n['Subplan Name'] === `CTE ${cte}`)!,
-          'jobs',
-        ).reduce(
-          (sum, n) =>
-            sum +
-            Number(n['Actual Loops'] ?? 0) * (Number(n['Actual Rows'] ?? 0) + Number(n['Rows Removed by Filter'] ?? 0)),
-          0,
+  describe('finishing statements', () => {
+    it.each(COMPLETIONS)(
+      'a completion (%s) moves the job into the current completed segment, its columns kept',
+      async (_, completeJobs) => {
+        const job = await seedRunning(f.sql, { args: { n: 1 } });
+        await f.sql(`UPDATE awa.history_rings SET segment = 3 WHERE class = 'completed'`);
+        expect(await f.run(completeJobs, [[job.id], [job.runLease]])).toEqual([]); // none missed
+        expect(await whereIs(job.id)).toBe('history 3 completed');
+        const [row] = await f.sql(
+          'SELECT args, attempt, run_lease::text, finalized_at IS NOT NULL AS finalized FROM awa.job_history WHERE id = $1',
+          [job.id],
         );
-      expect({ moved: probes('moved'), stayed: probes('stayed') }).toEqual({ moved: 3, stayed: 0 });
-      expect(await Promise.all(jobs.map((j) => whereIs(j.id)))).toEqual(Array(3).fill('history 0 completed'));
-    });
+        expect(row).toEqual({ args: { n: 1 }, attempt: 1, run_lease: job.runLease, finalized: true });
+      },
+    );
+
+    it.each(COMPLETIONS)(
+      'a batch that all finishes (%s) looks each job up once: the rows that stay are sought only among those that did not move',
+      async (_, completeJobs) => {
+        const jobs = await Promise.all([1, 2, 3].map(() => seedRunning(f.sql)));
+        const literal = (values: string[]) => `'{${values.join(',')}}'`;
+        // Index scans only (as on a table of any size), each probe's rows counted, those filtered out too.
+        const client = await f.client();
+        await client.query('SET enable_seqscan = off');
+        const {
+          rows: [
+            {
+              'QUERY PLAN': [top],
+            },
+          ],
+        } = await client.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${completeJobs.text
+            .replaceAll('$1::bigint[]', `${literal(jobs.map((j) => j.id))}::bigint[]`)
+            .replaceAll('$2::bigint[]', `${literal(jobs.map((j) => j.runLease))}::bigint[]`)}`,
+        );
+        await client.query('RESET enable_seqscan');
+        const probes = (cte: string) =>
+          readsOf(
+            planNodes(top.Plan).find((n) => n['Subplan Name'] === `CTE ${cte}`)!,
+            'jobs',
+          ).reduce(
+            (sum, n) =>
+              sum +
+              Number(n['Actual Loops'] ?? 0) *
+                (Number(n['Actual Rows'] ?? 0) + Number(n['Rows Removed by Filter'] ?? 0)),
+            0,
+          );
+        expect({ moved: probes('moved'), stayed: probes('stayed') }).toEqual({ moved: 3, stayed: 0 });
+        expect(await Promise.all(jobs.map((j) => whereIs(j.id)))).toEqual(Array(3).fill('history 0 completed'));
+      },
+    );
 
     it('a stale lease moves nothing', async () => {
       const job = await seedRunning(f.sql, { runLease: 2 });
@@ -94,42 +107,45 @@ describe('job-history.sql', () => {
       expect(await whereIs(early.id)).toBe('jobs retryable');
     });
 
-    it('a unique job whose final state holds its key stays in awa.jobs; one whose does not moves', async () => {
-      const held = await seedRunning(f.sql);
-      const free = await seedRunning(f.sql);
-      await makeUnique(held.id, ['available', 'running', 'completed']);
-      await makeUnique(free.id, ['available', 'running']);
-      await f.run(workerSql.completeJobs, [
-        [held.id, free.id],
-        [held.runLease, free.runLease],
-      ]);
-      expect(await whereIs(held.id)).toBe('jobs completed');
-      expect(await whereIs(free.id)).toBe('history 0 completed');
-      // The held key still blocks a new job; the freed one does not.
-      const inserted = await f.run(jobsSql.insertUniqueJobs, [
-        JSON.stringify([
-          {
-            ord: 0,
-            kind: 'k',
-            queue: 'default',
-            priority: 0,
-            max_attempts: 3,
-            unique_key: `key-${held.id}`,
-            unique_states: ['available'],
-          },
-          {
-            ord: 1,
-            kind: 'k',
-            queue: 'default',
-            priority: 0,
-            max_attempts: 3,
-            unique_key: `key-${free.id}`,
-            unique_states: ['available'],
-          },
-        ]),
-      ]);
-      expect(inserted.map((r) => r.id === null)).toEqual([true, false]);
-    });
+    it.each(COMPLETIONS)(
+      'a unique job whose final state holds its key stays in awa.jobs; one whose does not moves (%s)',
+      async (_, completeJobs) => {
+        const held = await seedRunning(f.sql);
+        const free = await seedRunning(f.sql);
+        await makeUnique(held.id, ['available', 'running', 'completed']);
+        await makeUnique(free.id, ['available', 'running']);
+        await f.run(completeJobs, [
+          [held.id, free.id],
+          [held.runLease, free.runLease],
+        ]);
+        expect(await whereIs(held.id)).toBe('jobs completed');
+        expect(await whereIs(free.id)).toBe('history 0 completed');
+        // The held key still blocks a new job; the freed one does not.
+        const inserted = await f.run(jobsSql.insertUniqueJobs, [
+          JSON.stringify([
+            {
+              ord: 0,
+              kind: 'k',
+              queue: 'default',
+              priority: 0,
+              max_attempts: 3,
+              unique_key: `key-${held.id}`,
+              unique_states: ['available'],
+            },
+            {
+              ord: 1,
+              kind: 'k',
+              queue: 'default',
+              priority: 0,
+              max_attempts: 3,
+              unique_key: `key-${free.id}`,
+              unique_states: ['available'],
+            },
+          ]),
+        ]);
+        expect(inserted.map((r) => r.id === null)).toEqual([true, false]);
+      },
+    );
 
     it('a rescue that fails a job for good moves it', async () => {
       const job = await seedRunning(f.sql, { attempt: 1, maxAttempts: 1, deadlineInMs: -1_000 });
