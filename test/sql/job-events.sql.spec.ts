@@ -54,20 +54,13 @@ describe('job-events.sql', () => {
   describe('written by each transition', () => {
     beforeEach(() => subscribe());
 
-    it('a completion batch writes completed', async () => {
+    it.each([
+      ['completeJobs', workerSql.completeJobs],
+      ['completeJobsOutsideWorkflows (no workflow step)', workerSql.completeJobsOutsideWorkflows],
+    ] as const)('a completion batch (%s) writes completed', async (_, completeJobs) => {
       const a = await seedRunning(f.sql);
       const b = await seedRunning(f.sql);
-      await f.run(workerSql.completeJobs, [
-        [a.id, b.id],
-        [a.runLease, b.runLease],
-      ]);
-      expect((await stored()).sort()).toEqual([`${a.id}:completed:completed`, `${b.id}:completed:completed`].sort());
-    });
-
-    it('a completion batch of jobs in no workflow (its statement without the workflow step) writes completed', async () => {
-      const a = await seedRunning(f.sql);
-      const b = await seedRunning(f.sql);
-      await f.run(workerSql.completeJobsOutsideWorkflows, [
+      await f.run(completeJobs, [
         [a.id, b.id],
         [a.runLease, b.runLease],
       ]);
