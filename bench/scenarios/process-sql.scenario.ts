@@ -17,7 +17,8 @@ const TIMEOUT_MS = 900_000;
 /**
  * Our claim and completion statements in the SQL floor's loop, with no framework around them:
  * BENCH_LONG_N jobs inserted by one statement, then each connection claims BATCH (claimJobs) and
- * completes them (completeJobsOutsideWorkflows, the worker's for jobs in no workflow) until none is left, both committing synchronously like the floor's.
+ * completes them (completeJobsOutsideWorkflows, the worker's for jobs in no workflow) until none is
+ * left, both committing synchronously like the floor's.
  * Beside `process-long` (the whole instance) and the floor (the least SQL a lease queue must run), it
  * tells the two shares of the gap apart: what our statements cost the database over the floor's, and
  * what the instance adds to them. The instance's claim commits asynchronously (ClaimConnection); this

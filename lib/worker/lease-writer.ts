@@ -264,10 +264,10 @@ export class LeaseWriter implements ProgressSink, OnApplicationShutdown {
     // The common batch, where no handler returned a value, keeps the plain statement; outside
     // workflows, without their step.
     if (!jobs.some((j) => j.returned !== undefined)) {
-      const plain = jobs.some((j) => j.row.workflow_id !== null)
+      const completion = jobs.some((j) => j.row.workflow_id !== null)
         ? workerSql.completeJobs
         : workerSql.completeJobsOutsideWorkflows;
-      return heldBut(jobs, await this.lane.run(() => this.write(plain, [ids, leases])));
+      return heldBut(jobs, await this.lane.run(() => this.write(completion, [ids, leases])));
     }
     const withOutput = () =>
       this.write(workerSql.completeJobsWithOutput, [
