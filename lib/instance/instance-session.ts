@@ -11,7 +11,8 @@ import { instancesSql, sessionSql, type SqlStatement, type SqlValues } from '../
 import { SerialLane } from '../util/serial-lane.js';
 import { within } from '../util/within.js';
 import { FIRST_RECONNECT_DELAY_MS, livenessTiming, type LivenessTiming } from './liveness-timing.js';
-import { discardClient, PoolerProbe } from './pooler-probe.js';
+import { discardClient } from '../database/dedicated-connection.js';
+import { PoolerProbe } from './pooler-probe.js';
 
 type NotificationHandler = (payload: string) => void;
 

@@ -1,14 +1,9 @@
 import type { Client } from 'pg';
 import { AwaDatabase } from '../database/awa-database.js';
 import { instancesSql } from '../sql/index.js';
+import { discardClient } from '../database/dedicated-connection.js';
 import { within } from '../util/within.js';
 import type { LivenessTiming } from './liveness-timing.js';
-
-/** Ends a client at once, even if its socket is stalled (end() alone waits for the server). */
-export function discardClient(client: Client): void {
-  client.end().catch(() => undefined);
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
 
 /**
  * Whether the database answers, behind a transaction pooler, where the instance keeps no session:

@@ -2,7 +2,7 @@ import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { claimSql, sessionSql, type SqlParams } from '../sql/index.js';
 import type { ClaimedJobRow } from '../sql/claim.sql.js';
-import { DedicatedConnection } from './dedicated-connection.js';
+import { DedicatedConnection } from '../database/dedicated-connection.js';
 
 /** The parameters of a plain claim (claimSql.claimJobs). */
 type ClaimParams = SqlParams<typeof claimSql.claimJobs>;

@@ -1,7 +1,7 @@
 import type { AwaDatabase } from '../database/awa-database.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { sessionSql } from '../sql/index.js';
-import { DedicatedConnection } from './dedicated-connection.js';
+import { DedicatedConnection } from '../database/dedicated-connection.js';
 
 /**
  * This instance's own connection for the LeaseWriter's batched writes (completions, failures,

@@ -1,9 +1,14 @@
 import type { Client } from 'pg';
-import { AwaDatabase, serverTimeoutOr } from '../database/awa-database.js';
-import { SqlState, sqlStateOf } from '../database/sql-state.js';
-import { discardClient } from '../instance/pooler-probe.js';
+import { AwaDatabase, serverTimeoutOr } from './awa-database.js';
+import { SqlState, sqlStateOf } from './sql-state.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import type { SqlStatement, SqlValues } from '../sql/sql-statement.js';
+
+/** Ends a client at once, even if its socket is stalled (end() alone waits for the server). */
+export function discardClient(client: Client): void {
+  client.end().catch(() => undefined);
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
 
 /** After a failed connect, the statements go through the pool for this long before the next try. */
 export const RECONNECT_DELAY_MS = 1_000;
@@ -17,8 +22,8 @@ export interface DedicatedConnectionSettings {
 }
 
 /**
- * A connection of this instance's own, in direct mode only, for one kind of statement the worker
- * runs often: it skips the pool's checkout, its statements stay prepared, and its session carries
+ * A connection of this instance's own, in direct mode only, for one kind of statement it runs
+ * often or on a latency path (a claim, a batch of results, a handed enqueue): it skips the pool's checkout, its statements stay prepared, and its session carries
  * settings the app's pooled sessions do not (statement_timeout, JIT off, ...). One statement at a
  * time: query() returns undefined when it is busy, not connected yet or broken, and the caller uses
  * the pool, so it never delays a statement. It connects on first use and, once lost, again at a
@@ -54,22 +59,26 @@ export class DedicatedConnection {
       (rows) => {
         clearTimeout(stalled);
         this.busy = false;
+        if (this.closed) this.drop(client);
         return rows;
       },
       (error: unknown) => {
         clearTimeout(stalled);
         this.busy = false;
         // Cancelled, the session is sound; else a broken connection (or an unknown state): the next statement opens a new one.
-        if (sqlStateOf(error) !== SqlState.queryCanceled) this.drop(client);
+        if (this.closed || sqlStateOf(error) !== SqlState.queryCanceled) this.drop(client);
         throw serverTimeoutOr(error, sql.name, this.options.statementTimeout);
       },
     );
   }
 
-  /** Ends the connection (shutdown); statements then go through the pool. */
+  /**
+   * Ends the connection (shutdown); statements then go through the pool. A statement running on it
+   * ends first: the connection is ended once it has its answer.
+   */
   close(): void {
     this.closed = true;
-    if (this.client) this.drop(this.client);
+    if (this.client && !this.busy) this.drop(this.client);
   }
 
   /** The connected, idle client, or undefined (and a connect started, when due). */
