@@ -22,7 +22,7 @@ import type { GraphJob, GraphOptions } from '../interfaces/job.interface.js';
 import type { ResolvedAwaOptions } from '../options/awa-options.resolved.js';
 import { handoffSql, jobsSql } from '../sql/index.js';
 import { insertGraph } from '../sql/workflow.sql.js';
-import type { SqlValues } from '../sql/sql-statement.js';
+import type { SqlParams, SqlValues } from '../sql/sql-statement.js';
 import type { JobRow } from '../sql/jobs.sql.js';
 import {
   ENQUEUE_MANY_OPTION_KEYS,
@@ -35,6 +35,7 @@ import {
   jobsPayload,
 } from './enqueue-validator.js';
 import { insertWithUnique, type RunStatement, type UniqueOutcome } from './unique-insert.js';
+import { HandoffConnection } from './handoff-connection.js';
 import { handsOff } from './handoff-rules.js';
 import { graphUniqueConflict, uniqueKeysOf } from './workflow-unique.js';
 import { WorkflowMessages } from './workflow.messages.js';
@@ -58,6 +59,9 @@ export interface EnqueuedJob {
  */
 @Injectable()
 export class QueueProducer {
+  /** The statements of enqueues that may hand their job to an idle worker (direct mode): see HandoffConnection. */
+  private readonly handoffs: HandoffConnection;
+
   /** @internal The module builds it; its parameters are the queue's internals. */
   constructor(
     private readonly db: AwaDatabase,
@@ -66,7 +70,18 @@ export class QueueProducer {
     @Inject(AWA_OPTIONS) private readonly options: ResolvedAwaOptions,
     private readonly events: AwaEvents,
     private readonly registry: AwaRegistry,
-  ) {}
+  ) {
+    this.handoffs = new HandoffConnection(db, options);
+  }
+
+  /**
+   * @internal Nest's OnApplicationShutdown (not declared: the published types leave internals out).
+   * Ends the handoff connection, after every module's beforeApplicationShutdown (workers drained):
+   * an enqueue after this goes through the pool, and one running on it ends first.
+   */
+  onApplicationShutdown(): void {
+    this.handoffs.close();
+  }
 
   /**
    * Enqueues one job. Without `queue`, it goes to the queue of this app's handler for `kind`,
@@ -199,7 +214,7 @@ export class QueueProducer {
       if (encoded.some((e) => e.unique)) return insertWithUnique(run, encoded, traceparent);
       if (handoff) {
         const e = encoded[0]!;
-        const [row] = await run(handoffSql.insertHandedOff, [
+        const params: SqlParams<typeof handoffSql.insertHandedOff> = [
           items[0]!.kind, // e.kind is its JSON text
           e.queue,
           e.args,
@@ -207,7 +222,8 @@ export class QueueProducer {
           e.maxAttempts,
           e.tags || null,
           traceparent ?? null,
-        ]);
+        ];
+        const [row] = await (this.handoffs.insertHandedOff(params) ?? run(handoffSql.insertHandedOff, params));
         handed = row!.handed;
         return [{ id: row!.id, duplicate: false, replaced: false }];
       }

@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import type { TestingModule } from '@nestjs/testing';
+import { JobHandler, QueueProducer, type AwaModuleOptions, type JobRecord } from 'nestjs-awa';
+import { InstanceSession } from '../../lib/instance/instance-session.js';
+import { useAppPerTest } from '../support/block-app.js';
+import { dedicatedBackends, expectReopenedAfterLoss } from '../support/dedicated-connections.js';
+import { finishedJob } from '../support/job-waits.js';
+import { queryOnce } from '../support/test-database.js';
+import { FAST_OPTIONS, waitFor } from '../support/test-app.js';
+
+@Injectable()
+class PingHandler {
+  @JobHandler('handoff-connection.ping') ping() {}
+}
+
+/** Both instances with handoff on the default queue (the enqueue decides, the worker offers). */
+const handoffOn = (extra: AwaModuleOptions = {}): AwaModuleOptions => ({
+  ...FAST_OPTIONS,
+  ...extra,
+  queues: { default: { ...FAST_OPTIONS.queues!.default, handoff: true } },
+});
+
+/**
+ * The producer's handoff connection (HandoffConnection): the statement of an enqueue() that may hand
+ * its job to an idle worker goes through a connection of the producer's own (application_name
+ * `awa-handoffs`), in direct mode only, and the job is still handed and run.
+ */
+describe('the handoff connection', () => {
+  const apps = useAppPerTest();
+  const handoffBackends = () => dedicatedBackends(apps.db.url, 'awa-handoffs');
+
+  /** A worker instance and a producer-only instance. */
+  async function start(): Promise<{ producer: QueueProducer; workerId: string; apps: TestingModule[] }> {
+    const worker = await apps.start({ providers: [PingHandler], awa: handoffOn() });
+    const producerApp = await apps.start({ awa: handoffOn() });
+    return {
+      producer: producerApp.get(QueueProducer),
+      workerId: worker.get(InstanceSession, { strict: false }).id,
+      apps: [producerApp, worker],
+    };
+  }
+
+  /** Waits for the worker's offer, enqueues one job and waits for it to finish. */
+  async function enqueueHanded(producer: QueueProducer, workerId: string): Promise<JobRecord> {
+    await waitFor(
+      async () =>
+        (await queryOnce(apps.db.url, 'SELECT FROM awa.worker_offers WHERE instance_id = $1', [workerId])).length > 0,
+      15_000,
+      'the worker to offer',
+    );
+    return finishedJob(producer, (await producer.enqueue('handoff-connection.ping', {})).id);
+  }
+
+  /** Whether the job was inserted running by the enqueue's statement (see test/worker/handoff.spec.ts). */
+  const handedOff = async (job: JobRecord) =>
+    (
+      await queryOnce<{ handed: boolean }>(
+        apps.db.url,
+        `SELECT attempted_at = created_at AS handed FROM awa.jobs WHERE id = $1
+         UNION ALL SELECT attempted_at = created_at FROM awa.job_history WHERE id = $1`,
+        [job.id],
+      )
+    )[0]?.handed;
+
+  it('hands jobs off through a connection of its own, one whatever the number of enqueues', async () => {
+    const { producer, workerId } = await start();
+    // The first handed enqueue opens it (and goes through the pool); the later ones use it.
+    await enqueueHanded(producer, workerId);
+    await waitFor(async () => (await handoffBackends()).length === 1, 15_000, 'the handoff connection');
+    const jobs: JobRecord[] = [];
+    for (let i = 0; i < 3; i++) jobs.push(await enqueueHanded(producer, workerId));
+    expect(jobs.map((job) => job.state)).toEqual(['completed', 'completed', 'completed']);
+    expect(await Promise.all(jobs.map(handedOff))).toEqual([true, true, true]);
+    const [backend] = await handoffBackends();
+    expect(backend!.query).toContain('awa.worker_offers');
+    expect(await handoffBackends()).toHaveLength(1);
+  });
+
+  it('is opened again after its connection is lost, and enqueues go on meanwhile', async () => {
+    const { producer, workerId } = await start();
+    await enqueueHanded(producer, workerId);
+    await expectReopenedAfterLoss(apps.db.url, 'awa-handoffs', 'awa.worker_offers', async (n) => {
+      for (let i = 0; i < n; i++) expect((await enqueueHanded(producer, workerId)).state).toBe('completed');
+    });
+  });
+
+  it('is ended with its app', async () => {
+    const started = await start();
+    await enqueueHanded(started.producer, started.workerId);
+    await waitFor(async () => (await handoffBackends()).length === 1, 15_000, 'the handoff connection');
+    for (const app of started.apps) await app.close();
+    await waitFor(async () => (await handoffBackends()).length === 0, 15_000, 'the handoff connection to end');
+  });
+
+  it('is not opened behind a transaction pooler, nor when the queue does not hand off', async () => {
+    // Handoff is off by default behind a transaction pooler.
+    const pooled = await apps.start({
+      awa: { ...FAST_OPTIONS, queues: {}, connectionMode: 'transaction-pooler', livenessProbe: 'heartbeat' },
+    });
+    const off = await apps.start({ awa: { ...FAST_OPTIONS, queues: { default: { handoff: false } } } });
+    const enqueued: string[] = [];
+    for (const app of [pooled, off]) {
+      for (let i = 0; i < 3; i++)
+        enqueued.push((await app.get(QueueProducer).enqueue('handoff-connection.ping', { i })).id);
+    }
+    expect(enqueued).toHaveLength(6);
+    expect(await handoffBackends()).toEqual([]);
+  });
+});
