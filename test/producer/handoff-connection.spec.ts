@@ -4,6 +4,7 @@ import { JobHandler, QueueProducer, type AwaModuleOptions, type JobRecord } from
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { useAppPerTest } from '../support/block-app.js';
 import { dedicatedBackends, expectReopenedAfterLoss } from '../support/dedicated-connections.js';
+import { handedOff } from '../support/handed-off.js';
 import { finishedJob } from '../support/job-waits.js';
 import { queryOnce } from '../support/test-database.js';
 import { FAST_OPTIONS, waitFor } from '../support/test-app.js';
@@ -14,11 +15,10 @@ class PingHandler {
 }
 
 /** Both instances with handoff on the default queue (the enqueue decides, the worker offers). */
-const handoffOn = (extra: AwaModuleOptions = {}): AwaModuleOptions => ({
+const HANDOFF_ON: AwaModuleOptions = {
   ...FAST_OPTIONS,
-  ...extra,
   queues: { default: { ...FAST_OPTIONS.queues!.default, handoff: true } },
-});
+};
 
 /**
  * The producer's handoff connection (HandoffConnection): the statement of an enqueue() that may hand
@@ -31,8 +31,8 @@ describe('the handoff connection', () => {
 
   /** A worker instance and a producer-only instance. */
   async function start(): Promise<{ producer: QueueProducer; workerId: string; apps: TestingModule[] }> {
-    const worker = await apps.start({ providers: [PingHandler], awa: handoffOn() });
-    const producerApp = await apps.start({ awa: handoffOn() });
+    const worker = await apps.start({ providers: [PingHandler], awa: HANDOFF_ON });
+    const producerApp = await apps.start({ awa: HANDOFF_ON });
     return {
       producer: producerApp.get(QueueProducer),
       workerId: worker.get(InstanceSession, { strict: false }).id,
@@ -51,17 +51,6 @@ describe('the handoff connection', () => {
     return finishedJob(producer, (await producer.enqueue('handoff-connection.ping', {})).id);
   }
 
-  /** Whether the job was inserted running by the enqueue's statement (see test/worker/handoff.spec.ts). */
-  const handedOff = async (job: JobRecord) =>
-    (
-      await queryOnce<{ handed: boolean }>(
-        apps.db.url,
-        `SELECT attempted_at = created_at AS handed FROM awa.jobs WHERE id = $1
-         UNION ALL SELECT attempted_at = created_at FROM awa.job_history WHERE id = $1`,
-        [job.id],
-      )
-    )[0]?.handed;
-
   it('hands jobs off through a connection of its own, one whatever the number of enqueues', async () => {
     const { producer, workerId } = await start();
     // The first handed enqueue opens it (and goes through the pool); the later ones use it.
@@ -70,7 +59,7 @@ describe('the handoff connection', () => {
     const jobs: JobRecord[] = [];
     for (let i = 0; i < 3; i++) jobs.push(await enqueueHanded(producer, workerId));
     expect(jobs.map((job) => job.state)).toEqual(['completed', 'completed', 'completed']);
-    expect(await Promise.all(jobs.map(handedOff))).toEqual([true, true, true]);
+    expect(await Promise.all(jobs.map((job) => handedOff(apps.db.url, job.id)))).toEqual([true, true, true]);
     const [backend] = await handoffBackends();
     expect(backend!.query).toContain('awa.worker_offers');
     expect(await handoffBackends()).toHaveLength(1);

@@ -4,6 +4,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { JobHandler, QueueProducer } from 'nestjs-awa';
 import { AwaTelemetryModule } from 'nestjs-awa/telemetry';
 import { AwaMetricNames as N } from '../../lib/telemetry/telemetry.metrics.js';
+import { handedOff } from '../support/handed-off.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, waitFor } from '../support/test-app.js';
@@ -46,12 +47,7 @@ describe('AwaTelemetryModule and handoff', () => {
     );
     const { id } = await producer.enqueue('telh.ok', {});
     const job = await finishedJob(producer, id);
-    const [row] = await queryOnce<{ handed: boolean }>(
-      db.url,
-      'SELECT attempted_at = created_at AS handed FROM awa.all_jobs WHERE id = $1',
-      [id],
-    );
-    expect({ state: job.state, handed: row?.handed }).toEqual({ state: 'completed', handed: true });
+    expect({ state: job.state, handed: await handedOff(db.url, id) }).toEqual({ state: 'completed', handed: true });
 
     const spans = () => sdk.spans().filter((s) => s.attributes['messaging.message.id'] === id);
     await waitFor(() => spans().some((s) => s.kind === SpanKind.CONSUMER), 15_000, 'the consumer span');

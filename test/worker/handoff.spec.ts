@@ -13,6 +13,7 @@ import {
 import { AWA_HANDOFF_CHANNEL } from '../../lib/awa.constants.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { LIVENESS_LOCK_NAMESPACE } from '../../lib/sql/instances.sql.js';
+import { handedOff as handedOffIn } from '../support/handed-off.js';
 import { finishedJob } from '../support/job-waits.js';
 import { createTestDatabase, queryOnce, withConnection, type TestDatabase } from '../support/test-database.js';
 import { FAST_OPTIONS, startTestApp } from '../support/test-app.js';
@@ -83,19 +84,7 @@ describe('handoff to an idle worker', () => {
 
   const offersOf = async (instanceId: string) =>
     queryOnce<{ queue: string }>(db.url, 'SELECT queue FROM awa.worker_offers WHERE instance_id = $1', [instanceId]);
-  /**
-   * A handed-off job was inserted running by the enqueue's statement: attempted at its creation, to
-   * the microsecond (a claim is a later transaction; JavaScript dates would round both to the ms).
-   */
-  const handedOff = async (job: JobRecord) => {
-    const [row] = await queryOnce<{ handed: boolean }>(
-      db.url,
-      `SELECT attempted_at = created_at AS handed FROM awa.jobs WHERE id = $1
-       UNION ALL SELECT attempted_at = created_at FROM awa.job_history WHERE id = $1`,
-      [job.id],
-    );
-    return row?.handed;
-  };
+  const handedOff = (job: JobRecord) => handedOffIn(db.url, job.id);
   const offeredOn = async (instanceId: string, queue: string) =>
     (await offersOf(instanceId)).some((o) => o.queue === queue);
   const offered = () => waitFor(() => offeredOn(workerId, 'default'), 15_000, 'the worker to offer');
