@@ -23,11 +23,12 @@ export interface DedicatedConnectionSettings {
 
 /**
  * A connection of this instance's own, in direct mode only, for one kind of statement it runs
- * often or on a latency path (a claim, a batch of results, a handed enqueue): it skips the pool's checkout, its statements stay prepared, and its session carries
- * settings the app's pooled sessions do not (statement_timeout, JIT off, ...). One statement at a
- * time: query() returns undefined when it is busy, not connected yet or broken, and the caller uses
- * the pool, so it never delays a statement. It connects on first use and, once lost, again at a
- * later statement (not sooner than RECONNECT_DELAY_MS after a failure).
+ * often or on a latency path (a claim, a batch of results, a handed enqueue): it skips the pool's
+ * checkout, its statements stay prepared, and its session carries settings the app's pooled
+ * sessions do not (statement_timeout, JIT off, ...). One statement at a time: query() returns
+ * undefined when it is busy, not connected yet or broken, and the caller uses the pool, so it never
+ * delays a statement. It connects on first use and, once lost, again at a later statement (not
+ * sooner than RECONNECT_DELAY_MS after a failure).
  */
 export class DedicatedConnection {
   private client: Client | undefined;

@@ -90,8 +90,9 @@ export const setClaimSession = statement<
 );
 
 /**
- * The settings of the instance's lease connection (see LeaseConnection), for its whole session:
- * statement_timeout $1 (ms as text, '0': none) and JIT off (JIT_OFF). Its commits stay synchronous.
+ * The settings of the instance's lease connection (see LeaseConnection) and of the producer's
+ * handoff connection (see HandoffConnection), for their whole session: statement_timeout $1 (ms as
+ * text, '0': none) and JIT off (JIT_OFF). Their commits stay synchronous.
  */
 export const setLeaseSession = statement<[statementTimeout: string], { statement_timeout: string; jit: string }>(
   'set_lease_session',
