@@ -11,6 +11,7 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json' }],
   },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  testSequencer: '<rootDir>/test/setup/test-sequencer.mjs',
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   testTimeout: 60_000,
