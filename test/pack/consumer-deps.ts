@@ -12,7 +12,7 @@ import { join } from 'node:path';
  * AWA_PACK_CACHE to move the cache; delete it to start over.
  */
 export async function cachedDependencies(template: string, name: string, env: Record<string, string>): Promise<string> {
-  const root = process.env.AWA_PACK_CACHE ?? join(tmpdir(), 'nestjs-awa-pack-cache');
+  const root = packCacheRoot();
   const hash = createHash('sha256')
     .update(await readFile(join(template, 'package.json')))
     .update(await readFile(join(template, 'package-lock.json')))
@@ -38,6 +38,11 @@ export async function cachedDependencies(template: string, name: string, env: Re
     throw error;
   }
   return dir;
+}
+
+/** Where the consumer apps' dependencies (and their compiled builds) are kept between runs. */
+export function packCacheRoot(): string {
+  return process.env.AWA_PACK_CACHE ?? join(tmpdir(), 'nestjs-awa-pack-cache');
 }
 
 /**

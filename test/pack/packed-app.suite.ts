@@ -16,6 +16,7 @@ import {
   run,
   tsc,
 } from './consumer-project.js';
+import { typeCheckedOnce } from './type-check-cache.js';
 
 /** The first run installs each app's dependencies with npm ci (later runs reuse them); compiling takes a while too. */
 const INSTALL_TIMEOUT = 300_000;
@@ -103,9 +104,15 @@ export function describePackedApp(app: ConsumerApp): void {
 
       // skipLibCheck is off and noEmitOnError on: the shipped declarations are checked against this
       // app's Nest and TypeORM, and a type error leaves nothing to run. src/awa-api.check fails to
-      // compile if a name is `any`.
-      await tsc(['-p', consumer], consumer);
-      for (const tsconfig of app.alsoTypeCheckWith ?? []) await tsc(['-p', join(consumer, tsconfig)], consumer);
+      // compile if a name is `any`. Inputs already type-checked (by another Node line of .ci/run)
+      // reuse that build: see type-check-cache.ts.
+      const { version: typeScript } = await readJson<{ version: string }>(
+        join(REPO, 'node_modules/typescript/package.json'),
+      );
+      await typeCheckedOnce(app.name, consumer, typeScript, async () => {
+        await tsc(['-p', consumer], consumer);
+        for (const tsconfig of app.alsoTypeCheckWith ?? []) await tsc(['-p', join(consumer, tsconfig)], consumer);
+      });
       for (const script of ['awa-api.check', 'migrate.main', 'worker.main', 'enqueue.main', 'dashboard.main']) {
         expect(existsSync(join(consumer, 'dist', script + app.ext))).toBe(true);
       }
