@@ -28,7 +28,7 @@ const KEEP_LINES = 400;
 export class ChaosProcess {
   /** The last KEEP_LINES lines of stdout and stderr, for diagnostics. */
   readonly tail: string[] = [];
-  readonly counts = { leaseLost: 0, leaderAcquired: 0, sessionLost: 0, writeRetries: 0 };
+  readonly counts = { leaseLost: 0, leaderAcquired: 0, sessionLost: 0, writeRetries: 0, eventLeaseLost: 0 };
   readonly spawnedAt = Date.now();
   readyAt: number | undefined;
   exitedAt: number | undefined;
@@ -140,6 +140,8 @@ export class ChaosProcess {
       this.counts.sessionLost++;
     } else if (line.includes('writing job results (will retry)')) {
       this.counts.writeRetries++;
+    } else if (line.includes('another instance took the group over')) {
+      this.counts.eventLeaseLost++;
     }
   }
 

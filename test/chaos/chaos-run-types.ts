@@ -122,7 +122,13 @@ export interface ChaosReport {
   /** The second server's jobs, its crash and its figures (--second-server). */
   second: SecondServerReport | null;
   /** Totals over all worker processes' logs. */
-  logs: { leaseLost: number; leaderAcquired: number; sessionLost: number; writeRetries: number };
+  logs: {
+    leaseLost: number;
+    leaderAcquired: number;
+    sessionLost: number;
+    writeRetries: number;
+    eventLeaseLost: number;
+  };
   summary: string;
 }
 

@@ -132,6 +132,9 @@ export class SecondServerRun {
       jobs,
       [...EVENT_CHECKS, redeliveryCheck(() => ({ pids, restart: crash })), this.otherDatabaseCheck(first)],
       SECOND_KINDS.counted,
+      // The claims committed in the second before the crash (immediate shutdown) may be lost; `at` is
+      // the database clock just before crash() was called, which may take a moment to land.
+      this.fault && { from: this.fault.at.getTime() - 1_000, to: this.fault.at.getTime() + 2_000 },
     );
     const checked = own.checked.map((name) => SECOND_PREFIX + name);
     const violations = own.violations.map((v) => SECOND_PREFIX + v);

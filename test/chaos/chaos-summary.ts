@@ -103,7 +103,8 @@ export function formatSummary(report: Omit<ChaosReport, 'summary'>, config: Chao
     `error entries (rescues and handler errors): ${counts(report.errors)}`,
     `worker logs:  results discarded as lease lost ${report.logs.leaseLost}, ` +
       `leader acquisitions ${report.logs.leaderAcquired}, ` +
-      `session losses ${report.logs.sessionLost}, result-write retries ${report.logs.writeRetries}`,
+      `session losses ${report.logs.sessionLost}, result-write retries ${report.logs.writeRetries}, ` +
+      `event-group leases lost ${report.logs.eventLeaseLost}`,
     `invariants:   ${passed}/${report.checked.length} checks passed` +
       (report.ok ? '' : ` — ${report.violations.length} violation(s)`),
     ...report.checked.map((name) => `  ${failed(name) ? 'FAIL' : 'ok  '} ${name}`),

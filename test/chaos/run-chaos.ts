@@ -586,7 +586,7 @@ class ChaosRun {
       this.query,
       this.kills.map((k) => k.pid),
     );
-    const logs = { leaseLost: 0, leaderAcquired: 0, sessionLost: 0, writeRetries: 0 };
+    const logs = { leaseLost: 0, leaderAcquired: 0, sessionLost: 0, writeRetries: 0, eventLeaseLost: 0 };
     for (const p of this.processes)
       for (const key of Object.keys(logs) as Array<keyof typeof logs>) logs[key] += p.counts[key];
     const report: Omit<ChaosReport, 'summary'> = {
