@@ -200,7 +200,8 @@ const CHECKS: MakeCheck[] = [
   // and only in the process that claimed it. A claim is committed asynchronously (ClaimConnection):
   // one a server crash lost took its record with it, though its attempt may have started; that is
   // allowed for a lease taken (run leases are the database clock in µs) just before a crash
-  // (`claimsLost`, ms), and its writes failing the fence is checked above and below.
+  // (`claimsLost`, ms). That its writes failed the fence, the completion and counted-writes checks
+  // above verify.
   rowsCheck(
     'at most one finished run per (job, run_lease), in the process that claimed it',
     `SELECT r.job_id::text, r.run_lease::text, count(*)::int AS runs, array_agg(r.pid) AS pids,
