@@ -147,7 +147,10 @@ export function describePackedApp(app: ConsumerApp): void {
           join(consumer, 'node_modules/nestjs-awa', telemetryEntry),
         ]);
 
-      const enqueue = start('enqueue.main', { COUNT: '12', MS: '1000' });
+      // Jobs of 3 s (three rounds on the two workers' four slots): the kill below must land while the
+      // victim runs one, also when this test process reads the workers' output seconds late (on CI's
+      // 2 cores beside the other Node lines, 1 s jobs were once all done before the kill).
+      const enqueue = start('enqueue.main', { COUNT: '12', MS: '3000' });
       const ids = (await enqueue.waitForLine(/^ENQUEUED /)).split(' ')[1]!.split(',');
       expect(ids).toHaveLength(12);
       expect(await enqueue.exited).toEqual({ code: 0, signal: null });
