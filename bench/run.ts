@@ -46,6 +46,7 @@ function scenarios(config: BenchConfig): Scenario[] {
     latencyScenario('local'),
     latencyScenario('notify'),
     latencyScenario('handoff'),
+    latencyScenario('handoff-eager'),
     heartbeatScenario,
     bigTableScenario(headline),
     dashboardScenario,

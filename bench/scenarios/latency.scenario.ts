@@ -30,6 +30,7 @@ const STAGE_TEXT: Record<PickupStage, string> = {
 const PATH_STAGES: Partial<Record<keyof typeof LABELS, PickupStage[]>> = {
   notify: ['inserting', 'notified', 'toClaim', 'claim', 'dispatch'],
   handoff: ['inserting', 'notified', 'dispatch'],
+  'handoff-eager': ['inserting', 'notified', 'dispatch'],
 };
 
 /**
@@ -43,13 +44,19 @@ const LABELS = {
   local: 'enqueue on the worker instance (local wake, handoff off)',
   notify: 'enqueue from another instance (NOTIFY, then a claim: handoff off)',
   handoff: 'enqueue from another instance, handed to the idle worker (default options: handoff on)',
+  'handoff-eager':
+    "enqueue from another instance, handed to the idle worker when its insert commits, before the flush (handoff: 'eager')",
 } as const;
 
 export function latencyScenario(path: keyof typeof LABELS): Scenario {
   const label = LABELS[path];
   // The local and notify paths measure the claim after a wake-up: the queue option handoff (on by
   // default, docs/handoff.md) is turned off on both of their instances; the enqueue decides.
-  const awa = path === 'handoff' ? {} : { queues: { default: { handoff: false } } };
+  // `handoff-eager` hands the job before its commit's flush (docs/handoff.md), on both instances too.
+  const awa =
+    path === 'handoff'
+      ? {}
+      : { queues: { default: { handoff: path === 'handoff-eager' ? ('eager' as const) : false } } };
   return {
     id: `latency-${path}`,
     title: `latency: ${label}`,
@@ -71,7 +78,7 @@ export function latencyScenario(path: keyof typeof LABELS): Scenario {
       const stages = Object.fromEntries(stageNames.map((stage) => [stage, [] as number[]])) as Partial<
         Record<PickupStage, number[]>
       >;
-      const handed = path === 'handoff';
+      const handed = path === 'handoff' || path === 'handoff-eager';
       const probe = stageNames.length ? new PickupStageProbe(handed).attach() : undefined;
       if (probe) ctx.defer(() => probe.detach());
       let timeouts = 0;

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { AWA_HANDOFF_CHANNEL, AWA_JOBS_CHANNEL } from '../../lib/awa.constants.js';
-import { insertHandedOff } from '../../lib/sql/handoff.sql.js';
+import { insertHandedOff, insertHandedOffFlushedLater } from '../../lib/sql/handoff.sql.js';
 import { insertJobs } from '../../lib/sql/jobs.sql.js';
 import { claimJobs } from '../../lib/sql/claim.sql.js';
 import { now } from './bench.progress.js';
@@ -43,7 +43,7 @@ export class PickupStageProbe {
     // The wrappers run with pg's client as `this`: they reach the marks through a getter instead.
     const current = (): PickupStageMarks => this.marks;
     const channel = this.channel;
-    const inserts = new Set([insertJobs.name, insertHandedOff.name]);
+    const inserts = new Set([insertJobs.name, insertHandedOff.name, insertHandedOffFlushedLater.name]);
     proto.emit = function (this: pg.Client, ...args: unknown[]) {
       const [event, message] = args as [string, { channel?: string } | undefined];
       if (event === 'notification' && message?.channel === channel && Number.isNaN(current().notified))

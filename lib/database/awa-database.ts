@@ -306,13 +306,15 @@ export class AwaDatabase {
    * LISTEN, the maintenance leader lock, the instance liveness lock; behind a transaction pooler,
    * the health probe. The caller connects and ends it.
    */
-  createDedicatedClient(applicationName: string, connectTimeoutMs?: number): Client {
+  createDedicatedClient(applicationName: string, connectTimeoutMs?: number, pipeline = false): Client {
     const pool = this.pool as Pool & { Client: new (config: object) => Client; options: Record<string, unknown> };
     const client = new pool.Client({
       ...pool.options,
       application_name: applicationName,
       // TCP keepalive: a half-open connection (a NAT or load balancer that dropped it) fails in time.
       keepAlive: true,
+      // pg without pipeline mode ignores the option (the client then has no `pipeline` true).
+      ...(pipeline ? { pipeline: true } : {}),
       connectionTimeoutMillis:
         connectTimeoutMs ??
         ((pool.options.connectionTimeoutMillis as number | undefined) || DEDICATED_CONNECT_TIMEOUT_MS),

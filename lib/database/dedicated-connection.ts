@@ -19,13 +19,18 @@ export interface DedicatedConnectionSettings {
   readonly applicationName: string;
   /** Run once after connecting, with statementTimeout (ms as text, '0': none): the session's settings. */
   readonly session: SqlStatement<[statementTimeout: string], unknown>;
+  /**
+   * Opened in pg's pipeline mode (each statement sent at once, with its own Sync, without waiting for
+   * the answers before it), where the app's pg has it (8.23 and newer); else as any connection.
+   */
+  readonly pipeline?: boolean;
 }
 
 /**
  * A connection of this instance's own, in direct mode only, for one kind of statement it runs
  * often or on a latency path (a claim, a batch of results, a handed enqueue): it skips the pool's
  * checkout, its statements stay prepared, and its session carries settings the app's pooled
- * sessions do not (statement_timeout, JIT off, ...). One statement at a time: query() returns
+ * sessions do not (statement_timeout, JIT off, ...). One use at a time: query() (or use()) returns
  * undefined when it is busy, not connected yet or broken, and the caller uses the pool, so it never
  * delays a statement. It connects on first use and, once lost, again at a later statement (not
  * sooner than RECONNECT_DELAY_MS after a failure).
@@ -50,25 +55,33 @@ export class DedicatedConnection {
 
   /** Runs `sql` on the connection, or returns undefined when it cannot now (use the pool). */
   query<P extends unknown[], R>(sql: SqlStatement<P, R>, ...[values]: SqlValues<NoInfer<P>>): Promise<R[]> | undefined {
+    return this.use(sql.name, (client) => AwaDatabase.queryOn(client, sql, ...([values] as SqlValues<NoInfer<P>>)));
+  }
+
+  /**
+   * Runs `body` on the connection (its statements, `name` in a timeout's error), or returns undefined
+   * when it cannot now (use the pool). The connection is busy until body has settled.
+   */
+  protected use<R>(name: string, body: (client: Client) => Promise<R>): Promise<R> | undefined {
     const client = this.ready();
     if (!client) return undefined;
     this.busy = true;
     // The server ends a statement past statement_timeout; a connection that stops answering is dropped a second later.
     const timeout = this.options.statementTimeout;
     const stalled = timeout > 0 ? setTimeout(() => this.drop(client), timeout + 1_000).unref() : undefined;
-    return AwaDatabase.queryOn(client, sql, ...([values] as SqlValues<NoInfer<P>>)).then(
-      (rows) => {
+    return body(client).then(
+      (result) => {
         clearTimeout(stalled);
         this.busy = false;
         if (this.closed) this.drop(client);
-        return rows;
+        return result;
       },
       (error: unknown) => {
         clearTimeout(stalled);
         this.busy = false;
         // Cancelled, the session is sound; else a broken connection (or an unknown state): the next statement opens a new one.
         if (this.closed || sqlStateOf(error) !== SqlState.queryCanceled) this.drop(client);
-        throw serverTimeoutOr(error, sql.name, this.options.statementTimeout);
+        throw serverTimeoutOr(error, name, this.options.statementTimeout);
       },
     );
   }
@@ -94,7 +107,7 @@ export class DedicatedConnection {
     this.connecting = true;
     let client: Client | undefined;
     try {
-      client = this.db.createDedicatedClient(this.settings.applicationName);
+      client = this.db.createDedicatedClient(this.settings.applicationName, undefined, this.settings.pipeline);
       const opened = client;
       client.on('end', () => this.drop(opened));
       await client.connect();

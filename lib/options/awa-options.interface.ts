@@ -50,9 +50,14 @@ export interface QueueOptions {
    * it when the notification comes. Cuts the pickup of an idle queue by the claim's round trip.
    * The enqueue decides: a producer-only app's module needs it too (it has it by default). Default
    * true, except for a queue with `rateLimit` or `keyConcurrency` and behind a transaction pooler,
-   * where it is off (and refused when set to true).
+   * where it is off (and refused when set).
+   *
+   * `'eager'`: the same, but the worker hears of the job when its insert commits, before PostgreSQL
+   * has flushed that commit to disk, and `enqueue()` returns once it has (docs/handoff.md): the
+   * pickup is shorter by that flush. If PostgreSQL crashes in between, `enqueue()` fails and the job
+   * is gone, though its handler may have started (and its id may be given to a later job).
    */
-  handoff?: boolean;
+  handoff?: boolean | 'eager';
 }
 
 /** A queue's rate limit: `limit` attempt starts per `period` ms. */

@@ -87,11 +87,11 @@ export function resolveQueue(name: string, raw: QueueOptions | undefined): Resol
     ),
     handoff: QUEUE_DEFAULTS.handoff,
   };
-  if (q.handoff !== undefined && typeof q.handoff !== 'boolean')
-    throw new AwaOptionError(at('handoff'), `expected a boolean, got ${describe(q.handoff)}`);
+  if (q.handoff !== undefined && typeof q.handoff !== 'boolean' && q.handoff !== 'eager')
+    throw new AwaOptionError(at('handoff'), `expected a boolean or 'eager', got ${describe(q.handoff)}`);
   // A handed job skips the claim, where the limits are enforced: off by default with them, refused if asked for.
   const flowControl = resolved.rateLimit !== null || resolved.keyConcurrency > 0;
-  if (q.handoff === true && flowControl)
+  if (q.handoff !== undefined && q.handoff !== false && flowControl)
     throw new AwaOptionError(at('handoff'), 'cannot be combined with rateLimit or keyConcurrency');
   resolved.handoff = q.handoff ?? (QUEUE_DEFAULTS.handoff && !flowControl);
   if (resolved.retryMaxDelay < resolved.retryBaseDelay) {

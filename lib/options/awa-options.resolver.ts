@@ -148,7 +148,7 @@ export function resolveAwaOptions(raw: AwaModuleOptions | undefined): ResolvedAw
   const pooled = o.connectionMode === 'transaction-pooler';
   // A handoff reaches its worker by NOTIFY, which a transaction pooler does not carry: off there, refused if asked for.
   if (pooled) {
-    const asked = Object.entries(o.queues ?? {}).find(([, q]) => q?.handoff === true);
+    const asked = Object.entries(o.queues ?? {}).find(([, q]) => q?.handoff !== undefined && q.handoff !== false);
     if (asked)
       throw new AwaOptionError(
         `queues.${asked[0]}.handoff`,

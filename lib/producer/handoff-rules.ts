@@ -16,7 +16,7 @@ export const HANDOFF_MAX_ARGS_BYTES = 4_000;
  */
 export function handsOff(e: EncodedJob, options: ResolvedAwaOptions): boolean {
   return (
-    options.queues.get(e.queue)?.handoff === true &&
+    !!options.queues.get(e.queue)?.handoff &&
     e.runAt === 'null' &&
     e.concurrencyKey === undefined &&
     e.unique === undefined &&

@@ -223,7 +223,8 @@ export class QueueProducer {
           e.tags || null,
           traceparent ?? null,
         ];
-        const [row] = await (this.handoffs.insertHandedOff(params) ?? run(handoffSql.insertHandedOff, params));
+        const eager = this.options.queues.get(e.queue)?.handoff === 'eager';
+        const [row] = await (this.handoffs.insertHandedOff(params, eager) ?? run(handoffSql.insertHandedOff, params));
         handed = row!.handed;
         return [{ id: row!.id, duplicate: false, replaced: false }];
       }

@@ -26,30 +26,29 @@ export interface HandedOffRow {
   handed: boolean;
 }
 
+/** The parameters of enqueue()'s insert with a handoff (insertHandedOff, insertHandedOffFlushedLater). */
+type HandedOffParams = [
+  kind: string,
+  queue: string,
+  args: string,
+  priority: number,
+  maxAttempts: number,
+  tags: string | null,
+  traceparent: string | null,
+];
+
 /**
- * Inserts one job (kind $1, queue $2, args $3, priority $4, max_attempts $5, tags $6 as a JSON array
- * or null, traceparent $7) that runs now, and hands it to an idle worker of its queue when one has
- * offered for its kind (offerWorker) and the queue is neither paused nor held: the offer is taken
- * (deleted; SKIP LOCKED, so concurrent enqueues take different offers), the job goes in `running`
- * with its first attempt, a run lease from the database clock (as a claim's, see NEXT_RUN_LEASE)
- * and a lease row of the offer's instance, and that instance is sent the job on AWA_HANDOFF_CHANNEL:
- * the NOTIFY is delivered at commit, once the job is the worker's. Without an offer the job goes in
- * `available`, as insertJobs would insert it (its trigger wakes the queue's workers).
+ * The session setting a handed insert committed asynchronously sets ('on'), until flushHandedOff
+ * has made it durable. Session-level, so it outlives the insert's transaction (and is reverted with it).
  */
-export const insertHandedOff = statement<
-  [
-    kind: string,
-    queue: string,
-    args: string,
-    priority: number,
-    maxAttempts: number,
-    tags: string | null,
-    traceparent: string | null,
-  ],
-  HandedOffRow
->(
-  'insert_handed_off',
-  `
+const FLUSH_DUE = 'awa.handoff_flush_due';
+
+/**
+ * The text of insertHandedOff, or, `flushedLater`, the same insert whose commit does not wait for
+ * the write-ahead log's flush when it hands the job (synchronous_commit off for that transaction only),
+ * and that leaves FLUSH_DUE set for flushHandedOff.
+ */
+const handedOffText = (flushedLater: boolean) => `
   WITH offer AS (
     DELETE FROM awa.worker_offers o
      WHERE (o.queue, o.instance_id) = (
@@ -84,9 +83,53 @@ export const insertHandedOff = statement<
     LEFT JOIN LATERAL (
       SELECT pg_notify('${AWA_HANDOFF_CHANNEL}', json_build_object(
         'i', o.instance_id, 'q', j.queue,
-        'r', json_build_array(${claimedValueList('j.')}))::text)
+        'r', json_build_array(${claimedValueList('j.')}))::text)${
+          flushedLater
+            ? `,
+             set_config('synchronous_commit', 'off', true), set_config('${FLUSH_DUE}', 'on', false)`
+            : ''
+        }
        WHERE o.instance_id IS NOT NULL
-    ) AS sent ON true`,
+    ) AS sent ON true`;
+
+/**
+ * Inserts one job (kind $1, queue $2, args $3, priority $4, max_attempts $5, tags $6 as a JSON array
+ * or null, traceparent $7) that runs now, and hands it to an idle worker of its queue when one has
+ * offered for its kind (offerWorker) and the queue is neither paused nor held: the offer is taken
+ * (deleted; SKIP LOCKED, so concurrent enqueues take different offers), the job goes in `running`
+ * with its first attempt, a run lease from the database clock (as a claim's, see NEXT_RUN_LEASE)
+ * and a lease row of the offer's instance, and that instance is sent the job on AWA_HANDOFF_CHANNEL:
+ * the NOTIFY is delivered at commit, once the job is the worker's. Without an offer the job goes in
+ * `available`, as insertJobs would insert it (its trigger wakes the queue's workers).
+ */
+export const insertHandedOff = statement<HandedOffParams, HandedOffRow>('insert_handed_off', handedOffText(false));
+
+/**
+ * insertHandedOff whose handed job is made durable by the next statement on the same session
+ * (flushHandedOff, sent behind it in one round trip, docs/handoff.md): its commit does not wait for
+ * the write-ahead log's flush when it hands the job, so the worker hears of the job one flush
+ * sooner. A job inserted `available` commits as insertHandedOff's does.
+ */
+export const insertHandedOffFlushedLater = statement<HandedOffParams, HandedOffRow>(
+  'insert_handed_off_flushed_later',
+  handedOffText(true),
+);
+
+/**
+ * After insertHandedOffFlushedLater on the same session: when it handed its job (FLUSH_DUE is set),
+ * writes a transactional logical message, whose synchronous commit flushes the write-ahead log up
+ * to itself, and so past the job's commit before it (the log is flushed in order); else writes
+ * nothing and waits for nothing. `flushed`: whether it flushed. (The setting is read in a sub-select
+ * kept apart by OFFSET 0, so before the outer list clears it.)
+ */
+export const flushHandedOff = statement<[], { flushed: boolean }>(
+  'flush_handed_off',
+  `
+  SELECT due.flushed, set_config('${FLUSH_DUE}', '', false) AS cleared
+    FROM (SELECT CASE WHEN current_setting('${FLUSH_DUE}', true) = 'on'
+                      THEN pg_logical_emit_message(true, 'awa.handoff', '') IS NOT NULL
+                      ELSE false END AS flushed
+          OFFSET 0) AS due`,
 );
 
 /**

@@ -1,6 +1,6 @@
 // What the chaos runner and its worker processes agree on: kinds, queues, options, the side table.
 // No Nest imports here: the runner loads this file too.
-import type { AwaModuleOptions, RateLimitOptions } from 'nestjs-awa';
+import type { AwaModuleOptions, QueueOptions, RateLimitOptions } from 'nestjs-awa';
 
 /** Job kinds and the queue each one runs on. */
 export const CHAOS_KINDS = {
@@ -102,7 +102,8 @@ const CHAOS_AWA_OPTIONS: AwaModuleOptions = {
   // A group held by a SIGKILLed worker moves on about as soon as its jobs do.
   jobEvents: { pollInterval: 100, leaseDuration: 1_500, retryBaseDelay: 50, retryMaxDelay: 500, retention: 0 },
   queues: {
-    // handoff: single enqueues (every fourth batch, see paced) may go straight to an idle worker.
+    // handoff: single enqueues (every fourth batch, see paced) may go straight to an idle worker. The
+    // second server's queue hands them off before their commit's flush (SECOND_QUEUE_OPTIONS).
     fast: {
       concurrency: 20,
       deadlineDuration: 5_000,
@@ -172,8 +173,13 @@ export const SECOND_KINDS = {
   counted: 'chaos.billing.counted',
 } as const;
 
-/** The second module's queue: like the plain fast queue. */
-export const SECOND_QUEUE_OPTIONS = CHAOS_AWA_OPTIONS.queues!.fast!;
+/**
+ * The second module's queue: like the plain fast queue, but with the eager handoff (docs/handoff.md),
+ * on the server the run crashes: a crash in a handed job's flush window loses that job after its
+ * handler may have started; its enqueue() fails and is made again (exactlyOnce), and every record of
+ * its run on that server is lost with it (later in the log).
+ */
+export const SECOND_QUEUE_OPTIONS: QueueOptions = { ...CHAOS_AWA_OPTIONS.queues!.fast!, handoff: 'eager' };
 
 /** The second module's options: the run's settings, its own name, DataSource and queue. */
 export function secondAwaOptions(): AwaModuleOptions {

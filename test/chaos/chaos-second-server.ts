@@ -35,6 +35,8 @@ export interface SecondServerReport {
   states: Record<string, number>;
   fault: SecondServerFault | null;
   events: { stored: number; delivered: number };
+  /** Jobs an enqueue handed to an idle worker (eagerly: SECOND_QUEUE_OPTIONS) and done in that attempt. */
+  handedOff: number;
 }
 
 export const SECOND_PREFIX = 'server 2: ';
@@ -174,6 +176,10 @@ export class SecondServerRun {
       `SELECT (SELECT count(*) FROM awa.job_events)::int AS stored,
               (SELECT count(*) FROM chaos.event_deliveries)::int AS delivered`,
     );
+    // As the first server's count (run-chaos.ts): jobs whose only attempt began at their insert.
+    const [handed] = await this.query(
+      `SELECT count(*)::int AS n FROM awa.all_jobs WHERE attempt = 1 AND attempted_at = created_at`,
+    );
     return {
       server: this.server.description,
       jobs,
@@ -183,6 +189,7 @@ export class SecondServerRun {
         atSeconds: startedAt ? (this.fault.at.getTime() - startedAt.getTime()) / 1000 : 0,
       },
       events,
+      handedOff: handed?.n ?? 0,
     };
   }
 

@@ -13,7 +13,7 @@ function secondServerLines(second: ChaosReport['second']): string[] {
   return [
     `server 2:     ${second.server}`,
     `              ${second.jobs} jobs on its queue (${counts(second.states)}); ${second.events.stored} durable ` +
-      `events, ${second.events.delivered} deliveries`,
+      `events, ${second.events.delivered} deliveries; ${second.handedOff} job(s) handed eagerly at enqueue and done in that attempt`,
     `server 2 down: ${
       fault
         ? `at +${(fault.atSeconds ?? 0).toFixed(1)}s killed (immediate shutdown) holding ${fault.leasesHeld} lease(s), ` +

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { JobHandler, QueueProducer, type AwaModuleOptions, type JobRecord } from 'nestjs-awa';
+import { jest } from '@jest/globals';
+import { AwaDatabase } from '../../lib/database/awa-database.js';
 import { InstanceSession } from '../../lib/instance/instance-session.js';
 import { useAppPerTest } from '../support/block-app.js';
 import { dedicatedBackends, expectReopenedAfterLoss } from '../support/dedicated-connections.js';
@@ -29,10 +31,13 @@ describe('the handoff connection', () => {
   const apps = useAppPerTest();
   const handoffBackends = () => dedicatedBackends(apps.db.url, 'awa-handoffs');
 
-  /** A worker instance and a producer-only instance. */
-  async function start(): Promise<{ producer: QueueProducer; workerId: string; apps: TestingModule[] }> {
-    const worker = await apps.start({ providers: [PingHandler], awa: HANDOFF_ON });
-    const producerApp = await apps.start({ awa: HANDOFF_ON });
+  /** A worker instance and a producer-only instance, with `handoff` on the default queue of both. */
+  async function start(
+    handoff: true | 'eager' = true,
+  ): Promise<{ producer: QueueProducer; workerId: string; apps: TestingModule[] }> {
+    const awa: AwaModuleOptions = { ...HANDOFF_ON, queues: { default: { ...HANDOFF_ON.queues!.default, handoff } } };
+    const worker = await apps.start({ providers: [PingHandler], awa });
+    const producerApp = await apps.start({ awa });
     return {
       producer: producerApp.get(QueueProducer),
       workerId: worker.get(InstanceSession, { strict: false }).id,
@@ -51,18 +56,54 @@ describe('the handoff connection', () => {
     return finishedJob(producer, (await producer.enqueue('handoff-connection.ping', {})).id);
   }
 
-  it('hands jobs off through a connection of its own, one whatever the number of enqueues', async () => {
-    const { producer, workerId } = await start();
-    // The first handed enqueue opens it (and goes through the pool); the later ones use it.
+  /**
+   * Opens the handoff connection (the first handed enqueue goes through the pool), hands three jobs
+   * off through it, and returns the last statement it ran.
+   */
+  async function threeHandedThroughIt(handoff: true | 'eager'): Promise<string> {
+    const { producer, workerId } = await start(handoff);
     await enqueueHanded(producer, workerId);
     await waitFor(async () => (await handoffBackends()).length === 1, 15_000, 'the handoff connection');
     const jobs: JobRecord[] = [];
     for (let i = 0; i < 3; i++) jobs.push(await enqueueHanded(producer, workerId));
     expect(jobs.map((job) => job.state)).toEqual(['completed', 'completed', 'completed']);
     expect(await Promise.all(jobs.map((job) => handedOff(apps.db.url, job.id)))).toEqual([true, true, true]);
-    const [backend] = await handoffBackends();
-    expect(backend!.query).toContain('awa.worker_offers');
-    expect(await handoffBackends()).toHaveLength(1);
+    const backends = await handoffBackends();
+    expect(backends).toHaveLength(1);
+    return backends[0]!.query;
+  }
+
+  it('hands jobs off through a connection of its own, one whatever the number of enqueues', async () => {
+    expect(await threeHandedThroughIt(true)).toContain('awa.worker_offers');
+  });
+
+  it("handoff 'eager': each handed insert is followed by its flush on the same connection (pg's pipeline mode)", async () => {
+    expect(await threeHandedThroughIt('eager')).toContain('awa.handoff_flush_due');
+  });
+
+  it("handoff 'eager' without pg's pipeline mode (pg before 8.23): the handed insert commits durably on its own", async () => {
+    // As an older pg builds it: the pipeline option is not known, so the client is an ordinary one.
+    const create = AwaDatabase.prototype.createDedicatedClient;
+    const spy = jest.spyOn(AwaDatabase.prototype, 'createDedicatedClient').mockImplementation(function (
+      this: AwaDatabase,
+      name: string,
+      timeoutMs?: number,
+    ) {
+      return create.call(this, name, timeoutMs);
+    });
+    try {
+      const { producer, workerId } = await start('eager');
+      await enqueueHanded(producer, workerId);
+      await waitFor(async () => (await handoffBackends()).length === 1, 15_000, 'the handoff connection');
+      const job = await enqueueHanded(producer, workerId);
+      expect(job.state).toBe('completed');
+      expect(await handedOff(apps.db.url, job.id)).toBe(true);
+      const [backend] = await handoffBackends();
+      expect(backend!.query).toContain('awa.worker_offers');
+      expect(backend!.query).not.toContain('handoff_flush_due');
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('is opened again after its connection is lost, and enqueues go on meanwhile', async () => {

@@ -2,7 +2,7 @@ import { AWA_HANDOFF_CHANNEL } from '../../lib/awa.constants.js';
 import { handoffSql } from '../../lib/sql/index.js';
 import type { SqlParams } from '../../lib/sql/sql-statement.js';
 import { handedOffJob } from '../../lib/worker/handed-off-job.js';
-import { execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
+import { asRoleOwningNothing, execOn, leasesOf, listen, readJob, statementsOf, useSqlFixture } from './sql-fixture.js';
 
 /** The handoff's statements (docs/handoff.md): a worker's offer, its withdrawal, and the enqueue that takes it. */
 describe('handoff.sql', () => {
@@ -18,18 +18,13 @@ describe('handoff.sql', () => {
       instance_id: string;
       kinds: string[];
     }>;
-  const enqueue = (kind = 'k', args: unknown = { n: 1 }, queue = 'default', on?: Parameters<typeof f.run>[2]) => {
-    const params: SqlParams<typeof handoffSql.insertHandedOff> = [
-      kind,
-      queue,
-      JSON.stringify(args),
-      2,
-      5,
-      '["t1"]',
-      null,
-    ];
-    return f.run(handoffSql.insertHandedOff, params, on);
-  };
+  const params = (
+    kind = 'k',
+    args: unknown = { n: 1 },
+    queue = 'default',
+  ): SqlParams<typeof handoffSql.insertHandedOff> => [kind, queue, JSON.stringify(args), 2, 5, '["t1"]', null];
+  const enqueue = (kind = 'k', args: unknown = { n: 1 }, queue = 'default', on?: Parameters<typeof f.run>[2]) =>
+    f.run(handoffSql.insertHandedOff, params(kind, args, queue), on);
 
   it('an offer is one row per worker of a queue: offering again renews it, withdrawing deletes it', async () => {
     await instance('w1');
@@ -156,6 +151,61 @@ describe('handoff.sql', () => {
         workflow_id: null,
       }),
     ]);
+  });
+
+  describe('insertHandedOffFlushedLater, then flushHandedOff on the same session', () => {
+    /** The session's settings that the pair reads and sets, as that session sees them. */
+    const settingsOf = async (client: Awaited<ReturnType<typeof f.client>>) =>
+      (
+        await client.query<{ sync: string; due: string | null }>(
+          `SELECT current_setting('synchronous_commit') AS sync, current_setting('awa.handoff_flush_due', true) AS due`,
+        )
+      ).rows[0];
+
+    it('a handed job: committed without waiting for the flush, then the flush is due and made, past the job’s commit', async () => {
+      await instance('w1');
+      await offer('w1');
+      const client = await f.client();
+      const [row] = await f.run(handoffSql.insertHandedOffFlushedLater, params('k', { n: 2 }), client);
+      expect(row?.handed).toBe(true);
+      // The insert's transaction only: the session commits synchronously again, and owes a flush.
+      expect(await settingsOf(client)).toEqual({ sync: 'on', due: 'on' });
+      const [{ lsn: committedAt }] = (await client.query(`SELECT pg_current_wal_insert_lsn()::text AS lsn`)).rows;
+      expect(await f.run(handoffSql.flushHandedOff, [], client)).toEqual([expect.objectContaining({ flushed: true })]);
+      const [{ durable }] = (
+        await client.query(`SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS durable`, [committedAt])
+      ).rows;
+      expect(durable).toBe(true);
+      expect((await settingsOf(client))?.due).toBe('');
+      expect(await readJob(f.sql, row!.id)).toMatchObject({ state: 'running', attempt: 1 });
+    });
+
+    it('a job inserted available, or a handed insert rolled back, owes no flush: the flush writes nothing', async () => {
+      const client = await f.client();
+      const [row] = await f.run(handoffSql.insertHandedOffFlushedLater, params(), client);
+      expect(row?.handed).toBe(false);
+      expect(await settingsOf(client)).toEqual({ sync: 'on', due: null });
+      expect(await f.run(handoffSql.flushHandedOff, [], client)).toEqual([expect.objectContaining({ flushed: false })]);
+
+      // A handed insert whose transaction is rolled back (here by the client) takes its settings with it.
+      await instance('w1');
+      await offer('w1');
+      await client.query('BEGIN');
+      expect((await f.run(handoffSql.insertHandedOffFlushedLater, params(), client))[0]?.handed).toBe(true);
+      expect((await settingsOf(client))?.due).toBe('on');
+      await client.query('ROLLBACK');
+      expect(await settingsOf(client)).toEqual({ sync: 'on', due: '' }); // the setting is known now, and empty
+      expect(await f.run(handoffSql.flushHandedOff, [], client)).toEqual([expect.objectContaining({ flushed: false })]);
+    });
+
+    it('the flush needs no privilege beyond the schema’s use (a role owning nothing)', async () => {
+      await asRoleOwningNothing(f, async (client) => {
+        await client.query(`SELECT set_config('awa.handoff_flush_due', 'on', false)`);
+        expect(await f.run(handoffSql.flushHandedOff, [], client)).toEqual([
+          expect.objectContaining({ flushed: true }),
+        ]);
+      });
+    });
   });
 
   it('every statement of the module ran in this file', () => {

@@ -119,10 +119,22 @@ describe('module options', () => {
       AwaMessages.unknownOption('completed', true, []),
     ],
     [
-      'a handoff that is not a boolean',
+      'a handoff that is not a boolean nor eager',
       { queues: { default: { handoff: 'yes' as unknown as boolean } } },
       'queues.default.handoff',
-      'expected a boolean, got "yes"',
+      `expected a boolean or 'eager', got "yes"`,
+    ],
+    [
+      'an eager handoff on a rate-limited queue',
+      { queues: { default: { handoff: 'eager', rateLimit: { limit: 1, period: 1_000 } } } },
+      'queues.default.handoff',
+      'cannot be combined with rateLimit or keyConcurrency',
+    ],
+    [
+      'an eager handoff behind a transaction pooler',
+      { connectionMode: 'transaction-pooler', queues: { default: { handoff: 'eager' } } },
+      'queues.default.handoff',
+      "needs connectionMode 'direct' (no LISTEN behind a pooler)",
     ],
     [
       'a handoff on a rate-limited queue (the claim enforces the limit; a handed job skips it)',
@@ -207,6 +219,7 @@ describe('module options', () => {
       resolveAwaOptions(options).queues.get(queue)?.handoff;
     expect(handoffOf({})).toBe(true);
     expect(handoffOf({ queues: { default: { handoff: false } } })).toBe(false);
+    expect(handoffOf({ queues: { default: { handoff: 'eager' } } })).toBe('eager');
     expect(handoffOf({ queues: { default: { rateLimit: { limit: 1, period: 1_000 } } } })).toBe(false);
     expect(handoffOf({ queues: { keyed: { keyConcurrency: 2 } } }, 'keyed')).toBe(false);
     expect(handoffOf({ connectionMode: 'transaction-pooler' })).toBe(false);
