@@ -31,13 +31,20 @@ describe('the handoff connection', () => {
   const apps = useAppPerTest();
   const handoffBackends = () => dedicatedBackends(apps.db.url, 'awa-handoffs');
 
-  /** A worker instance and a producer-only instance, with `handoff` on the default queue of both. */
+  /**
+   * A worker instance and a producer-only instance, with `handoff` on the default queue of both (the
+   * worker's own `workerHandoff` when given: two services' modules need not agree).
+   */
   async function start(
     handoff: true | 'eager' = true,
+    workerHandoff = handoff,
   ): Promise<{ producer: QueueProducer; workerId: string; apps: TestingModule[] }> {
-    const awa: AwaModuleOptions = { ...HANDOFF_ON, queues: { default: { ...HANDOFF_ON.queues!.default, handoff } } };
-    const worker = await apps.start({ providers: [PingHandler], awa });
-    const producerApp = await apps.start({ awa });
+    const awa = (h: true | 'eager'): AwaModuleOptions => ({
+      ...HANDOFF_ON,
+      queues: { default: { ...HANDOFF_ON.queues!.default, handoff: h } },
+    });
+    const worker = await apps.start({ providers: [PingHandler], awa: awa(workerHandoff) });
+    const producerApp = await apps.start({ awa: awa(handoff) });
     return {
       producer: producerApp.get(QueueProducer),
       workerId: worker.get(InstanceSession, { strict: false }).id,
@@ -60,8 +67,8 @@ describe('the handoff connection', () => {
    * Opens the handoff connection (the first handed enqueue goes through the pool), hands three jobs
    * off through it, and returns the last statement it ran.
    */
-  async function threeHandedThroughIt(handoff: true | 'eager'): Promise<string> {
-    const { producer, workerId } = await start(handoff);
+  async function threeHandedThroughIt(handoff: true | 'eager', workerHandoff = handoff): Promise<string> {
+    const { producer, workerId } = await start(handoff, workerHandoff);
     await enqueueHanded(producer, workerId);
     await waitFor(async () => (await handoffBackends()).length === 1, 15_000, 'the handoff connection');
     const jobs: JobRecord[] = [];
@@ -79,6 +86,14 @@ describe('the handoff connection', () => {
 
   it("handoff 'eager': each handed insert is followed by its flush on the same connection (pg's pipeline mode)", async () => {
     expect(await threeHandedThroughIt('eager')).toContain('awa.handoff_flush_due');
+  });
+
+  it("the producer's module decides: 'eager' there hands eagerly also to a worker whose module has true", async () => {
+    expect(await threeHandedThroughIt('eager', true)).toContain('awa.handoff_flush_due');
+  });
+
+  it("the producer's module decides: true there hands durably also to a worker whose module has 'eager'", async () => {
+    expect(await threeHandedThroughIt(true, 'eager')).toContain('awa.worker_offers');
   });
 
   it("handoff 'eager' without pg's pipeline mode (pg before 8.23): the handed insert commits durably on its own", async () => {
