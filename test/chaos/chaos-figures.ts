@@ -56,6 +56,17 @@ const ERROR_KIND_VALUES = [
 ];
 
 /**
+ * Jobs an enqueue handed to an idle worker (queue option handoff) and done in that attempt: their
+ * first attempt began in the insert's transaction, and a later attempt would have moved attempted_at.
+ */
+export async function handedOffCount(query: Query): Promise<number> {
+  const [handed] = (await query(
+    `SELECT count(*)::int AS n FROM awa.all_jobs WHERE attempt = 1 AND attempted_at = created_at`,
+  )) as Array<{ n: number }>;
+  return handed?.n ?? 0;
+}
+
+/**
  * Error entries by kind. "instance died" entries are split by whether the named instance was one
  * the run killed: any other (a live instance whose session dropped in the restart) is a false alarm.
  */

@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { SECOND_KINDS, SECOND_QUEUE } from './chaos-config.js';
 import { redeliveryCheck } from './chaos-event-checks.js';
+import { handedOffCount } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, EVENT_CHECKS, type Check, type Query } from './chaos-invariants.js';
 import type { SecondChaosServer } from './chaos-postgres.js';
@@ -176,10 +177,6 @@ export class SecondServerRun {
       `SELECT (SELECT count(*) FROM awa.job_events)::int AS stored,
               (SELECT count(*) FROM chaos.event_deliveries)::int AS delivered`,
     );
-    // As the first server's count (run-chaos.ts): jobs whose only attempt began at their insert.
-    const [handed] = await this.query(
-      `SELECT count(*)::int AS n FROM awa.all_jobs WHERE attempt = 1 AND attempted_at = created_at`,
-    );
     return {
       server: this.server.description,
       jobs,
@@ -189,7 +186,7 @@ export class SecondServerRun {
         atSeconds: startedAt ? (this.fault.at.getTime() - startedAt.getTime()) / 1000 : 0,
       },
       events,
-      handedOff: handed?.n ?? 0,
+      handedOff: await handedOffCount(this.query),
     };
   }
 

@@ -34,7 +34,7 @@ import {
   strandedCheck,
   strandedJobs,
 } from './chaos-flow-checks.js';
-import { errorCounts, recoveryFigures, throughput, type KillRecord } from './chaos-figures.js';
+import { errorCounts, handedOffCount, recoveryFigures, throughput, type KillRecord } from './chaos-figures.js';
 import { INSTRUMENTATION_SQL } from './chaos-instrumentation.js';
 import { checkInvariants, EVENT_CHECKS, type Query } from './chaos-invariants.js';
 import { WORKFLOW_CHECKS } from './chaos-workflow-checks.js';
@@ -575,12 +575,7 @@ class ChaosRun {
     const snapshot = (await this.snapshot) ?? null;
     const slow = (await this.slow) ?? null;
     const speed = await throughput(this.query);
-    // A handed-off job was inserted running: its first attempt began in the insert's transaction
-    // (a later attempt moves attempted_at: those whose first attempt was the last are counted).
-    const handed = (await this.query(
-      `SELECT count(*)::int AS n FROM awa.all_jobs WHERE attempt = 1 AND attempted_at = created_at`,
-    )) as Array<{ n: number }>;
-    const handedOff = handed[0]?.n ?? 0;
+    const handedOff = await handedOffCount(this.query);
     const recovery = await recoveryFigures(this.query, this.kills);
     const errors = await errorCounts(
       this.query,
